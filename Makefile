@@ -1,0 +1,42 @@
+# Couchette: `make run` starts the gateway with the Todo config; `make test` runs every test.
+# Both install the Debian packages the build needs first, so they work on a fresh machine.
+
+SWIFT ?= swift
+CONFIG ?= examples/todo/sync-gateway-config.json
+DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test bench build deps clean
+
+## Install any missing Debian packages the build needs.
+deps:
+	@missing=""; \
+	for package in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+## Build everything in release.
+build: deps
+	$(SWIFT) build -c release
+
+## Start the gateway (public :4984, admin 127.0.0.1:4985) with the Todo example config.
+run: deps
+	$(SWIFT) build -c release --product couchette-gateway
+	.build/release/couchette-gateway $(CONFIG)
+
+## Run every test.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+## Run the benchmarks in release; each figure prints as `BENCH <figure> <value> <goal>`.
+bench: deps
+	$(SWIFT) build -c release --product couchette-bench
+	.build/release/couchette-bench
+
+clean:
+	rm -rf .build

@@ -1,0 +1,124 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "couchette",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "Couchette", targets: ["Couchette"]),
+        .library(name: "CouchetteGateway", targets: ["CouchetteGateway"]),
+        .library(name: "CouchetteCore", targets: ["CouchetteCore"]),
+        .executable(name: "couchette-gateway", targets: ["CouchetteGatewayServer"]),
+        .executable(name: "couchette", targets: ["CouchetteCLI"]),
+        .executable(name: "couchette-bench", targets: ["CouchetteBenchmarks"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // MARK: - C shims
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CJavaScriptCore",
+            pkgConfig: "javascriptcoregtk-4.1",
+            providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]
+        ),
+
+        // MARK: - Libraries
+        .target(
+            name: "CouchetteCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CouchetteSQLite",
+            dependencies: ["CSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Couchette",
+            dependencies: ["CouchetteCore", "CouchetteSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CouchetteGateway",
+            dependencies: [
+                "CouchetteCore",
+                "CouchetteSQLite",
+                "CJavaScriptCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Executables
+        .executableTarget(
+            name: "CouchetteGatewayServer",
+            dependencies: [
+                "CouchetteGateway",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "CouchetteCLI",
+            dependencies: [
+                "Couchette",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "CouchetteBenchmarks",
+            dependencies: ["CouchetteCore", "CouchetteSQLite", "Couchette"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "CouchetteCoreTests",
+            dependencies: [
+                "CouchetteCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CouchetteSQLiteTests",
+            dependencies: ["CouchetteSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CouchetteTests",
+            dependencies: ["Couchette"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CouchetteGatewayTests",
+            dependencies: [
+                "CouchetteGateway",
+                "CJavaScriptCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Couchette
+import Foundation
+
+/// `couchette`: the command-line tool for Couchette databases.
+///
+/// The database commands (inspect, query, edit, copy, replicate, encrypt, serve) arrive with the storage
+/// engine; for now the tool works on JSON and revision IDs, the building blocks of everything else.
+@main
+struct CouchetteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "couchette",
+        abstract: "Inspect and work with Couchette documents.",
+        version: Couchette.version,
+        subcommands: [CanonicalJSON.self, NextRevision.self]
+    )
+}
+
+/// Prints the canonical form of a JSON document (sorted keys, no whitespace), the form revision IDs digest.
+struct CanonicalJSON: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "canonical-json",
+        abstract: "Print the canonical form of a JSON document read from a file or standard input.")
+
+    @Argument(help: "A JSON file; standard input when omitted.")
+    var file: String?
+
+    @Flag(help: "Indent the output.")
+    var pretty = false
+
+    func run() throws {
+        let value = try JSONValue(parsing: try readInput(file))
+        print(value.serializedString(prettyPrinted: pretty))
+    }
+}
+
+/// Prints the revision ID a local edit would create.
+struct NextRevision: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "next-rev",
+        abstract: "Print the revision ID that saving a JSON body (file or standard input) on top of a parent creates.")
+
+    @Option(help: "The parent revision ID; none for a new document.")
+    var parent: String?
+
+    @Flag(help: "The edit is a deletion.")
+    var deleted = false
+
+    @Argument(help: "A JSON file holding the body; standard input when omitted.")
+    var file: String?
+
+    func run() throws {
+        let body = try JSONValue(parsing: try readInput(file))
+        let parentID = try parent.map { text throws(CoreError) in try RevisionID(parsing: text) }
+        print(try RevisionID.next(after: parentID, body: body, deleted: deleted))
+    }
+}
+
+private func readInput(_ path: String?) throws -> Data {
+    if let path {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("Cannot read \(path)")
+        }
+        return data
+    }
+    return FileHandle.standardInput.readDataToEndOfFile()
+}

@@ -1,0 +1,142 @@
+/// Writes ``JSONValue``s as UTF-8 JSON text.
+///
+/// Output is deterministic: object keys are sorted by Unicode code point, strings escape only what JSON
+/// requires (`"`, `\`, control characters), integers are written exactly, doubles in their shortest
+/// round-trip form. Non-finite doubles, which JSON cannot represent, are written as `null`.
+struct JSONSerializer {
+    private(set) var output: [UInt8] = []
+    private let indentation: Int?
+
+    /// - Parameter indentation: Spaces per level for pretty output; `nil` for compact output.
+    init(indentation: Int? = nil, reservingCapacity capacity: Int = 256) {
+        self.indentation = indentation
+        output.reserveCapacity(capacity)
+    }
+
+    mutating func write(_ value: JSONValue, level: Int = 0) {
+        switch value {
+        case .null: append("null")
+        case .bool(let flag): append(flag ? "true" : "false")
+        case .int(let number): writeInteger(number)
+        case .double(let number): writeDouble(number)
+        case .string(let string): writeString(string)
+        case .array(let elements): writeArray(elements, level: level)
+        case .object(let members): writeObject(members, level: level)
+        }
+    }
+
+    // MARK: - Containers
+
+    private mutating func writeArray(_ elements: [JSONValue], level: Int) {
+        output.append(UInt8(ascii: "["))
+        for (index, element) in elements.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            newline(level: level + 1)
+            write(element, level: level + 1)
+        }
+        if !elements.isEmpty { newline(level: level) }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    private mutating func writeObject(_ members: [String: JSONValue], level: Int) {
+        output.append(UInt8(ascii: "{"))
+        let keys = members.keys.sorted(by: JSONSerializer.codePointOrder)
+        for (index, key) in keys.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            newline(level: level + 1)
+            writeString(key)
+            output.append(UInt8(ascii: ":"))
+            if indentation != nil { output.append(UInt8(ascii: " ")) }
+            write(members[key]!, level: level + 1)
+        }
+        if !keys.isEmpty { newline(level: level) }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    /// Orders strings by Unicode code point (the same as UTF-8 byte order).
+    static func codePointOrder(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+
+    private mutating func newline(level: Int) {
+        guard let indentation else { return }
+        output.append(0x0A)
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indentation * level))
+    }
+
+    // MARK: - Scalars
+
+    private mutating func append(_ literal: StaticString) {
+        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    private mutating func writeInteger(_ number: Int64) {
+        if number >= 0 && number < 10 {
+            output.append(UInt8(ascii: "0") + UInt8(number))
+        } else {
+            output.append(contentsOf: String(number).utf8)
+        }
+    }
+
+    private mutating func writeDouble(_ number: Double) {
+        guard number.isFinite else {
+            append("null")
+            return
+        }
+        output.append(contentsOf: number.description.utf8)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private mutating func writeString(_ string: String) {
+        output.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { bytes in
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                runStart = index + 1
+                output.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+                case 0x0A: output.append(UInt8(ascii: "n"))
+                case 0x0D: output.append(UInt8(ascii: "r"))
+                case 0x09: output.append(UInt8(ascii: "t"))
+                case 0x08: output.append(UInt8(ascii: "b"))
+                case 0x0C: output.append(UInt8(ascii: "f"))
+                default:
+                    output.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
+                    output.append(JSONSerializer.hexDigits[Int(byte >> 4)])
+                    output.append(JSONSerializer.hexDigits[Int(byte & 0x0F)])
+                }
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}
+
+// MARK: - Public entry points
+
+extension JSONValue {
+    /// Compact UTF-8 JSON text with keys sorted by code point.
+    ///
+    /// - Parameter prettyPrinted: Indent nested values by two spaces per level, one member per line.
+    public func serialized(prettyPrinted: Bool = false) -> [UInt8] {
+        var serializer = JSONSerializer(indentation: prettyPrinted ? 2 : nil)
+        serializer.write(self)
+        return serializer.output
+    }
+
+    /// Compact JSON text with keys sorted by code point, as a `String`.
+    public func serializedString(prettyPrinted: Bool = false) -> String {
+        String(decoding: serialized(prettyPrinted: prettyPrinted), as: UTF8.self)
+    }
+
+    /// The canonical form used for digests: no insignificant whitespace, object keys sorted by code point,
+    /// integers exact, doubles in shortest round-trip form. Equal values always give equal bytes.
+    public var canonicalBytes: [UInt8] { serialized() }
+}

@@ -1,0 +1,136 @@
+import Crypto
+
+/// A revision ID, `generation-digest`: `"3-a1b2c3…"`.
+///
+/// The generation counts edits from the document's creation; the digest tells apart revisions of the same
+/// generation. IDs order by generation numerically, then by digest byte-wise (never as whole strings:
+/// `"10-a"` follows `"9-b"`). See `replication-protocol.md` §2.
+///
+/// ```swift
+/// let rev = try RevisionID(parsing: "2-7051cbe5c8faecd085a3fa619e6e6337")
+/// rev.generation                 // 2
+/// let next = try RevisionID.next(after: rev, body: ["type": "task"], deleted: false)   // "3-…"
+/// ```
+public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The number of edits since the document was created; 1 for its first revision.
+    public let generation: Int
+    /// The part after the first `-`.
+    public let digest: String
+
+    /// Creates an ID from its parts.
+    ///
+    /// - Throws: ``CoreError`` `.invalidRevisionID` when the generation is below 1 or the digest is empty.
+    public init(generation: Int, digest: String) throws(CoreError) {
+        guard generation >= 1 else {
+            throw CoreError(.invalidRevisionID, "Invalid revision ID: generation \(generation) is below 1")
+        }
+        try RevisionID.validateDigest(digest, in: "\(generation)-\(digest)")
+        self.generation = generation
+        self.digest = digest
+    }
+
+    /// Parses `generation-digest`.
+    ///
+    /// - Throws: ``CoreError`` `.invalidRevisionID` (400) when the text is not a valid revision ID.
+    public init(parsing text: String) throws(CoreError) {
+        guard let dash = text.utf8.firstIndex(of: UInt8(ascii: "-")) else {
+            throw CoreError(.invalidRevisionID, "Invalid revision ID \(RevisionID.quoted(text)): no '-'")
+        }
+        let prefix = text.utf8[text.utf8.startIndex..<dash]
+        guard !prefix.isEmpty, prefix.count <= 18, prefix.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let generation = Int(Substring(prefix)), generation >= 1
+        else {
+            throw CoreError(.invalidRevisionID, "Invalid revision ID \(RevisionID.quoted(text)): bad generation")
+        }
+        let digest = String(Substring(text.utf8[text.utf8.index(after: dash)...]))
+        try RevisionID.validateDigest(digest, in: text)
+        self.generation = generation
+        self.digest = digest
+    }
+
+    private static func validateDigest(_ digest: String, in text: String) throws(CoreError) {
+        guard !digest.isEmpty else {
+            throw CoreError(.invalidRevisionID, "Invalid revision ID \(quoted(text)): empty digest")
+        }
+        guard digest.utf8.count <= 256, digest.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            throw CoreError(.invalidRevisionID, "Invalid revision ID \(quoted(text)): bad digest")
+        }
+    }
+
+    private static func quoted(_ text: String) -> String {
+        text.count > 80 ? "\"\(text.prefix(80))…\"" : "\"\(text)\""
+    }
+
+    /// `generation-digest`.
+    public var description: String { "\(generation)-\(digest)" }
+
+    public static func < (lhs: RevisionID, rhs: RevisionID) -> Bool {
+        if lhs.generation != rhs.generation { return lhs.generation < rhs.generation }
+        return lhs.digest.utf8.lexicographicallyPrecedes(rhs.digest.utf8)
+    }
+}
+
+// MARK: - Making new IDs
+
+extension RevisionID {
+    /// The ID of the revision that an edit of `parent` (or a new document, when `parent` is nil) creates.
+    ///
+    /// A pure function of its inputs, so two nodes making the same edit get the same ID: MD5 over
+    /// `[length of parent ID][parent ID][deleted flag][canonical body]`, where the canonical body drops
+    /// top-level keys starting with `_` except `_attachments`, which is reduced to each attachment's
+    /// `content_type`, `digest`, `length` and `encoding` (`replication-protocol.md` §2.3).
+    ///
+    /// - Throws: ``CoreError`` `.invalidRevisionID` when the parent ID is longer than 255 bytes.
+    public static func next(after parent: RevisionID?, body: JSONValue, deleted: Bool) throws(CoreError)
+        -> RevisionID
+    {
+        let parentText = parent.map { Array($0.description.utf8) } ?? []
+        guard parentText.count <= 255 else {
+            throw CoreError(.invalidRevisionID, "Parent revision ID is longer than 255 bytes")
+        }
+        var input: [UInt8] = [UInt8(parentText.count)]
+        input.append(contentsOf: parentText)
+        input.append(deleted ? 1 : 0)
+        input.append(contentsOf: digestableBody(body).canonicalBytes)
+        let hash = Insecure.MD5.hash(data: input)
+        return try RevisionID(generation: (parent?.generation ?? 0) + 1, digest: hexString(hash))
+    }
+
+    private static func digestableBody(_ body: JSONValue) -> JSONValue {
+        guard case .object(let members) = body else { return body }
+        var kept: [String: JSONValue] = [:]
+        kept.reserveCapacity(members.count)
+        for (key, value) in members where !key.hasPrefix("_") { kept[key] = value }
+        if case .object(let attachments)? = members["_attachments"] {
+            kept["_attachments"] = .object(
+                attachments.mapValues { metadata in
+                    guard case .object(let fields) = metadata else { return metadata }
+                    return .object(fields.filter { ["content_type", "digest", "length", "encoding"].contains($0.key) })
+                })
+        }
+        return .object(kept)
+    }
+
+    static func hexString(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = []
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+// MARK: - Codable
+
+extension RevisionID: Codable {
+    public init(from decoder: any Decoder) throws {
+        self = try RevisionID(parsing: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

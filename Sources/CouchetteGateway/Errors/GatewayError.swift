@@ -1,0 +1,187 @@
+import Foundation
+import Hummingbird
+
+// MARK: - GatewayError
+
+/// The gateway's one error type: an HTTP status, an error name and a human-readable reason.
+///
+/// Every failure of the gateway, from a malformed configuration file to an unknown URL, is a `GatewayError`.
+/// It renders itself as the Sync Gateway error body `{"error": NAME, "reason": REASON}` with its status
+/// (spec: gateway-rest-api.md §1.4).
+///
+/// ```swift
+/// throw GatewayError.noSuchDatabase("nope")
+/// // 404 {"error":"not_found","reason":"no such database \"nope\""}
+/// ```
+///
+/// Configuration errors name the field they are about:
+///
+/// ```swift
+/// GatewayError.invalidConfig(field: "databases.todo.revs_limit", problem: "expected an integer").reason
+/// // "databases.todo.revs_limit: expected an integer"
+/// ```
+public struct GatewayError: Error, Sendable, Equatable {
+    // MARK: - Properties
+
+    /// The HTTP status code, e.g. `404`.
+    public var statusCode: Int
+
+    /// The error name of the JSON body: `"not_found"` for 404, `"conflict"` for 409, otherwise the HTTP reason
+    /// phrase (`"Bad Request"`, `"Forbidden"`, …).
+    public var error: String
+
+    /// The human-readable explanation, e.g. `no such database "nope"`.
+    public var reason: String
+
+    /// The configuration field the error is about, e.g. `databases.todo.revs_limit`, when there is one.
+    public var field: String?
+
+    /// Extra response headers, e.g. `Allow` for a 405.
+    public var headers: HTTPFields
+
+    // MARK: - Initialisers
+
+    /// Creates an error with a status code and a reason; the error name follows Sync Gateway's rule.
+    ///
+    /// - Parameters:
+    ///   - statusCode: The HTTP status code.
+    ///   - reason: The human-readable explanation.
+    ///   - headers: Extra response headers.
+    public init(statusCode: Int, reason: String, headers: HTTPFields = [:]) {
+        self.statusCode = statusCode
+        self.error = Self.errorName(forStatus: statusCode)
+        self.reason = reason
+        self.field = nil
+        self.headers = headers
+    }
+
+    // MARK: - Factories
+
+    /// 400 Bad Request.
+    public static func badRequest(_ reason: String) -> GatewayError {
+        GatewayError(statusCode: 400, reason: reason)
+    }
+
+    /// 401 Unauthorized, with the `WWW-Authenticate` challenge Couchbase Lite expects.
+    public static func unauthorized(_ reason: String = "Login required") -> GatewayError {
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = #"Basic realm="Couchbase Sync Gateway""#
+        return GatewayError(statusCode: 401, reason: reason, headers: headers)
+    }
+
+    /// 403 Forbidden.
+    public static func forbidden(_ reason: String = "forbidden") -> GatewayError {
+        GatewayError(statusCode: 403, reason: reason)
+    }
+
+    /// 404 with a custom reason.
+    public static func notFound(_ reason: String = "missing") -> GatewayError {
+        GatewayError(statusCode: 404, reason: reason)
+    }
+
+    /// 404 `unknown URL`: no route matches the path.
+    public static let unknownURL = GatewayError(statusCode: 404, reason: "unknown URL")
+
+    /// 404 `no such database "name"`.
+    public static func noSuchDatabase(_ name: String) -> GatewayError {
+        GatewayError(statusCode: 404, reason: "no such database \"\(name)\"")
+    }
+
+    /// 405 Method Not Allowed, listing the allowed methods in the `Allow` header.
+    public static func methodNotAllowed(_ method: String, allowed: [String]) -> GatewayError {
+        var headers = HTTPFields()
+        headers[.allow] = allowed.joined(separator: ", ")
+        return GatewayError(statusCode: 405, reason: "\(method) is not allowed", headers: headers)
+    }
+
+    /// 409 conflict.
+    public static func conflict(_ reason: String = "Document update conflict") -> GatewayError {
+        GatewayError(statusCode: 409, reason: reason)
+    }
+
+    /// 412 Precondition Failed.
+    public static func preconditionFailed(_ reason: String) -> GatewayError {
+        GatewayError(statusCode: 412, reason: reason)
+    }
+
+    /// 413 Request Entity Too Large.
+    public static func payloadTooLarge(_ reason: String = "Request body too large") -> GatewayError {
+        GatewayError(statusCode: 413, reason: reason)
+    }
+
+    /// 415 Unsupported Media Type.
+    public static func unsupportedMediaType(_ reason: String) -> GatewayError {
+        GatewayError(statusCode: 415, reason: reason)
+    }
+
+    /// 500 Internal Server Error.
+    public static func internalError(_ reason: String) -> GatewayError {
+        GatewayError(statusCode: 500, reason: reason)
+    }
+
+    /// 503 Service Unavailable.
+    public static func serviceUnavailable(_ reason: String) -> GatewayError {
+        GatewayError(statusCode: 503, reason: reason)
+    }
+
+    /// 400: a configuration value is malformed. The reason is `"<field>: <problem>"`.
+    ///
+    /// - Parameters:
+    ///   - field: The dotted path of the field, e.g. `databases.todo.users.user1.password`; empty for the whole file.
+    ///   - problem: What is wrong, e.g. `expected a string, found a number`.
+    public static func invalidConfig(field: String, problem: String) -> GatewayError {
+        var error = GatewayError(statusCode: 400, reason: field.isEmpty ? problem : "\(field): \(problem)")
+        error.field = field
+        return error
+    }
+
+    // MARK: - Error names
+
+    /// Sync Gateway's error name for a status: `not_found` for 404, `conflict` for 409, otherwise the reason phrase
+    /// Go's `net/http` uses for the status.
+    public static func errorName(forStatus status: Int) -> String {
+        switch status {
+        case 404: "not_found"
+        case 409: "conflict"
+        default: reasonPhrase(forStatus: status)
+        }
+    }
+
+    /// The HTTP reason phrase for a status, spelled as Go's `http.StatusText` (which Sync Gateway uses).
+    public static func reasonPhrase(forStatus status: Int) -> String {
+        switch status {
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 409: "Conflict"
+        case 412: "Precondition Failed"
+        case 413: "Request Entity Too Large"
+        case 415: "Unsupported Media Type"
+        case 416: "Requested Range Not Satisfiable"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        default: HTTPResponse.Status(code: status).reasonPhrase
+        }
+    }
+}
+
+// MARK: - CustomStringConvertible
+
+extension GatewayError: CustomStringConvertible {
+    /// `"<status> <name>: <reason>"`, e.g. `404 not_found: unknown URL`.
+    public var description: String {
+        "\(statusCode) \(error): \(reason)"
+    }
+}
+
+// MARK: - LocalizedError
+
+extension GatewayError: LocalizedError {
+    /// The reason, so that command-line tools print the message alone.
+    public var errorDescription: String? { reason }
+}

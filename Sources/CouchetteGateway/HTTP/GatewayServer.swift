@@ -1,0 +1,179 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+// MARK: - GatewayServer
+
+/// The gateway: a public and an admin HTTP listener over one ``DatabaseRegistry``, run together as one service.
+///
+/// ```swift
+/// let server = try GatewayServer(config: try GatewayConfig.load(contentsOf: "config.json"))
+/// try await server.runService()  // until SIGINT or SIGTERM
+/// ```
+///
+/// Tests bind port 0 and wait for the ports instead of sleeping:
+///
+/// ```swift
+/// let task = Task { try await server.run() }
+/// let ports = try await server.waitUntilReady()
+/// // … requests to ports.publicPort and ports.adminPort …
+/// await server.triggerGracefulShutdown()
+/// try await task.value
+/// ```
+///
+/// A server runs once. Spec: gateway-rest-api.md §1.1, §3, §4.
+public final class GatewayServer: Service, Sendable {
+    // MARK: - Properties
+
+    /// The configuration the server was created with.
+    public let config: GatewayConfig
+
+    /// The databases served.
+    public let registry: DatabaseRegistry
+
+    private let logger: Logger
+    private let lifecycle = ServerLifecycle()
+
+    // MARK: - Initialiser
+
+    /// Creates a server.
+    ///
+    /// - Parameters:
+    ///   - config: The configuration; its `interface` and `adminInterface` are the listen addresses.
+    ///   - registry: The databases to serve; by default those of `config`.
+    ///   - logger: The logger for startup messages and request lines.
+    /// - Throws: ``GatewayError`` naming `SSLCert`/`SSLKey` when TLS is requested (not supported yet).
+    public init(
+        config: GatewayConfig,
+        registry: DatabaseRegistry? = nil,
+        logger: Logger = Logger(label: "couchette.gateway")
+    ) throws(GatewayError) {
+        if config.sslCert != nil || config.sslKey != nil {
+            throw .invalidConfig(
+                field: config.sslCert != nil ? "SSLCert" : "SSLKey",
+                problem: "HTTPS is not supported yet; remove SSLCert/SSLKey or terminate TLS in a reverse proxy"
+            )
+        }
+        self.config = config
+        self.registry = registry ?? DatabaseRegistry(config: config)
+        self.logger = logger
+    }
+
+    // MARK: - Running
+
+    /// Runs both listeners until graceful shutdown (from a parent service group or
+    /// ``triggerGracefulShutdown()``) or task cancellation.
+    public func run() async throws {
+        try await run(handlingSignals: false, onReady: { _ in })
+    }
+
+    /// Runs both listeners, calling `onReady` once both accept connections.
+    ///
+    /// - Parameter onReady: Called with the bound ports (useful with port 0).
+    /// - Throws: Binding errors, or ``GatewayError`` if the server already ran.
+    public func run(onReady: @escaping @Sendable (BoundPorts) async -> Void) async throws {
+        try await run(handlingSignals: false, onReady: onReady)
+    }
+
+    /// Runs both listeners until SIGINT or SIGTERM, then shuts down gracefully and returns.
+    ///
+    /// - Parameter onReady: Called with the bound ports once both listeners accept connections.
+    public func runService(onReady: @escaping @Sendable (BoundPorts) async -> Void = { _ in }) async throws {
+        try await run(handlingSignals: true, onReady: onReady)
+    }
+
+    /// Waits until both listeners accept connections.
+    ///
+    /// - Returns: The bound ports.
+    /// - Throws: ``GatewayError`` (503) if the server stops or fails before it is ready.
+    public func waitUntilReady() async throws -> BoundPorts {
+        try await lifecycle.waitUntilReady()
+    }
+
+    /// Asks the server to stop accepting connections, finish in-flight requests and return from `run`.
+    /// Before `run` the request is remembered.
+    public func triggerGracefulShutdown() async {
+        await lifecycle.requestShutdown()
+    }
+
+    private func run(handlingSignals: Bool, onReady: @escaping @Sendable (BoundPorts) async -> Void) async throws {
+        let databaseNames = await registry.names
+        logger.info(
+            "Starting \(GatewayVersion.productName) \(GatewayVersion.version)",
+            metadata: ["databases": .array(databaseNames.map { .string($0) })]
+        )
+        for warning in config.warnings {
+            logger.warning("Configuration: \(warning)")
+        }
+
+        let group = ServiceGroup(
+            services: [makeApplication(for: .public), makeApplication(for: .admin)],
+            gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [],
+            logger: logger
+        )
+        try await lifecycle.start(group: group)
+
+        // Readiness is reported from a child task: Hummingbird accepts connections only after `onServerRunning`
+        // returns, so `onReady` must not run inside it (it may well send requests to the server).
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { [lifecycle, config, logger] in
+                guard let ports = try? await lifecycle.waitUntilReady() else { return }
+                let publicAddress = InterfaceAddress(host: config.interface.host, port: ports.publicPort)
+                let adminAddress = InterfaceAddress(host: config.adminInterface.host, port: ports.adminPort)
+                logger.info("Public interface listening on \(publicAddress)")
+                logger.info("Admin interface listening on \(adminAddress)")
+                logger.info("Databases: \(databaseNames.isEmpty ? "(none)" : databaseNames.joined(separator: ", "))")
+                await onReady(ports)
+            }
+            do {
+                try await group.run()
+            } catch {
+                await lifecycle.finish(error: error)
+                throw error
+            }
+            await lifecycle.finish(error: nil)
+            tasks.cancelAll()
+        }
+        logger.info("\(GatewayVersion.productName) stopped")
+    }
+
+    // MARK: - Applications
+
+    /// The Hummingbird application of one listener: its routes table behind request logging and error mapping.
+    private func makeApplication(for listener: GatewayListener) -> some ApplicationProtocol {
+        let renderer = JSONRenderer(pretty: config.pretty)
+        let routes: RouteTable
+        let address: InterfaceAddress
+        switch listener {
+        case .public:
+            routes = PublicRoutes.table(registry: registry, renderer: renderer)
+            address = config.interface
+        case .admin:
+            routes = AdminRoutes.table(registry: registry, renderer: renderer)
+            address = config.adminInterface
+        }
+
+        let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
+        if config.logKeys.contains(LogKeys.http) {
+            router.add(middleware: RequestLogMiddleware(listener: listener, logger: logger))
+        }
+        router.add(middleware: ErrorMiddleware(routes: routes, renderer: renderer))
+        routes.register(on: router)
+
+        // Hummingbird's own messages ("Server started…") duplicate ours; keep only its warnings and errors.
+        var applicationLogger = logger
+        applicationLogger.logLevel = max(logger.logLevel, .warning)
+        let lifecycle = lifecycle
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(address.host, port: address.port),
+                serverName: GatewayVersion.serverHeader
+            ),
+            onServerRunning: { channel in
+                await lifecycle.bound(listener, port: channel.localAddress?.port ?? address.port)
+            },
+            logger: applicationLogger
+        )
+    }
+}

@@ -1,0 +1,82 @@
+import Hummingbird
+import Logging
+
+// MARK: - ErrorMiddleware
+
+/// Turns every error into a Sync Gateway JSON error response: the one place where errors meet HTTP.
+///
+/// - ``GatewayError``: rendered as is.
+/// - Hummingbird's "no route" 404: `OPTIONS` on a known path → 204 with `Allow`; another method on a known
+///   path → 405 with `Allow`; otherwise 404 `unknown URL` (spec: gateway-rest-api.md §1.2).
+/// - Other HTTP errors keep their status; anything else is a 500 whose details are logged, not sent.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = GatewayRequestContext
+
+    // MARK: - Properties
+
+    /// The listener's routes, to compute allowed methods.
+    let routes: RouteTable
+
+    /// The JSON renderer.
+    let renderer: JSONRenderer
+
+    // MARK: - Handling
+
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            if let response = unroutedResponse(for: error, request: request) {
+                return response
+            }
+            let gatewayError = Self.gatewayError(from: error, logger: context.logger)
+            return renderer.response(for: gatewayError, method: request.method)
+        }
+    }
+
+    /// The response when the router found no handler for the path and method, or `nil` for other errors.
+    private func unroutedResponse(for error: any Error, request: Request) -> Response? {
+        guard let httpError = error as? HTTPError, httpError.status == .notFound, httpError.body == nil else {
+            return nil
+        }
+        let allowed = routes.allowedMethods(forPath: request.uri.path)
+        if allowed.isEmpty {
+            return renderer.response(for: .unknownURL, method: request.method)
+        }
+        if request.method == .options {
+            var headers = HTTPFields()
+            headers[.allow] = (allowed + ["OPTIONS"]).joined(separator: ", ")
+            return Response(status: .noContent, headers: headers)
+        }
+        return renderer.response(
+            for: .methodNotAllowed(request.method.rawValue, allowed: allowed),
+            method: request.method
+        )
+    }
+
+    // MARK: - Mapping
+
+    /// Maps any error to a ``GatewayError``.
+    static func gatewayError(from error: any Error, logger: Logger) -> GatewayError {
+        switch error {
+        case let error as GatewayError:
+            return error
+        case let error as HTTPError:
+            var gatewayError = GatewayError(
+                statusCode: Int(error.status.code),
+                reason: error.body ?? GatewayError.reasonPhrase(forStatus: Int(error.status.code))
+            )
+            gatewayError.headers = error.headers
+            return gatewayError
+        case let error as any HTTPResponseError:
+            return GatewayError(statusCode: Int(error.status.code), reason: error.status.reasonPhrase)
+        default:
+            logger.error("Unexpected error handling request", metadata: ["error": "\(String(reflecting: error))"])
+            return .internalError("Internal error")
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// MARK: - Options
+
+extension Connection {
+    /// How a ``Connection`` opens and configures its database.
+    public struct Options: Sendable, Hashable {
+        /// Opens with `SQLITE_OPEN_READONLY`; writes throw `SQLITE_READONLY`. Default `false`.
+        public var readOnly: Bool
+
+        /// Creates the file when it does not exist (`SQLITE_OPEN_CREATE`); ignored when read-only.
+        /// Default `true`.
+        public var create: Bool
+
+        /// The journal mode set at open (`PRAGMA journal_mode`), or `nil` to keep SQLite's.
+        /// Default ``JournalMode/wal``; in-memory databases keep their `memory` mode, and
+        /// read-only connections are left alone.
+        public var journalMode: JournalMode?
+
+        /// How long to retry when the database is locked before throwing `SQLITE_BUSY`
+        /// (`sqlite3_busy_timeout`, millisecond precision). Default 5 seconds.
+        public var busyTimeout: Duration
+
+        /// Enforces foreign keys (`PRAGMA foreign_keys`). Default `true`.
+        public var foreignKeys: Bool
+
+        /// Creates options; every parameter has the default documented on its property.
+        ///
+        /// - Parameters:
+        ///   - readOnly: Opens read-only.
+        ///   - create: Creates a missing file.
+        ///   - journalMode: The journal mode, or `nil` to keep SQLite's.
+        ///   - busyTimeout: How long to wait for locks.
+        ///   - foreignKeys: Enforces foreign keys.
+        public init(
+            readOnly: Bool = false,
+            create: Bool = true,
+            journalMode: JournalMode? = .wal,
+            busyTimeout: Duration = .seconds(5),
+            foreignKeys: Bool = true
+        ) {
+            self.readOnly = readOnly
+            self.create = create
+            self.journalMode = journalMode
+            self.busyTimeout = busyTimeout
+            self.foreignKeys = foreignKeys
+        }
+    }
+
+    /// An SQLite journal mode. See <https://www.sqlite.org/pragma.html#pragma_journal_mode>.
+    public enum JournalMode: String, Sendable, Hashable, CaseIterable {
+        /// Rollback journal deleted at the end of each transaction.
+        case delete
+        /// Rollback journal truncated to zero bytes.
+        case truncate
+        /// Rollback journal header zeroed.
+        case persist
+        /// Rollback journal in memory.
+        case memory
+        /// Write-ahead log: readers and one writer run concurrently.
+        case wal
+        /// No journal: no atomic rollback.
+        case off
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import CouchetteGateway
+
+// MARK: - GatewayFixture
+
+/// Runs gateways on loopback with system-chosen ports for end-to-end tests.
+enum GatewayFixture {
+    /// A configuration binding both listeners to `127.0.0.1:0`, with one database per name.
+    static func config(databases: [DatabaseConfig] = [DatabaseConfig(name: "todo")]) -> GatewayConfig {
+        GatewayConfig(
+            interface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            databases: Dictionary(uniqueKeysWithValues: databases.map { ($0.name, $0) })
+        )
+    }
+
+    /// A quiet logger for test servers.
+    static var logger: Logger {
+        var logger = Logger(label: "couchette.gateway.tests")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// Starts a server, waits until both listeners are bound (no sleeping), runs `body` with a client and the ports,
+    /// then shuts the server down gracefully and checks that `run` returned without error.
+    static func withRunningGateway(
+        _ config: GatewayConfig = GatewayFixture.config(),
+        _ body: (HTTPTestClient, BoundPorts) async throws -> Void
+    ) async throws {
+        let server = try GatewayServer(config: config, logger: logger)
+        let task = Task { try await server.run() }
+        let client = HTTPTestClient()
+        defer { client.close() }
+        do {
+            let ports = try await server.waitUntilReady()
+            try await body(client, ports)
+        } catch {
+            await server.triggerGracefulShutdown()
+            _ = await task.result
+            throw error
+        }
+        await server.triggerGracefulShutdown()
+        try await task.value
+    }
+}

@@ -1,0 +1,72 @@
+import Couchette
+import Testing
+
+@Suite struct CouchetteErrorTests {
+    @Test func codesCarryHTTPStatusesAndCouchDBNames() {
+        #expect(CouchetteError(.notFound, message: "missing").status == 404)
+        #expect(CouchetteError(.notFound, message: "missing").errorName == "not_found")
+        #expect(CouchetteError(.wrongEncryptionKey, message: "wrong key").status == 401)
+        #expect(CouchetteError(.wrongEncryptionKey, message: "wrong key").errorName == "unauthorized")
+        #expect(CouchetteError(.conflict, message: "stale").errorName == "conflict")
+        #expect(CouchetteError(.network, message: "gateway said", status: 503).status == 503)
+    }
+
+    @Test func catchesByCode() {
+        func failing() throws { throw CouchetteError(.conflict, message: "Document revision conflict") }
+        var caught = false
+        do {
+            try failing()
+        } catch CouchetteError.Code.conflict {
+            caught = true
+        } catch {}
+        #expect(caught)
+    }
+
+    @Test func wrapsCoreErrors() {
+        do {
+            _ = try RevisionID(parsing: "nope")
+            Issue.record("expected an error")
+        } catch {
+            let wrapped = CouchetteError(error)
+            #expect(wrapped.code == .badInput)
+            #expect(wrapped.status == 400)
+            #expect(wrapped.message.contains("nope"))
+        }
+        var tree = RevisionTree()
+        do {
+            try tree.addLocalEdit(parent: RevisionID(parsing: "1-a"), body: [:], deleted: false)
+        } catch {
+            #expect(CouchetteError(error).code == .conflict)
+            #expect(CouchetteError(error).status == 409)
+        }
+    }
+
+    @Test func reexportsTheCoreValueTypes() throws {
+        let body: JSONValue = ["type": "task-list"]
+        #expect(body.serializedString() == #"{"type":"task-list"}"#)
+        #expect(!Couchette.version.isEmpty)
+    }
+}
+
+@Suite struct TypedThrowsAcrossModulesTests {
+    @Test func parseErrorsAreCaughtAsCoreErrors() {
+        do {
+            _ = try JSONValue(parsing: Array("[1,".utf8))
+            Issue.record("expected an error")
+        } catch {
+            #expect(CouchetteError(error).status == 400)
+        }
+        do {
+            _ = try JSONValue(parsing: "[1,")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.byteOffset == 3)
+        }
+        do {
+            _ = try RevisionHistory(json: ["start": 1, "ids": ["b", "a"]])
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .invalidRevisionHistory)
+        }
+    }
+}
