@@ -51,7 +51,12 @@ let package = Package(
         ),
         .target(
             name: "Couchette",
-            dependencies: ["CouchetteCore", "CouchetteSQLite"],
+            dependencies: [
+                "CouchetteCore",
+                "CouchetteSQLite",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -81,6 +86,7 @@ let package = Package(
             name: "CouchetteCLI",
             dependencies: [
                 "Couchette",
+                "CouchetteCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -107,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchetteTests",
-            dependencies: ["Couchette"],
+            dependencies: ["Couchette", "CouchetteCore", "CouchetteSQLite"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

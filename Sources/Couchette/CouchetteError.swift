@@ -111,3 +111,14 @@ public struct CouchetteError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String { "\(errorName) (\(status)): \(message)" }
 }
+
+extension CouchetteError {
+    /// Any error as a ``CouchetteError``: core errors keep their status, others become `.io`.
+    static func wrap(_ error: any Error) -> CouchetteError {
+        switch error {
+        case let error as CouchetteError: error
+        case let error as CoreError: CouchetteError(error)
+        default: DatabaseStorage.translate(error)
+        }
+    }
+}

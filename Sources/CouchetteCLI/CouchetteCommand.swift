@@ -1,5 +1,6 @@
 import ArgumentParser
 import Couchette
+import CouchetteCore
 import Foundation
 
 /// `couchette`: the command-line tool for Couchette databases.

@@ -5,7 +5,7 @@ import Testing
 @Suite struct JSONValueTests {
     @Test func parsesEveryKindOfValue() throws {
         let value = try JSONValue(parsing: #" {"a": [1, -2.5, true, false, null, "x"], "b": {"c": {}}, "d": []} "#)
-        #expect(value["a"] == [1, -2.5, true, false, nil, "x"])
+        #expect(value["a"] == [1, -2.5, true, false, .null, "x"])
         #expect(value["b"]?["c"] == .object([:]))
         #expect(value["d"] == .array([]))
     }
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func serializesCanonicallyWithSortedKeysAndNoWhitespace() throws {
-        let value: JSONValue = ["zeta": 1, "alpha": ["b": 2, "a": [true, nil]], "é": "x", "Z": 0.5]
+        let value: JSONValue = ["zeta": 1, "alpha": ["b": 2, "a": [true, .null]], "é": "x", "Z": 0.5]
         #expect(value.serializedString() == #"{"Z":0.5,"alpha":{"a":[true,null],"b":2},"zeta":1,"é":"x"}"#)
         #expect(value.canonicalBytes == Array(value.serializedString().utf8))
     }
@@ -110,7 +110,7 @@ import Testing
         #expect(json == ["title": "Milk", "complete": false, "count": 9_007_199_254_740_993, "tags": ["a"]])
         #expect(try json.decode(as: Task.self) == task)
 
-        let value: JSONValue = ["n": nil, "b": true, "i": 3, "d": 2.5, "s": "x", "a": [1], "o": ["k": "v"]]
+        let value: JSONValue = ["n": .null, "b": true, "i": 3, "d": 2.5, "s": "x", "a": [1], "o": ["k": "v"]]
         let data = try JSONEncoder().encode(value)
         #expect(try JSONDecoder().decode(JSONValue.self, from: data) == value)
     }
@@ -118,7 +118,7 @@ import Testing
     @Test func bridgesFoundationObjects() throws {
         let object: [String: Any] = ["s": "x", "i": 3, "d": 2.5, "b": true, "n": NSNull(), "a": [1, "y"]]
         let value = try JSONValue(foundationObject: object)
-        #expect(value == ["s": "x", "i": 3, "d": 2.5, "b": true, "n": nil, "a": [1, "y"]])
+        #expect(value == ["s": "x", "i": 3, "d": 2.5, "b": true, "n": .null, "a": [1, "y"]])
         let back = try JSONValue(foundationObject: value.foundationObject)
         #expect(back == value)
         #expect(throws: CoreError.self) { try JSONValue(foundationObject: ["date": Date()]) }

@@ -150,3 +150,22 @@ private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) 
         #expect(try json.decode(as: RevisionTree.self) == tree)
     }
 }
+
+@Suite struct RevisionTreeConflictEditTests {
+    @Test func allowConflictBranchesOffAnAncestor() throws {
+        var tree = RevisionTree()
+        let first = try tree.addLocalEdit(parent: nil, body: ["v": 1], deleted: false)
+        let second = try tree.addLocalEdit(parent: first, body: ["v": 2], deleted: false)
+        #expect(throws: CoreError.self) { try tree.addLocalEdit(parent: first, body: ["v": 3], deleted: false) }
+        let branch = try tree.addLocalEdit(parent: first, body: ["v": 3], deleted: false, allowConflict: true)
+        #expect(branch.generation == 2)
+        #expect(tree.isConflicted)
+        #expect(Set(tree.leaves.map(\.id)) == [second, branch])
+        let root = try tree.addLocalEdit(parent: nil, body: ["v": 4], deleted: false, allowConflict: true)
+        #expect(root.generation == 1)
+        #expect(tree.leaves.count == 3)
+        #expect(throws: CoreError.self) {
+            try tree.addLocalEdit(parent: RevisionID(parsing: "9-nope"), body: [:], deleted: false, allowConflict: true)
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import Couchette
+import CouchetteCore
 import Testing
 
 @Suite struct CouchetteErrorTests {

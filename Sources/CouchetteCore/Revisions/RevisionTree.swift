@@ -153,19 +153,26 @@ public struct RevisionTree: Sendable, Hashable {
     ///
     /// With no `parent`, the edit creates the document, or continues it when its winner is a tombstone.
     /// With a `parent`, that revision must be a leaf; the edit may open a conflict branch.
+    /// With `allowConflict`, the parent may be any revision in the tree (a new branch off an ancestor, as
+    /// Couchbase Lite 1.x's `saveAllowingConflict` does), and no parent on an existing document starts a
+    /// new root.
     ///
     /// - Returns: The new revision's ID, from ``RevisionID/next(after:body:deleted:)``.
     /// - Throws: ``CoreError`` `.conflict` (409) when the parent is not a leaf, is unknown, is given for a
     ///   document that does not exist, or is missing while the document exists.
     @discardableResult
-    public mutating func addLocalEdit(parent: RevisionID?, body: JSONValue, deleted: Bool) throws(CoreError)
-        -> RevisionID
-    {
+    public mutating func addLocalEdit(
+        parent: RevisionID?, body: JSONValue, deleted: Bool, allowConflict: Bool = false
+    ) throws(CoreError) -> RevisionID {
         let effectiveParent: RevisionID?
         if let parent {
             guard !isEmpty else { throw CoreError(.conflict, "Document revision conflict: no such document") }
-            guard leafIDs.contains(parent) else { throw CoreError(.conflict, "Document revision conflict") }
+            guard leafIDs.contains(parent) || (allowConflict && nodesByID[parent] != nil) else {
+                throw CoreError(.conflict, "Document revision conflict")
+            }
             effectiveParent = parent
+        } else if allowConflict {
+            effectiveParent = winner.flatMap { $0.isDeleted ? $0.id : nil }
         } else if let winner {
             guard winner.isDeleted else { throw CoreError(.conflict, "Document exists") }
             effectiveParent = winner.id

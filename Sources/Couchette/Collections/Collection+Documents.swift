@@ -1,0 +1,170 @@
+import CouchetteCore
+import Foundation
+
+extension Collection {
+    /// Runs `body` under the database lock with the storage, after checking this collection still exists.
+    func read<T>(_ body: (DatabaseStorage) throws -> T) throws -> T {
+        try database.withStorage { storage in
+            _ = try database.requireRow(self)
+            return try body(storage)
+        }
+    }
+
+    /// Runs `body` in a write transaction, after checking this collection still exists.
+    func modify<T>(_ body: (LocalEdit) throws -> T) throws -> T {
+        try database.write { storage in
+            _ = try database.requireRow(self)
+            return try body(LocalEdit(collection: self, storage: storage))
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The current revision of a document, or nil when it does not exist or is deleted.
+    ///
+    /// - Throws: `.notOpen` when the database is closed, `.notFound` when the collection was deleted.
+    public func document(id: String) throws -> Document? {
+        guard let record = try read({ storage in try storage.document(collectionID: self.id, id: id, withTree: false) }),
+            !record.isDeleted
+        else { return nil }
+        return Document(
+            id: id, revisionID: record.revisionID, sequence: record.sequence, collection: self, rawBody: record.body)
+    }
+
+    // MARK: - Saving
+
+    /// Saves a document; if it changed since it was read, the save overwrites the newer revision.
+    public func save(document: MutableDocument) throws {
+        try save(document: document, concurrencyControl: .lastWriteWins)
+    }
+
+    /// Saves a document with the given conflict behaviour.
+    ///
+    /// Saving a document whose properties equal the current revision's makes no new revision.
+    ///
+    /// - Returns: false when `failOnConflict` found a newer revision (nothing saved).
+    /// - Throws: `.badInput` for values that are not JSON or an invalid ID, `.forbidden` when read-only,
+    ///   `.notOpen` when closed, `.notFound` when the collection was deleted.
+    @discardableResult
+    public func save(document: MutableDocument, concurrencyControl: ConcurrencyControl) throws -> Bool {
+        try save(document: document) { _, _ in concurrencyControl == .lastWriteWins }
+    }
+
+    /// Saves a document, calling `conflictHandler` when it changed since it was read.
+    ///
+    /// The handler gets the document being saved and the current one (nil if deleted); it may merge into
+    /// the first, and returns true to save it on top of the current revision or false to give up.
+    ///
+    /// - Returns: Whether the document was saved.
+    @discardableResult
+    public func save(
+        document: MutableDocument, conflictHandler: (MutableDocument, Document?) -> Bool
+    ) throws -> Bool {
+        try DatabaseNames.validateDocumentID(document.id)
+        let saved: (record: DocumentRecord, members: [String: JSONValue])? = try modify { edit in
+            let existing = try edit.storage.document(collectionID: id, id: document.id, withTree: true)
+            let tree = existing?.tree ?? CouchetteCore.RevisionTree()
+            let current = existing.map { record in try? RevisionID(parsing: record.revisionID) } ?? nil
+            let expected = document.revisionID
+            // A document missing here (never saved, or purged) is simply created.
+            let isConflict =
+                existing.map { expected != $0.revisionID && !(expected == nil && $0.isDeleted) } ?? false
+            if isConflict {
+                let currentDocument =
+                    existing!.isDeleted
+                    ? nil
+                    : Document(
+                        id: document.id, revisionID: existing!.revisionID, sequence: existing!.sequence,
+                        collection: self, rawBody: existing!.body)
+                guard conflictHandler(document, currentDocument) else { return nil }
+            }
+            let generation = LocalEdit.nextGeneration(tree: tree, parent: current, allowConflict: false)
+            let body = try edit.body(from: document.editedValues(), generation: generation)
+            if let existing, !existing.isDeleted, existing.body == body.serialized() {
+                return (existing, body.objectValue ?? [:])
+            }
+            let parent = (existing?.isDeleted ?? true) ? nil : current
+            let (_, record) = try edit.commit(
+                documentID: document.id, existing: existing, tree: tree, parent: parent, body: body, deleted: false,
+                allowConflict: false)
+            return (record, body.objectValue ?? [:])
+        }
+        guard let saved else { return false }
+        document.didSave(
+            revisionID: saved.record.revisionID, sequence: saved.record.sequence, collection: self,
+            members: saved.members)
+        return true
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes a document (a tombstone revision that replicates); a newer revision is deleted too.
+    public func delete(document: Document) throws {
+        try delete(document: document, concurrencyControl: .lastWriteWins)
+    }
+
+    /// Deletes a document with the given conflict behaviour.
+    ///
+    /// - Returns: false when `failOnConflict` found a newer revision.
+    /// - Throws: `.notFound` when the document does not exist or is already deleted.
+    @discardableResult
+    public func delete(document: Document, concurrencyControl: ConcurrencyControl) throws -> Bool {
+        let deleted: DocumentRecord? = try modify { edit in
+            guard let existing = try edit.storage.document(collectionID: id, id: document.id, withTree: true),
+                !existing.isDeleted
+            else { throw CouchetteError(.notFound, message: "Document \"\(document.id)\" does not exist") }
+            if document.revisionID != existing.revisionID, concurrencyControl == .failOnConflict { return nil }
+            let current = try? RevisionID(parsing: existing.revisionID)
+            let (_, record) = try edit.commit(
+                documentID: document.id, existing: existing, tree: existing.tree!, parent: current,
+                body: .object([:]), deleted: true, allowConflict: false)
+            return record
+        }
+        guard let deleted else { return false }
+        if let mutable = document as? MutableDocument {
+            mutable.didSave(revisionID: deleted.revisionID, sequence: deleted.sequence, collection: self, members: [:])
+        }
+        return true
+    }
+
+    // MARK: - Purging
+
+    /// Removes every revision of a document, locally only (a purge does not replicate).
+    public func purge(document: Document) throws { try purge(id: document.id) }
+
+    /// Removes every revision of a document, locally only.
+    ///
+    /// - Throws: `.notFound` when there is no such document.
+    public func purge(id documentID: String) throws {
+        try modify { edit in
+            guard try edit.storage.removeDocument(collectionID: id, id: documentID) else {
+                throw CouchetteError(.notFound, message: "Document \"\(documentID)\" does not exist")
+            }
+            database.recordChange(
+                DocumentChange(
+                    database: database, collection: self, documentID: documentID, revisionID: "",
+                    sequence: 0, isDeletion: true, isCurrentRevision: true, inConflict: false, source: nil),
+                external: false)
+        }
+    }
+
+    // MARK: - Expiration
+
+    /// Sets when a document expires (is purged); nil clears it.
+    ///
+    /// - Throws: `.notFound` when there is no such document.
+    public func setDocumentExpiration(id documentID: String, expiration: Date?) throws {
+        try modify { edit in
+            guard try edit.storage.setExpiration(expiration?.timeIntervalSince1970, collectionID: id, id: documentID)
+            else { throw CouchetteError(.notFound, message: "Document \"\(documentID)\" does not exist") }
+        }
+        database.expirySweeper?.schedule()
+    }
+
+    /// When a document expires, or nil.
+    public func getDocumentExpiration(id documentID: String) throws -> Date? {
+        try read { storage in
+            try storage.document(collectionID: id, id: documentID, withTree: false)?.expiration
+        }.map { Date(timeIntervalSince1970: $0) }
+    }
+}

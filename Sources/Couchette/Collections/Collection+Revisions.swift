@@ -1,0 +1,217 @@
+import CouchetteCore
+import Foundation
+
+/// Revision access by document ID (the 1.x API the tutorial's conflict lessons use); works for deleted
+/// documents too.
+extension Collection {
+    private func record(_ documentID: String, in storage: DatabaseStorage) throws -> DocumentRecord? {
+        try storage.document(collectionID: id, id: documentID, withTree: true)
+    }
+
+    private func saved(_ node: CouchetteCore.RevisionTree.Node, of record: DocumentRecord) -> SavedRevision {
+        SavedRevision(
+            collection: self, documentID: record.documentID, node: node,
+            sequence: node.id.description == record.revisionID ? record.sequence : 0)
+    }
+
+    /// The document's revision tree, or nil when the document does not exist.
+    public func revisionTree(documentID: String) throws -> RevisionTree? {
+        try read { storage in try record(documentID, in: storage) }.map { record in
+            RevisionTree(documentID: documentID, tree: record.tree!)
+        }
+    }
+
+    /// The winning revision, which may be a tombstone; nil when the document does not exist.
+    public func currentRevision(documentID: String) throws -> SavedRevision? {
+        try read { storage in
+            guard let record = try record(documentID, in: storage), let winner = record.tree!.winner else { return nil }
+            return saved(winner, of: record)
+        }
+    }
+
+    /// A revision by ID, or nil.
+    ///
+    /// - Throws: `.badInput` for a malformed revision ID.
+    public func revision(documentID: String, revisionID: String) throws -> SavedRevision? {
+        let revision: RevisionID
+        do { revision = try RevisionID(parsing: revisionID) } catch { throw CouchetteError.wrap(error) }
+        return try read { storage in
+            guard let record = try record(documentID, in: storage), let node = record.tree![revision] else { return nil }
+            return saved(node, of: record)
+        }
+    }
+
+    /// Every leaf revision, deleted ones included, winner first.
+    public func leafRevisions(documentID: String) throws -> [SavedRevision] {
+        try read { storage in
+            guard let record = try record(documentID, in: storage) else { return [] }
+            return record.tree!.leaves.map { saved($0, of: record) }
+        }
+    }
+
+    /// The live leaf revisions, winner first; more than one means the document is in conflict.
+    public func conflictingRevisions(documentID: String) throws -> [SavedRevision] {
+        try leafRevisions(documentID: documentID).filter { !$0.isDeletion }
+    }
+
+    /// The history of a revision, root (as far as kept) first.
+    func history(documentID: String, revision: RevisionID) throws -> [SavedRevision] {
+        try read { storage in
+            guard let record = try record(documentID, in: storage) else { return [] }
+            let tree = record.tree!
+            return tree.history(of: revision).reversed().compactMap { tree[$0] }.map { saved($0, of: record) }
+        }
+    }
+
+    /// Saves properties as a new revision of the current one (1.x `putProperties`). A `_rev` must name the
+    /// current revision; without one the document must not exist (or be deleted). A generated ID is used when
+    /// `documentID` is nil and the properties have no `_id`.
+    ///
+    /// - Throws: `.conflict` (409) when `_rev` is stale or missing for an existing document.
+    public func putProperties(_ properties: [String: Any], documentID: String? = nil) throws -> SavedRevision {
+        let id = documentID ?? (properties["_id"] as? String) ?? MutableDocument.generateID()
+        let parent = properties["_rev"] as? String
+        return try saveRevision(
+            properties, documentID: id, parentRevisionID: parent, isDeletion: (properties["_deleted"] as? Bool) ?? false,
+            requireCurrent: true)
+    }
+
+    /// Saves a revision with an explicit parent.
+    ///
+    /// - Parameters:
+    ///   - parentRevisionID: The parent; nil for a new document (or one whose current revision is deleted).
+    ///   - isDeletion: Save a tombstone.
+    ///   - allowConflict: Allow any existing parent, adding a branch (a conflict); otherwise the parent must
+    ///     be a leaf.
+    /// - Throws: `.conflict` (409) when the parent is not a leaf (without `allowConflict`) or unknown,
+    ///   `.badInput` for bad IDs or values.
+    public func saveRevision(
+        _ properties: [String: Any], documentID: String, parentRevisionID: String?, isDeletion: Bool = false,
+        allowConflict: Bool = false
+    ) throws -> SavedRevision {
+        try saveRevision(
+            properties, documentID: documentID, parentRevisionID: parentRevisionID, isDeletion: isDeletion,
+            allowConflict: allowConflict, requireCurrent: false)
+    }
+
+    func saveRevision(
+        _ properties: [String: Any], documentID: String, parentRevisionID: String?, isDeletion: Bool = false,
+        allowConflict: Bool = false, requireCurrent: Bool
+    ) throws -> SavedRevision {
+        try DatabaseNames.validateDocumentID(documentID)
+        let parent: RevisionID?
+        do { parent = try parentRevisionID.map { text throws(CoreError) in try RevisionID(parsing: text) } } catch {
+            throw CouchetteError.wrap(error)
+        }
+        return try modify { edit in
+            let existing = try record(documentID, in: edit.storage)
+            let tree = existing?.tree ?? CouchetteCore.RevisionTree()
+            if requireCurrent, !allowConflict, let winner = tree.winner {
+                let isCurrent = parent == winner.id || (parent == nil && winner.isDeleted)
+                guard isCurrent else {
+                    throw CouchetteError(.conflict, message: "Document update conflict: the parent is not the current revision")
+                }
+            }
+            let generation = LocalEdit.nextGeneration(tree: tree, parent: parent, allowConflict: allowConflict)
+            let body = isDeletion ? JSONValue.object([:]) : try edit.body(from: properties, generation: generation)
+            let (revision, record) = try edit.commit(
+                documentID: documentID, existing: existing, tree: tree, parent: parent, body: body, deleted: isDeletion,
+                allowConflict: allowConflict)
+            return saved(record.tree![revision]!, of: record)
+        }
+    }
+
+    /// Inserts a revision made elsewhere with its history, keeping its ID (what the replicator calls).
+    ///
+    /// - Parameters:
+    ///   - properties: The body; `_deleted: true` marks a tombstone; `_attachments` entries may carry inline
+    ///     `data` or be stubs of content already stored.
+    ///   - revisionHistory: Revision IDs newest first, starting with the revision itself.
+    ///   - attachments: Attachment bodies by name, for entries marked `follows`.
+    ///   - source: The remote it came from (makes the change external).
+    /// - Returns: false when the revision was already present.
+    /// - Throws: `.badInput` for malformed IDs, histories with gaps, or bad attachments.
+    @discardableResult
+    public func putExistingRevision(
+        documentID: String, properties: [String: Any], revisionHistory: [String], attachments: [String: Blob] = [:],
+        source: URL? = nil
+    ) throws -> Bool {
+        try DatabaseNames.validateDocumentID(documentID)
+        let history: [RevisionID]
+        do {
+            history = try revisionHistory.map { text throws(CoreError) in try RevisionID(parsing: text) }
+            try RevisionHistory.checkConsecutive(history)
+        } catch {
+            throw CouchetteError.wrap(error)
+        }
+        guard let revision = history.first else {
+            throw CouchetteError(.badInput, message: "The revision history is empty")
+        }
+        let deleted = (properties["_deleted"] as? Bool) ?? false
+        var merged = properties
+        if !attachments.isEmpty {
+            var entries = merged["_attachments"] as? [String: Any] ?? [:]
+            for (name, blob) in attachments { entries[name] = blob }
+            merged["_attachments"] = entries
+        }
+        return try modify { edit in
+            let existing = try record(documentID, in: edit.storage)
+            var tree = existing?.tree ?? CouchetteCore.RevisionTree()
+            if tree.contains(revision), tree[revision]?.body != nil { return false }
+            let body = try edit.body(from: merged, generation: revision.generation)
+            do {
+                try tree.insert(revision, body: body, deleted: deleted, history: history)
+            } catch {
+                throw CouchetteError.wrap(error)
+            }
+            _ = try edit.store(documentID: documentID, existing: existing, tree: tree, changed: revision, source: source)
+            return true
+        }
+    }
+
+    /// Which of the given revisions are missing here, by document ID (only documents with missing revisions
+    /// are in the result).
+    public func revsDiff(_ revisions: [String: [String]]) throws -> [String: [String]] {
+        try read { storage in
+            var missing: [String: [String]] = [:]
+            for (documentID, revisionIDs) in revisions {
+                let tree = try record(documentID, in: storage)?.tree ?? CouchetteCore.RevisionTree()
+                let absent = revisionIDs.filter { text in
+                    guard let revision = try? RevisionID(parsing: text) else { return true }
+                    return !tree.contains(revision)
+                }
+                if !absent.isEmpty { missing[documentID] = absent }
+            }
+            return missing
+        }
+    }
+
+    /// The documents changed after `sequence`, oldest first: one change per document (its current revision),
+    /// or one per leaf with `includeConflicts`.
+    public func changes(since sequence: UInt64, limit: Int? = nil, includeConflicts: Bool = false) throws
+        -> [DocumentChange]
+    {
+        try read { storage in
+            let records = try storage.documents(
+                collectionID: id, since: sequence, limit: limit, withTree: includeConflicts)
+            var changes: [DocumentChange] = []
+            for record in records {
+                changes.append(
+                    DocumentChange(
+                        database: database, collection: self, documentID: record.documentID,
+                        revisionID: record.revisionID, sequence: record.sequence, isDeletion: record.isDeleted,
+                        isCurrentRevision: true, inConflict: record.flags.contains(.conflicted), source: nil))
+                if includeConflicts, let tree = record.tree {
+                    for leaf in tree.leaves.dropFirst() {
+                        changes.append(
+                            DocumentChange(
+                                database: database, collection: self, documentID: record.documentID,
+                                revisionID: leaf.id.description, sequence: record.sequence, isDeletion: leaf.isDeleted,
+                                isCurrentRevision: false, inConflict: true, source: nil))
+                    }
+                }
+            }
+            return changes
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import CouchetteCore
+import Foundation
+
+/// The write path shared by every kind of save: turns user properties into a stored body, adds the
+/// revision to the tree, prunes it, assigns a sequence, writes the row and records the change.
+/// Callers are inside ``Database/write(_:)``.
+struct LocalEdit {
+    let collection: Collection
+    let storage: DatabaseStorage
+
+    var database: Database { collection.database }
+
+    /// The keys the body may not carry (they are metadata), and the one special key it may.
+    static let metadataKeys: Set<String> = ["_id", "_rev", "_deleted", "_revisions", "_conflicts", "_local_seq"]
+
+    /// Converts user properties to the stored body: installs blobs, turns `_attachments` blobs and inline
+    /// data into stubs with `revpos`, drops metadata keys.
+    ///
+    /// - Parameter generation: The generation of the revision being made, for new attachments' `revpos`.
+    /// - Throws: `.badInput` for values that are not JSON or top-level keys starting with `_`.
+    func body(from properties: [String: Any], generation: Int) throws -> JSONValue {
+        let store = database.blobStore
+        let install: (Blob) throws -> Void = { blob in
+            guard let store else { throw CouchetteError(.notOpen, message: "The database is closed") }
+            try blob.install(into: store)
+        }
+        var members: [String: JSONValue] = [:]
+        members.reserveCapacity(properties.count)
+        for (key, value) in properties {
+            if LocalEdit.metadataKeys.contains(key) { continue }
+            if key == "_attachments" {
+                members[key] = try attachments(from: value, generation: generation, install: install)
+                continue
+            }
+            if key.hasPrefix("_") {
+                throw CouchetteError(
+                    .badInput, message: "Top-level property \"\(key)\" is reserved: names starting with '_' are metadata")
+            }
+            members[key] = try DocumentValues.json(from: value, path: key, onBlob: install)
+        }
+        return .object(members)
+    }
+
+    private func attachments(from value: Any?, generation: Int, install: (Blob) throws -> Void) throws -> JSONValue {
+        guard let value, !(value is NSNull) else { return .object([:]) }
+        let entries: [String: Any]
+        if let json = value as? JSONValue, case .object(let members) = json {
+            entries = members
+        } else if let dictionary = value as? [String: Any] {
+            entries = dictionary
+        } else {
+            throw CouchetteError(.badInput, message: "_attachments must be a dictionary")
+        }
+        var result: [String: JSONValue] = [:]
+        for (name, entry) in entries {
+            if let blob = entry as? Blob {
+                try install(blob)
+                result[name] = try JSONValue(foundationObject: blob.attachmentMetadata(revpos: generation))
+                continue
+            }
+            let json = try DocumentValues.json(from: entry, path: "_attachments.\(name)", onBlob: install)
+            var metadata: AttachmentMetadata
+            do { metadata = try AttachmentMetadata(json: json) } catch { throw CouchetteError.wrap(error) }
+            if let data = metadata.data {
+                let blob = Blob(contentType: metadata.contentType, data: Data(data))
+                try install(blob)
+                metadata = AttachmentMetadata(
+                    contentType: metadata.contentType, length: data.count, digest: .sha1(of: data),
+                    revpos: generation, isStub: true)
+            } else {
+                metadata = metadata.stub
+                if metadata.revpos == nil { metadata.revpos = generation }
+            }
+            result[name] = metadata.json
+        }
+        return .object(result)
+    }
+
+    /// The generation the next local edit will get (mirrors ``CouchetteCore/RevisionTree/addLocalEdit``).
+    static func nextGeneration(tree: CouchetteCore.RevisionTree, parent: RevisionID?, allowConflict: Bool) -> Int {
+        if let parent { return parent.generation + 1 }
+        if let winner = tree.winner, winner.isDeleted || !allowConflict { return winner.id.generation + 1 }
+        return 1
+    }
+
+    /// Adds a local edit and writes the document.
+    ///
+    /// - Returns: The new revision's ID and the stored record.
+    func commit(
+        documentID: String, existing: DocumentRecord?, tree: CouchetteCore.RevisionTree, parent: RevisionID?,
+        body: JSONValue, deleted: Bool, allowConflict: Bool
+    ) throws -> (revision: RevisionID, record: DocumentRecord) {
+        var tree = tree
+        let revision: RevisionID
+        do {
+            revision = try tree.addLocalEdit(parent: parent, body: body, deleted: deleted, allowConflict: allowConflict)
+        } catch {
+            throw CouchetteError.wrap(error)
+        }
+        let record = try store(documentID: documentID, existing: existing, tree: tree, changed: revision, source: nil)
+        return (revision, record)
+    }
+
+    /// Prunes and writes a changed tree, and records the change to `changed`.
+    func store(
+        documentID: String, existing: DocumentRecord?, tree: CouchetteCore.RevisionTree, changed: RevisionID,
+        source: URL?
+    ) throws -> DocumentRecord {
+        var tree = tree
+        tree.prune(toDepth: Int(database.config.maxRevTreeDepth))
+        let winner = tree.winner!
+        let winnerBody = winner.body ?? .object([:])
+        var flags: DocumentFlags = []
+        if winner.isDeleted { flags.insert(.deleted) }
+        if tree.isConflicted { flags.insert(.conflicted) }
+        if DocumentValues.containsBlobs(winnerBody) { flags.insert(.hasAttachments) }
+        let sequence = database.nextSequence(collectionID: collection.id)
+        let record = DocumentRecord(
+            collectionID: collection.id, documentID: documentID, sequence: sequence, flags: flags,
+            revisionID: winner.id.description, body: winnerBody.serialized(), tree: tree,
+            expiration: existing?.expiration)
+        try storage.write(record)
+        let changedNode = tree[changed]
+        database.recordChange(
+            DocumentChange(
+                database: database, collection: collection, documentID: documentID, revisionID: changed.description,
+                sequence: sequence, isDeletion: changedNode?.isDeleted ?? false, isCurrentRevision: winner.id == changed,
+                inConflict: tree.isConflicted, source: source),
+            external: source != nil)
+        Log.shared.emit(.verbose, .database, "Saved \(documentID) \(changed) (seq \(sequence))")
+        return record
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Options for opening a database; copied when the database opens.
+///
+/// ```swift
+/// var config = DatabaseConfiguration()
+/// config.directory = "/var/lib/todo"
+/// let db = try Database(name: "todo", config: config)
+/// ```
+public struct DatabaseConfiguration: Sendable {
+    /// The folder that holds `NAME.couchette/` folders; ``defaultDirectory`` unless set.
+    public var directory: String
+    /// Sync every commit to disk (`PRAGMA synchronous=FULL`) instead of the WAL default (`NORMAL`).
+    public var fullSync = false
+    /// Whether SQLite may memory-map the file.
+    public var mmapEnabled = true
+    /// Open read-only: writes throw `.forbidden` (403).
+    public var readOnly = false
+    /// Create the database if it does not exist; when false a missing database throws `.notFound` (404).
+    public var create = true
+    /// Revisions kept per branch of a document's revision tree; older ones are pruned as documents are
+    /// saved, and compaction drops the bodies of all but the leaves (1.x `maxRevTreeDepth`).
+    public var maxRevTreeDepth: UInt32 = 20
+
+    /// A configuration with the defaults.
+    public init() {
+        directory = DatabaseConfiguration.defaultDirectory
+    }
+
+    /// A copy of `config`, or the defaults when it is nil.
+    public init(config: DatabaseConfiguration?) {
+        self = config ?? DatabaseConfiguration()
+    }
+
+    /// Where databases live unless a configuration says otherwise: `$XDG_DATA_HOME/Couchette` on Linux
+    /// (`~/.local/share/Couchette` when `XDG_DATA_HOME` is not set), Application Support elsewhere.
+    public static var defaultDirectory: String {
+        #if os(Linux)
+            if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty {
+                return (xdg as NSString).appendingPathComponent("Couchette")
+            }
+            return (NSHomeDirectory() as NSString).appendingPathComponent(".local/share/Couchette")
+        #else
+            let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first!
+            return base.appendingPathComponent("Couchette").path
+        #endif
+    }
+}

@@ -1,0 +1,187 @@
+import CouchetteCore
+import Foundation
+
+/// An immutable snapshot of one revision of a document.
+///
+/// Read it with typed getters; edit a copy with ``toMutable()``.
+///
+/// ```swift
+/// if let list = try lists.document(id: "user1.123") {
+///     print(list.string(forKey: "name") ?? "", list.revisionID ?? "")
+/// }
+/// ```
+public class Document: Sequence, Hashable, @unchecked Sendable {
+    /// The document's ID.
+    public let id: String
+    let lock = NSLock()
+    var _revisionID: String?
+    var _sequence: UInt64
+    var _collection: Collection?
+    /// The stored JSON, parsed on first use.
+    private var _rawBody: [UInt8]?
+    private var _body: [String: JSONValue]?
+
+    init(id: String, revisionID: String?, sequence: UInt64, collection: Collection?, rawBody: [UInt8]?) {
+        self.id = id
+        self._revisionID = revisionID
+        self._sequence = sequence
+        self._collection = collection
+        self._rawBody = rawBody
+        self._body = rawBody == nil ? [:] : nil
+    }
+
+    init(id: String, revisionID: String?, sequence: UInt64, collection: Collection?, body: [String: JSONValue]) {
+        self.id = id
+        self._revisionID = revisionID
+        self._sequence = sequence
+        self._collection = collection
+        self._body = body
+    }
+
+    /// The current revision's ID, `"<generation>-<digest>"`; nil before the first save.
+    public var revisionID: String? { lock.withLock { _revisionID } }
+
+    /// The sequence of the save that made this revision; 0 before the first save.
+    public var sequence: UInt64 { lock.withLock { _sequence } }
+
+    /// The collection the document was read from or saved to.
+    public var collection: Collection? { lock.withLock { _collection } }
+
+    /// When the document was last saved on this device; nil (not tracked yet).
+    public var timestamp: Date? { nil }
+
+    /// A mutable copy.
+    public func toMutable() -> MutableDocument {
+        lock.withLock {
+            MutableDocument(
+                id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection, members: bodyLocked())
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The stored members as JSON.
+    func jsonMembers() -> [String: JSONValue] {
+        lock.withLock { bodyLocked() }
+    }
+
+    private func bodyLocked() -> [String: JSONValue] {
+        if let _body { return _body }
+        let parsed = (try? JSONValue(parsing: _rawBody ?? []))?.objectValue ?? [:]
+        _body = parsed
+        _rawBody = nil
+        return parsed
+    }
+
+    /// The value for a key: `String`, a number, `Bool`, `[Any]`, `[String: Any]`, `NSNull` for JSON null,
+    /// or nil when the key is missing.
+    public func value(forKey key: String) -> Any? {
+        jsonMembers()[key].map(DocumentValues.value(from:))
+    }
+
+    /// The number of top-level properties.
+    public var count: Int { jsonMembers().count }
+
+    /// The top-level property names, sorted.
+    public var keys: [String] { jsonMembers().keys.sorted() }
+
+    /// Whether the key is present (even with a null value).
+    public func contains(key: String) -> Bool { jsonMembers()[key] != nil }
+
+    /// The string for a key, or nil when missing or not a string.
+    public func string(forKey key: String) -> String? { jsonMembers()[key]?.stringValue }
+
+    /// The number for a key as an `Int` (truncated), or 0.
+    public func int(forKey key: String) -> Int {
+        guard let json = jsonMembers()[key] else { return 0 }
+        if let integer = json.intValue, let result = Int(exactly: integer) { return result }
+        if let double = json.doubleValue { return Int(exactly: double.rounded(.towardZero)) ?? 0 }
+        if case .bool(let flag) = json { return flag ? 1 : 0 }
+        return 0
+    }
+
+    /// The number for a key as an `Int64` (exact for integers), or 0.
+    public func int64(forKey key: String) -> Int64 {
+        guard let json = jsonMembers()[key] else { return 0 }
+        if let integer = json.intValue { return integer }
+        if let double = json.doubleValue { return Int64(exactly: double.rounded(.towardZero)) ?? 0 }
+        return 0
+    }
+
+    /// The number for a key as a `Double`, or 0.
+    public func double(forKey key: String) -> Double { jsonMembers()[key]?.doubleValue ?? 0 }
+
+    /// The number for a key as a `Float`, or 0.
+    public func float(forKey key: String) -> Float { Float(double(forKey: key)) }
+
+    /// The number for a key, or nil when missing or not a number.
+    public func number(forKey key: String) -> NSNumber? {
+        switch jsonMembers()[key] {
+        case .int(let integer)?: NSNumber(value: integer)
+        case .double(let number)?: NSNumber(value: number)
+        default: nil
+        }
+    }
+
+    /// The Boolean for a key: a Boolean, or a non-zero number; false otherwise.
+    public func boolean(forKey key: String) -> Bool {
+        switch jsonMembers()[key] {
+        case .bool(let flag)?: flag
+        case .int(let integer)?: integer != 0
+        case .double(let number)?: number != 0
+        default: false
+        }
+    }
+
+    /// The date for a key stored as an ISO-8601 string, or nil.
+    public func date(forKey key: String) -> Date? {
+        jsonMembers()[key]?.stringValue.flatMap(DocumentValues.date(from:))
+    }
+
+    /// The array for a key, or nil.
+    public func array(forKey key: String) -> [Any]? {
+        guard case .array(let elements)? = jsonMembers()[key] else { return nil }
+        return elements.map(DocumentValues.value(from:))
+    }
+
+    /// The dictionary for a key, or nil.
+    public func dictionary(forKey key: String) -> [String: Any]? {
+        guard case .object(let members)? = jsonMembers()[key] else { return nil }
+        return members.mapValues(DocumentValues.value(from:))
+    }
+
+    /// The blob for a key (a Couchbase Lite 3 blob dictionary), or nil.
+    public func blob(forKey key: String) -> Blob? {
+        guard let members = dictionary(forKey: key), Blob.isBlob(properties: members) else { return nil }
+        return try? Blob(properties: members, store: collection?.database.currentBlobStore)
+    }
+
+    /// All properties as Foundation values.
+    public func toDictionary() -> [String: Any] {
+        jsonMembers().mapValues(DocumentValues.value(from:))
+    }
+
+    /// The properties as JSON text (keys sorted).
+    public func toJSON() -> String {
+        JSONValue.object(jsonMembers()).serializedString()
+    }
+
+    /// The properties as a JSON value.
+    public func toJSONValue() -> JSONValue { .object(jsonMembers()) }
+
+    /// Iterates over the property names.
+    public func makeIterator() -> IndexingIterator<[String]> { keys.makeIterator() }
+
+    // MARK: - Hashable
+
+    public static func == (lhs: Document, rhs: Document) -> Bool {
+        lhs === rhs
+            || (lhs.id == rhs.id && lhs.revisionID == rhs.revisionID && lhs.collection == rhs.collection
+                && lhs.jsonMembers() == rhs.jsonMembers())
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(revisionID)
+    }
+}

@@ -1,0 +1,102 @@
+import CouchetteCore
+import Foundation
+
+/// Conversions between the values users put in documents (`String`, numbers, `Bool`, `Date`, `Blob`,
+/// arrays, dictionaries, `nil`/`NSNull`) and stored JSON.
+enum DocumentValues {
+    /// ISO-8601 with fractional seconds, the form dates are stored in.
+    nonisolated(unsafe) static let dateFormatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+    nonisolated(unsafe) static let plainDateFormatter = ISO8601DateFormatter()
+    private static let formatterLock = NSLock()
+
+    static func string(from date: Date) -> String {
+        formatterLock.withLock { dateFormatter.string(from: date) }
+    }
+
+    static func date(from string: String) -> Date? {
+        formatterLock.withLock { dateFormatter.date(from: string) ?? plainDateFormatter.date(from: string) }
+    }
+
+    /// Converts a user value to JSON. Blobs become their metadata dictionary and are passed to `onBlob`
+    /// (which installs them); dates become ISO-8601 strings.
+    ///
+    /// - Throws: `.badInput` (400) naming the key path of a value that is not JSON.
+    static func json(from value: Any?, path: String, onBlob: (Blob) throws -> Void) throws -> JSONValue {
+        switch value {
+        case nil, is NSNull: return .null
+        case let json as JSONValue: return json
+        case let string as String: return .string(string)
+        case let blob as Blob:
+            try onBlob(blob)
+            return try JSONValue(foundationObject: blob.properties)
+        case let date as Date: return .string(string(from: date))
+        case let members as [String: Any?]:
+            var result: [String: JSONValue] = [:]
+            result.reserveCapacity(members.count)
+            for (key, member) in members {
+                result[key] = try json(from: member, path: path.isEmpty ? key : "\(path).\(key)", onBlob: onBlob)
+            }
+            return .object(result)
+        case let elements as [Any?]:
+            return .array(
+                try elements.enumerated().map { index, element in
+                    try json(from: element, path: "\(path)[\(index)]", onBlob: onBlob)
+                })
+        case let data as Data:
+            throw CouchetteError(.badInput, message: "\(path): Data is not JSON; store it as a Blob (\(data.count) bytes)")
+        default:
+            do {
+                return try JSONValue(foundationObject: value)
+            } catch {
+                throw CouchetteError(.badInput, message: "\(path): a \(type(of: value!)) is not a JSON value")
+            }
+        }
+    }
+
+    /// Converts stored JSON to the values users read: `[String: Any]`, `[Any]`, `String`, `Int`/`Int64`,
+    /// `Double`, `Bool`, `NSNull`.
+    static func value(from json: JSONValue) -> Any {
+        switch json {
+        case .null: return NSNull()
+        case .bool(let flag): return flag
+        case .int(let integer): return Int(exactly: integer) ?? integer
+        case .double(let number): return number
+        case .string(let string): return string
+        case .array(let elements): return elements.map(value(from:))
+        case .object(let members): return members.mapValues(value(from:))
+        }
+    }
+
+    /// Whether `json` holds a blob dictionary or `_attachments` anywhere.
+    static func containsBlobs(_ json: JSONValue) -> Bool {
+        switch json {
+        case .object(let members):
+            if members["@type"] == "blob" { return true }
+            if members["_attachments"] != nil { return true }
+            return members.values.contains(where: containsBlobs)
+        case .array(let elements): return elements.contains(where: containsBlobs)
+        default: return false
+        }
+    }
+
+    /// The SHA-1 digests of every blob and attachment referenced by `json`.
+    static func blobDigests(in json: JSONValue, into digests: inout Set<String>) {
+        switch json {
+        case .object(let members):
+            if members["@type"] == "blob", case .string(let digest)? = members["digest"] { digests.insert(digest) }
+            if case .object(let attachments)? = members["_attachments"] {
+                for case .object(let meta) in attachments.values {
+                    if case .string(let digest)? = meta["digest"] { digests.insert(digest) }
+                }
+            }
+            for member in members.values { blobDigests(in: member, into: &digests) }
+        case .array(let elements):
+            for element in elements { blobDigests(in: element, into: &digests) }
+        default: break
+        }
+    }
+}

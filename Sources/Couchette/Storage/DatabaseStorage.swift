@@ -1,0 +1,304 @@
+import CouchetteCore
+import CouchetteSQLite
+import Foundation
+
+/// The SQLite file of one database: the only code that writes SQL. Callers hold the database's lock.
+///
+/// Storage never interprets bodies beyond the revision tree: a ``DocumentRecord`` is key, body, tree,
+/// sequence, flags and expiration.
+final class DatabaseStorage {
+    let connection: Connection
+
+    /// Opens (creating if allowed) the SQLite file and migrates its schema.
+    ///
+    /// - Throws: `.notFound` when missing and `create` is false, `.wrongEncryptionKey` (401) when the file is
+    ///   not a database, `.unsupported` for a newer schema.
+    init(path: String, config: DatabaseConfiguration) throws {
+        let options = Connection.Options(
+            readOnly: config.readOnly, create: config.create && !config.readOnly,
+            journalMode: config.readOnly ? nil : .wal)
+        do {
+            connection = try Connection(path: path, options: options)
+            try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")
+            if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
+            if config.readOnly {
+                if try connection.userVersion != Schema.current {
+                    throw CouchetteError(.forbidden, message: "A read-only database cannot be migrated")
+                }
+            } else {
+                try Schema.migrate(connection)
+            }
+        } catch {
+            throw DatabaseStorage.translate(error)
+        }
+    }
+
+    func close() {
+        connection.close()
+    }
+
+    /// Maps SQLite errors onto ``CouchetteError``.
+    static func translate(_ error: any Error) -> CouchetteError {
+        if let error = error as? CouchetteError { return error }
+        guard let error = error as? SQLiteError else {
+            return CouchetteError(.io, message: String(describing: error))
+        }
+        switch error.primaryCode {
+        case .notADatabase: return CouchetteError(.wrongEncryptionKey, message: "The file is not a database, or the key is wrong")
+        case .corrupt: return CouchetteError(.corrupt, message: error.message)
+        case .busy, .locked: return CouchetteError(.busy, message: error.message)
+        case .readOnly: return CouchetteError(.forbidden, message: "The database is read-only")
+        case .cantOpen: return CouchetteError(.notFound, message: "Cannot open the database file")
+        case .constraint: return CouchetteError(.conflict, message: error.message)
+        case .misuse: return CouchetteError(.notOpen, message: error.message)
+        default: return CouchetteError(.io, message: error.description)
+        }
+    }
+
+    /// Runs `body`, translating SQLite errors.
+    @inline(__always)
+    func run<T>(_ body: () throws -> T) throws(CouchetteError) -> T {
+        do { return try body() } catch { throw DatabaseStorage.translate(error) }
+    }
+
+    // MARK: - Metadata
+
+    func metaValue(_ key: String) throws(CouchetteError) -> String? {
+        try run { try connection.firstValue("SELECT value FROM meta WHERE key = ?", key)?.stringValue }
+    }
+
+    func setMetaValue(_ key: String, _ value: String) throws(CouchetteError) {
+        try run { try connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, value) }
+    }
+
+    // MARK: - Collections
+
+    struct CollectionRow: Sendable, Hashable {
+        var id: Int64
+        var scope: String
+        var name: String
+        var lastSequence: UInt64
+    }
+
+    func collectionRows() throws(CouchetteError) -> [CollectionRow] {
+        try run {
+            try connection.query("SELECT id, scope, name, last_sequence FROM collections ORDER BY scope, name").map {
+                CollectionRow(
+                    id: $0[0].int64Value ?? 0, scope: $0[1].stringValue ?? "", name: $0[2].stringValue ?? "",
+                    lastSequence: UInt64($0[3].int64Value ?? 0))
+            }
+        }
+    }
+
+    func insertCollection(scope: String, name: String) throws(CouchetteError) -> Int64 {
+        try run {
+            try connection.execute("INSERT INTO collections (scope, name) VALUES (?, ?)", scope, name)
+            return try connection.lastInsertRowID
+        }
+    }
+
+    func deleteCollection(id: Int64) throws(CouchetteError) {
+        try run {
+            try connection.execute("DELETE FROM documents WHERE collection = ?", id)
+            try connection.execute("DELETE FROM collections WHERE id = ?", id)
+        }
+    }
+
+    func setLastSequence(_ sequence: UInt64, collectionID: Int64) throws(CouchetteError) {
+        try run {
+            try connection.execute(
+                "UPDATE collections SET last_sequence = ? WHERE id = ?", Int64(sequence), collectionID)
+        }
+    }
+
+    // MARK: - Documents
+
+    private static let selectColumns = "sequence, flags, rev, body, expiration"
+
+    /// Reads a document; the revision tree too when `withTree`.
+    func document(collectionID: Int64, id: String, withTree: Bool) throws(CouchetteError) -> DocumentRecord? {
+        let sql =
+            withTree
+            ? "SELECT \(DatabaseStorage.selectColumns), tree FROM documents WHERE collection = ? AND doc_id = ?"
+            : "SELECT \(DatabaseStorage.selectColumns) FROM documents WHERE collection = ? AND doc_id = ?"
+        let found: (DocumentRecord, [UInt8]?)? = try run {
+            let statement = try connection.cachedStatement(sql: sql)
+            defer { statement.reset() }
+            try statement.bind(collectionID, at: 1)
+            try statement.bind(id, at: 2)
+            guard try statement.step() else { return nil }
+            let record = DocumentRecord(
+                collectionID: collectionID, documentID: id, sequence: UInt64(statement.int64(at: 0)),
+                flags: DocumentFlags(rawValue: statement.int64(at: 1)), revisionID: statement.string(at: 2),
+                body: statement.blob(at: 3), tree: nil,
+                expiration: statement.isNull(at: 4) ? nil : statement.double(at: 4))
+            return (record, withTree ? statement.blob(at: 5) : nil)
+        }
+        guard var (record, treeBytes) = found else { return nil }
+        if let treeBytes {
+            let body = try? JSONValue(parsing: record.body)
+            record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: body)
+        }
+        return record
+    }
+
+    /// Inserts or replaces a document row; `record.tree` must be set.
+    func write(_ record: DocumentRecord) throws(CouchetteError) {
+        let treeBytes = RevisionTreeCodec.encode(record.tree!)
+        try run {
+            let statement = try connection.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO documents (collection, doc_id, sequence, flags, rev, body, tree, expiration)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            defer { statement.reset() }
+            try statement.bind(record.collectionID, at: 1)
+            try statement.bind(record.documentID, at: 2)
+            try statement.bind(Int64(record.sequence), at: 3)
+            try statement.bind(record.flags.rawValue, at: 4)
+            try statement.bind(record.revisionID, at: 5)
+            try statement.bind(record.body, at: 6)
+            try statement.bind(treeBytes, at: 7)
+            if let expiration = record.expiration {
+                try statement.bind(expiration, at: 8)
+            } else {
+                try statement.bindNull(at: 8)
+            }
+            try statement.execute()
+        }
+    }
+
+    /// Removes a document row entirely (purge).
+    @discardableResult
+    func removeDocument(collectionID: Int64, id: String) throws(CouchetteError) -> Bool {
+        try run {
+            try connection.execute("DELETE FROM documents WHERE collection = ? AND doc_id = ?", collectionID, id)
+            return try connection.changes > 0
+        }
+    }
+
+    /// The number of documents whose current revision is not deleted.
+    func liveDocumentCount(collectionID: Int64) throws(CouchetteError) -> UInt64 {
+        try run {
+            UInt64(
+                try connection.firstValue(
+                    "SELECT count(*) FROM documents WHERE collection = ? AND (flags & 1) = 0", collectionID)?
+                    .int64Value ?? 0)
+        }
+    }
+
+    /// Documents changed after `sequence`, in sequence order.
+    func documents(
+        collectionID: Int64, since sequence: UInt64, limit: Int?, withTree: Bool
+    ) throws(CouchetteError) -> [DocumentRecord] {
+        var rows: [(DocumentRecord, [UInt8]?)] = []
+        try run {
+            let statement = try connection.cachedStatement(
+                sql: """
+                    SELECT doc_id, \(DatabaseStorage.selectColumns), tree FROM documents
+                    WHERE collection = ? AND sequence > ? ORDER BY sequence LIMIT ?
+                    """)
+            try statement.bind(collectionID, at: 1)
+            try statement.bind(Int64(sequence), at: 2)
+            try statement.bind(Int64(limit ?? -1), at: 3)
+            try statement.forEachRow { row in
+                let record = DocumentRecord(
+                    collectionID: collectionID, documentID: row.string(at: 0), sequence: UInt64(row.int64(at: 1)),
+                    flags: DocumentFlags(rawValue: row.int64(at: 2)), revisionID: row.string(at: 3),
+                    body: row.blob(at: 4), tree: nil, expiration: row.isNull(at: 5) ? nil : row.double(at: 5))
+                rows.append((record, withTree ? row.blob(at: 6) : nil))
+            }
+        }
+        var records: [DocumentRecord] = []
+        records.reserveCapacity(rows.count)
+        for var (record, treeBytes) in rows {
+            if let treeBytes {
+                record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: try? JSONValue(parsing: record.body))
+            }
+            records.append(record)
+        }
+        return records
+    }
+
+    /// Every document ID of a collection, in ID order.
+    func documentIDs(collectionID: Int64) throws(CouchetteError) -> [String] {
+        try run {
+            try connection.query("SELECT doc_id FROM documents WHERE collection = ? ORDER BY doc_id", collectionID)
+                .compactMap { $0[0].stringValue }
+        }
+    }
+
+    // MARK: - Expiration
+
+    func setExpiration(_ expiration: Double?, collectionID: Int64, id: String) throws(CouchetteError) -> Bool {
+        try run {
+            try connection.execute(
+                "UPDATE documents SET expiration = ? WHERE collection = ? AND doc_id = ?", expiration, collectionID, id)
+            return try connection.changes > 0
+        }
+    }
+
+    /// Documents whose expiration is at or before `date` (seconds since 1970), as (collection, ID).
+    func expiredDocuments(at date: Double) throws(CouchetteError) -> [(collectionID: Int64, id: String)] {
+        try run {
+            try connection.query(
+                "SELECT collection, doc_id FROM documents WHERE expiration IS NOT NULL AND expiration <= ?", date
+            ).map { (collectionID: $0[0].int64Value ?? 0, id: $0[1].stringValue ?? "") }
+        }
+    }
+
+    /// The earliest expiration date of any document, for scheduling the next sweep.
+    func nextExpiration() throws(CouchetteError) -> Double? {
+        try run {
+            try connection.firstValue("SELECT min(expiration) FROM documents WHERE expiration IS NOT NULL")?.doubleValue
+        }
+    }
+
+    // MARK: - Local documents
+
+    func localDocument(id: String) throws(CouchetteError) -> (revision: String, body: [UInt8])? {
+        try run {
+            guard let row = try connection.firstRow("SELECT rev, body FROM local_documents WHERE id = ?", id) else {
+                return nil
+            }
+            return (row[0].stringValue ?? "", row[1].blobValue ?? [])
+        }
+    }
+
+    func putLocalDocument(id: String, revision: String, body: [UInt8]) throws(CouchetteError) {
+        try run {
+            try connection.execute(
+                "INSERT OR REPLACE INTO local_documents (id, rev, body) VALUES (?, ?, ?)", id, revision, body)
+        }
+    }
+
+    func removeLocalDocument(id: String) throws(CouchetteError) -> Bool {
+        try run {
+            try connection.execute("DELETE FROM local_documents WHERE id = ?", id)
+            return try connection.changes > 0
+        }
+    }
+
+    // MARK: - Maintenance helpers
+
+    /// Every stored body and tree, for finding referenced blobs and pruning, one row at a time.
+    func forEachDocument(_ body: (DocumentRecord) throws -> Void) throws(CouchetteError) {
+        let rows: [(DocumentRecord, [UInt8])] = try run {
+            try connection.query("SELECT collection, doc_id, sequence, flags, rev, body, expiration, tree FROM documents")
+                .map { row in
+                    (
+                        DocumentRecord(
+                            collectionID: row[0].int64Value ?? 0, documentID: row[1].stringValue ?? "",
+                            sequence: UInt64(row[2].int64Value ?? 0), flags: DocumentFlags(rawValue: row[3].int64Value ?? 0),
+                            revisionID: row[4].stringValue ?? "", body: row[5].blobValue ?? [], tree: nil,
+                            expiration: row[6].doubleValue),
+                        row[7].blobValue ?? []
+                    )
+                }
+        }
+        for (var record, treeBytes) in rows {
+            record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: try? JSONValue(parsing: record.body))
+            do { try body(record) } catch { throw DatabaseStorage.translate(error) }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import CouchetteCore
+
+/// Stores a revision tree compactly as JSON: `[[rev, parentIndex, deleted, body], …]` in generation order,
+/// `parentIndex` -1 for roots, `body` null when not kept. The winner's body is left out (it lives in the
+/// row's `body` column) and put back on decoding.
+enum RevisionTreeCodec {
+    static func encode(_ tree: CouchetteCore.RevisionTree) -> [UInt8] {
+        let nodes = tree.nodes
+        var index: [RevisionID: Int] = [:]
+        index.reserveCapacity(nodes.count)
+        for (offset, node) in nodes.enumerated() { index[node.id] = offset }
+        let winnerID = tree.winner?.id
+        let encoded: [JSONValue] = nodes.map { node in
+            let parent = node.parent.flatMap { index[$0] } ?? -1
+            let body: JSONValue = node.id == winnerID ? .null : (node.body ?? .null)
+            return .array([.string(node.id.description), .int(Int64(parent)), .bool(node.isDeleted), body])
+        }
+        return JSONValue.array(encoded).serialized()
+    }
+
+    /// - Throws: `.corrupt` when the stored tree cannot be read.
+    static func decode(_ bytes: [UInt8], winnerBody: JSONValue?) throws(CouchetteError) -> CouchetteCore.RevisionTree {
+        do {
+            guard case .array(let entries) = try JSONValue(parsing: bytes) else { throw corrupt() }
+            var ids: [RevisionID] = []
+            ids.reserveCapacity(entries.count)
+            var nodes: [CouchetteCore.RevisionTree.Node] = []
+            for entry in entries {
+                guard case .array(let fields) = entry, fields.count == 4, case .string(let rev) = fields[0],
+                    case .int(let parent) = fields[1], case .bool(let deleted) = fields[2]
+                else { throw corrupt() }
+                let id = try RevisionID(parsing: rev)
+                ids.append(id)
+                let parentID = parent >= 0 && Int(parent) < ids.count ? ids[Int(parent)] : nil
+                nodes.append(.init(id: id, parent: parentID, isDeleted: deleted, body: fields[3].isNull ? nil : fields[3]))
+            }
+            var tree = CouchetteCore.RevisionTree(nodes: nodes)
+            if let winner = tree.winner, let winnerBody { tree.setBody(winnerBody, of: winner.id) }
+            return tree
+        } catch let error as CouchetteError {
+            throw error
+        } catch {
+            throw corrupt()
+        }
+    }
+
+    private static func corrupt() -> CouchetteError {
+        CouchetteError(.corrupt, message: "A stored revision tree is corrupt")
+    }
+}

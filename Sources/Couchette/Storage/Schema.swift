@@ -1,0 +1,63 @@
+import CouchetteSQLite
+
+/// The versions of a database file's schema, kept in `PRAGMA user_version`.
+///
+/// Opening a file migrates it step by step from its version to ``current``; a file from a newer version of
+/// Couchette is refused rather than misread.
+enum Schema {
+    /// The version this build writes.
+    static let current: Int32 = 2
+
+    /// Migrates `connection` to ``current``.
+    ///
+    /// - Throws: `.unsupported` (501) for a newer schema, or the SQLite error of a failed step (rolled back).
+    static func migrate(_ connection: Connection) throws {
+        let version = try connection.userVersion
+        if version > current {
+            throw CouchetteError(
+                .unsupported,
+                message: "The database was written by a newer Couchette (schema \(version); this build reads up to \(current))")
+        }
+        guard version < current else { return }
+        try connection.transaction { connection in
+            if version < 1 { try createVersion1(connection) }
+            if version < 2 { try upgradeToVersion2(connection) }
+            try connection.setUserVersion(current)
+        }
+    }
+
+    /// Version 1: metadata, collections, documents with their revision trees, local documents.
+    static func createVersion1(_ connection: Connection) throws {
+        try connection.execute(
+            """
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB);
+            CREATE TABLE collections (
+                id INTEGER PRIMARY KEY,
+                scope TEXT NOT NULL,
+                name TEXT NOT NULL,
+                last_sequence INTEGER NOT NULL DEFAULT 0,
+                UNIQUE (scope, name)
+            );
+            CREATE TABLE documents (
+                collection INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                doc_id TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                flags INTEGER NOT NULL,
+                rev TEXT NOT NULL,
+                body BLOB NOT NULL,
+                tree BLOB NOT NULL,
+                expiration REAL,
+                PRIMARY KEY (collection, doc_id)
+            );
+            CREATE UNIQUE INDEX documents_by_sequence ON documents (collection, sequence);
+            CREATE TABLE local_documents (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body BLOB NOT NULL);
+            INSERT INTO collections (id, scope, name) VALUES (1, '_default', '_default');
+            """)
+    }
+
+    /// Version 2: an index of documents that expire, so the expiry sweep does not scan every document.
+    static func upgradeToVersion2(_ connection: Connection) throws {
+        try connection.execute(
+            "CREATE INDEX documents_by_expiration ON documents (expiration) WHERE expiration IS NOT NULL")
+    }
+}

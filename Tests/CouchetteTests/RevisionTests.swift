@@ -1,0 +1,225 @@
+import Couchette
+import CouchetteCore
+import Foundation
+import Testing
+
+/// The tutorial's flows with the 1.x revision API.
+@Suite struct RevisionTests {
+    @Test func tutorialListLifecycleWithADeletionSeenByAListener() async throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        let id = "user1.\(UUID().uuidString)"
+        let inbox = Inbox<DocumentChange>()
+        let token = lists.addDocumentChangeListener(id: id) { inbox.put($0) }
+        defer { token.remove() }
+
+        let created = try lists.putProperties(["type": "task-list", "name": "Groceries", "owner": "user1"], documentID: id)
+        #expect(created.revisionID?.hasPrefix("1-") == true)
+        #expect(created.properties?["_id"] as? String == id)
+        #expect(created.userProperties?["name"] as? String == "Groceries")
+
+        let document = try #require(try lists.document(id: id))
+        let renamed = try document.update { revision in
+            revision["name"] = "Shopping"
+            return true
+        }
+        #expect(renamed?.revisionID?.hasPrefix("2-") == true)
+        #expect(try lists.document(id: id)?.string(forKey: "name") == "Shopping")
+
+        let tombstone = try #require(renamed).deleteDocument()
+        #expect(tombstone.isDeletion)
+        #expect(try lists.document(id: id) == nil)
+
+        var seen: [DocumentChange] = []
+        while seen.count < 3, let change = await next(inbox.stream) { seen.append(change) }
+        #expect(seen.count == 3)
+        #expect(seen.last?.isDeletion == true)
+        #expect(seen.last?.revisionID == tombstone.revisionID)
+        #expect(try lists.revisionTree(documentID: id)?.nodes.count == 3)
+        #expect(try tombstone.history().map(\.revisionID) == [created.revisionID, renamed?.revisionID, tombstone.revisionID])
+    }
+
+    @Test func conflictsTheDeterministicWinnerAndResolutionByDeletingLosers() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        let base = try lists.putProperties(["type": "task-list", "name": "Today"], documentID: "user1.list")
+
+        // Two edits of the same revision, the second one allowing a conflict.
+        let first = base.createRevision()
+        first["name"] = "Text Changed"
+        let winnerCandidate = try first.save()
+        let second = base.createRevision()
+        second["name"] = "Other Text"
+        #expect(throws: CouchetteError.self) { try second.save() }
+        let conflicting = try second.saveAllowingConflict()
+
+        let revisions = try lists.conflictingRevisions(documentID: "user1.list")
+        #expect(revisions.count == 2)
+        let expectedWinner = [winnerCandidate, conflicting].max { $0.revisionID! < $1.revisionID! }!
+        #expect(revisions[0] == expectedWinner)
+        #expect(try lists.document(id: "user1.list")?.revisionID == expectedWinner.revisionID)
+        #expect(try lists.changes(since: 0, includeConflicts: true).count == 2)
+
+        // Deleting the current revision promotes the other one.
+        var leaves = try lists.leafRevisions(documentID: "user1.list")
+        #expect(leaves.count == 2)
+
+        // Resolve in a transaction: keep the winner with merged properties, delete the others.
+        try db.inTransaction {
+            for (index, revision) in revisions.enumerated() {
+                let next = revision.createRevision()
+                if index == 0 {
+                    next.userProperties = ["type": "task-list", "name": "Resolved"]
+                } else {
+                    next.isDeletion = true
+                }
+                _ = try next.saveAllowingConflict()
+            }
+            return true
+        }
+        #expect(try lists.conflictingRevisions(documentID: "user1.list").count == 1)
+        leaves = try lists.leafRevisions(documentID: "user1.list")
+        #expect(leaves.count == 2)
+        #expect(leaves.filter(\.isDeletion).count == 1)
+        #expect(try lists.document(id: "user1.list")?.string(forKey: "name") == "Resolved")
+    }
+
+    @Test func nWayMergeOfTwoBranches() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let tasks = try db.defaultCollection()
+        let base = try tasks.putProperties(["type": "task", "task": "Milk", "complete": false], documentID: "task1")
+        let titleEdit = base.createRevision()
+        titleEdit["task"] = "Oat milk"
+        _ = try titleEdit.save()
+        let completeEdit = base.createRevision()
+        completeEdit["complete"] = true
+        _ = try completeEdit.saveAllowingConflict()
+
+        let revisions = try tasks.conflictingRevisions(documentID: "task1")
+        #expect(revisions.count == 2)
+        // Merge: start from the winner, take every property another branch changed from the base.
+        func json(_ value: Any?) -> JSONValue? { try? JSONValue(foundationObject: value) }
+        var merged = revisions[0].userProperties ?? [:]
+        for revision in revisions.dropFirst() {
+            for (key, value) in revision.userProperties ?? [:] where json(value) != json(base.userProperties?[key]) {
+                merged[key] = value
+            }
+        }
+        try db.inTransaction {
+            let keep = revisions[0].createRevision()
+            keep.userProperties = merged
+            _ = try keep.save()
+            for loser in revisions.dropFirst() {
+                let tombstone = loser.createRevision()
+                tombstone.isDeletion = true
+                _ = try tombstone.saveAllowingConflict()
+            }
+            return true
+        }
+        let result = try #require(try tasks.document(id: "task1"))
+        #expect(result.string(forKey: "task") == "Oat milk")
+        #expect(result.boolean(forKey: "complete"))
+        #expect(try tasks.conflictingRevisions(documentID: "task1").count == 1)
+    }
+
+    @Test func saveWithAnExplicitParentIs409WhenItIsNotALeaf() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        let first = try lists.saveRevision(["v": 1], documentID: "d", parentRevisionID: nil)
+        let second = try lists.saveRevision(["v": 2], documentID: "d", parentRevisionID: first.revisionID)
+        do {
+            _ = try lists.saveRevision(["v": 3], documentID: "d", parentRevisionID: first.revisionID)
+            Issue.record("expected a conflict")
+        } catch let error as CouchetteError {
+            #expect(error.status == 409)
+        }
+        let branch = try lists.saveRevision(["v": 3], documentID: "d", parentRevisionID: first.revisionID, allowConflict: true)
+        #expect(branch.parentRevisionID == first.revisionID)
+        #expect(try lists.leafRevisions(documentID: "d").count == 2)
+        #expect(throws: CouchetteError.self) {
+            try lists.saveRevision(["v": 4], documentID: "d", parentRevisionID: "not-a-rev")
+        }
+        #expect(throws: CouchetteError.self) {
+            try lists.putProperties(["v": 5], documentID: "d")  // exists, no _rev
+        }
+        let current = try #require(try lists.currentRevision(documentID: "d"))
+        let next = try lists.putProperties(["v": 5, "_rev": current.revisionID!], documentID: "d")
+        #expect(next.parentRevisionID == current.revisionID)
+        #expect([second.revisionID, branch.revisionID].contains(current.revisionID))
+    }
+
+    @Test func updateRetriesOnConflict() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        _ = try lists.putProperties(["count": 0], documentID: "c")
+        let document = try #require(try lists.document(id: "c"))
+        var attempts = 0
+        let saved = try document.update { revision in
+            attempts += 1
+            if attempts == 1 {
+                // Someone else saves first.
+                _ = try lists.putProperties(
+                    ["count": 10, "_rev": try lists.currentRevision(documentID: "c")!.revisionID!], documentID: "c")
+            }
+            revision["count"] = ((revision["count"] as? Int) ?? 0) + 1
+            return true
+        }
+        #expect(attempts == 2)
+        #expect(saved?.properties?["count"] as? Int == 11)
+        #expect(try document.update { _ in false } == nil)
+    }
+
+    @Test func putExistingRevisionKeepsIDsAndMakesConflictsSilently() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        let inserted = try lists.putExistingRevision(
+            documentID: "r", properties: ["name": "remote"], revisionHistory: ["3-c", "2-b", "1-a"],
+            source: URL(string: "http://localhost:4984/todo"))
+        #expect(inserted)
+        #expect(try lists.document(id: "r")?.revisionID == "3-c")
+        #expect(try lists.revision(documentID: "r", revisionID: "2-b")?.propertiesAvailable == false)
+        #expect(try !lists.putExistingRevision(documentID: "r", properties: ["name": "remote"], revisionHistory: ["3-c", "2-b", "1-a"]))
+        try lists.putExistingRevision(documentID: "r", properties: ["name": "other"], revisionHistory: ["3-d", "2-b"])
+        #expect(try lists.conflictingRevisions(documentID: "r").map(\.revisionID) == ["3-d", "3-c"])
+        try lists.putExistingRevision(documentID: "r", properties: ["_deleted": true], revisionHistory: ["4-e", "3-d"])
+        #expect(try lists.document(id: "r")?.revisionID == "3-c")
+
+        #expect(throws: CouchetteError.self) {
+            try lists.putExistingRevision(documentID: "r", properties: [:], revisionHistory: ["5-x", "3-c"])
+        }
+        #expect(throws: CouchetteError.self) {
+            try lists.putExistingRevision(documentID: "r", properties: [:], revisionHistory: ["bad"])
+        }
+        #expect(throws: CouchetteError.self) {
+            try lists.putExistingRevision(documentID: "r", properties: [:], revisionHistory: [])
+        }
+        let missing = try lists.revsDiff(["r": ["3-c", "9-z"], "other": ["1-a"]])
+        #expect(missing == ["r": ["9-z"], "other": ["1-a"]])
+    }
+
+    @Test func changesSinceASequence() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        for index in 1...5 { try lists.save(document: MutableDocument(id: "d\(index)", data: ["i": index])) }
+        try lists.delete(document: try #require(try lists.document(id: "d2")))
+        let changes = try lists.changes(since: 2)
+        #expect(changes.map(\.documentID) == ["d3", "d4", "d5", "d2"])
+        #expect(changes.last?.isDeletion == true)
+        #expect(changes.map(\.sequence) == [3, 4, 5, 6])
+        #expect(try lists.changes(since: 0, limit: 2).map(\.documentID) == ["d1", "d3"])
+    }
+}

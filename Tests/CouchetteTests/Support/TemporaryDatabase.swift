@@ -1,0 +1,57 @@
+import Couchette
+import Foundation
+
+/// A folder in the temporary directory that is removed when the fixture goes away.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        path = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    var configuration: DatabaseConfiguration {
+        var config = DatabaseConfiguration()
+        config.directory = path
+        return config
+    }
+
+    /// Opens (creating) a database in this folder.
+    func open(_ name: String = "todo", configure: (inout DatabaseConfiguration) -> Void = { _ in }) throws -> Database {
+        var config = configuration
+        configure(&config)
+        return try Database(name: name, config: config)
+    }
+}
+
+/// Waits for the next element of a stream, giving up after `timeout` (a guard against hanging, not a
+/// synchronisation: the test proceeds as soon as the element arrives).
+func next<Element: Sendable>(_ stream: AsyncStream<Element>, timeout: Duration = .seconds(10)) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
+/// Collects values delivered to listeners, as an async stream.
+final class Inbox<Element: Sendable>: Sendable {
+    let stream: AsyncStream<Element>
+    private let continuation: AsyncStream<Element>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+    }
+
+    func put(_ element: Element) { continuation.yield(element) }
+}
