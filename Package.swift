@@ -93,7 +93,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CouchetteBenchmarks",
-            dependencies: ["CouchetteCore", "CouchetteSQLite", "Couchette"],
+            dependencies: ["CouchetteCore", "CouchetteSQLite", "Couchette", "CSQLite"],
             swiftSettings: swiftSettings
         ),
 

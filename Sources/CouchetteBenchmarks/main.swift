@@ -1,4 +1,8 @@
+import Foundation
+
 // `make bench`: every figure is a ratio against a baseline run in this process, printed as
-// `BENCH <figure> <value> <goal>` (higher is better).
+// `BENCH <figure> <value> <goal>` (higher is better). `BENCH_DOCUMENTS` changes the document count.
 print("# Couchette benchmarks: BENCH <figure> <ratio against baseline> <goal>")
 try JSONBenchmark().run()
+let documents = ProcessInfo.processInfo.environment["BENCH_DOCUMENTS"].flatMap(Int.init) ?? 100_000
+try LiteBenchmark(count: documents).run()

@@ -66,7 +66,7 @@ extension Database {
             lock.unlock()
             return result
         }
-        let delivered: [CollectionChange]
+        let delivered: [(change: DocumentChange, external: Bool)]
         do {
             for (id, row) in collectionRows where sequencesAtBegin[id] != row.lastSequence {
                 try storage.setLastSequence(row.lastSequence, collectionID: id)
@@ -80,10 +80,7 @@ extension Database {
             throw DatabaseStorage.translate(error)
         }
         lock.unlock()
-        if !delivered.isEmpty {
-            notifier.post(merging(delivered))
-            expirySweeper?.schedule()
-        }
+        if !delivered.isEmpty { notifier.post(merging(delivered)) }
         return result
     }
 
@@ -93,27 +90,28 @@ extension Database {
         for (id, sequence) in sequencesAtBegin { collectionRows[id]?.lastSequence = sequence }
     }
 
-    /// Merges the per-save changes of one commit into one change per collection.
-    private func merging(_ changes: [CollectionChange]) -> [CollectionChange] {
+    /// Groups one commit's changes into one change per collection, in commit order.
+    private func merging(_ changes: [(change: DocumentChange, external: Bool)]) -> [CollectionChange] {
         var order: [ObjectIdentifier] = []
-        var merged: [ObjectIdentifier: CollectionChange] = [:]
-        for change in changes {
+        var grouped: [ObjectIdentifier: (collection: Collection, changes: [DocumentChange], external: Bool)] = [:]
+        for (change, external) in changes {
             let key = ObjectIdentifier(change.collection)
-            if let existing = merged[key] {
-                merged[key] = CollectionChange(
-                    collection: change.collection, changes: existing.changes + change.changes,
-                    isExternal: existing.isExternal && change.isExternal)
-            } else {
+            if grouped[key] == nil {
                 order.append(key)
-                merged[key] = change
+                grouped[key] = (change.collection, [], true)
             }
+            grouped[key]!.changes.append(change)
+            grouped[key]!.external = grouped[key]!.external && external
         }
-        return order.map { merged[$0]! }
+        return order.map { key in
+            let group = grouped[key]!
+            return CollectionChange(collection: group.collection, changes: group.changes, isExternal: group.external)
+        }
     }
 
     /// Records a change to deliver after commit. Callers are inside ``write(_:)``.
     func recordChange(_ change: DocumentChange, external: Bool) {
-        pendingChanges.append(CollectionChange(collection: change.collection, changes: [change], isExternal: external))
+        pendingChanges.append((change, external))
     }
 
     /// The next sequence of a collection. Callers are inside ``write(_:)``.

@@ -37,7 +37,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
     var collectionRows: [Int64: DatabaseStorage.CollectionRow] = [:]
     var collectionObjects: [Int64: Collection] = [:]
     var transactionDepth = 0
-    var pendingChanges: [CollectionChange] = []
+    var pendingChanges: [(change: DocumentChange, external: Bool)] = []
     var sequencesAtBegin: [Int64: UInt64] = [:]
     let notifier = ChangeNotifier()
     var expirySweeper: ExpirySweeper?

@@ -49,6 +49,8 @@ final class ExpirySweeper: @unchecked Sendable {
             }
             let next = try database.withStorage { storage in try storage.nextExpiration() }
             arm(at: next)
+        } catch CouchetteError.Code.notOpen {
+            // Closed meanwhile: nothing to sweep.
         } catch {
             Log.shared.emit(.warning, .database, "Expiry sweep failed: \(error)")
         }

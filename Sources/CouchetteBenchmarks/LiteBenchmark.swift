@@ -1,0 +1,197 @@
+import Couchette
+import CouchetteCore
+import Foundation
+
+/// Couchette's document API against raw SQLite doing the same work: inserts one per transaction and in
+/// batches of 1,000, reads of random IDs, and an update pass, on ~300-byte Todo documents with the same
+/// random IDs; plus peak memory at 10k and 100k documents.
+struct LiteBenchmark {
+    struct Sample {
+        var id: String
+        var title: String
+        var priority: Int
+        var complete: Bool
+        var listID: String
+
+        var properties: [String: Any] {
+            [
+                "type": "task", "task": title, "priority": priority, "complete": complete,
+                "createdAt": "2026-11-22T00:19:14.000Z", "taskList": ["id": listID, "owner": "user1"],
+                "tags": ["groceries", "weekly"],
+            ]
+        }
+
+        var json: [UInt8] { try! JSONValue(foundationObject: properties).serialized() }
+    }
+
+    let count: Int
+    let samples: [Sample]
+    let directory: String
+
+    init(count: Int = 100_000) {
+        self.count = count
+        var generator = SystemRandomNumberGenerator()
+        samples = (0..<count).map { index in
+            Sample(
+                id: "user1.\(UUID().uuidString)",
+                title: "Task \(index): " + String(repeating: "x", count: Int.random(in: 40...120, using: &generator)),
+                priority: index % 5, complete: index % 2 == 0, listID: "user1.\(index % 100)")
+        }
+        directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-bench-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    private func freshDatabase(_ name: String) throws -> Database {
+        var config = DatabaseConfiguration()
+        config.directory = directory
+        return try Database(name: name, config: config)
+    }
+
+    private func freshRaw(_ name: String) -> RawSQLite {
+        RawSQLite(path: (directory as NSString).appendingPathComponent("\(name).sqlite3"))
+    }
+
+    private static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let elapsed = try ContinuousClock().measure(body)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    func run() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bodies = samples.map(\.json)
+        let averageSize = bodies.reduce(0) { $0 + $1.count } / max(bodies.count, 1)
+        print("# \(count) documents of ~\(averageSize) bytes")
+
+        // Single-document transactions.
+        let rawSingle = freshRaw("single")
+        let rawSingleTime = Self.seconds {
+            for (sample, body) in zip(samples, bodies) {
+                rawSingle.execute("BEGIN")
+                rawSingle.insert(id: sample.id, body: body)
+                rawSingle.execute("COMMIT")
+            }
+        }
+        let single = try freshDatabase("single")
+        let singleCollection = try single.defaultCollection()
+        let singleTime = try Self.seconds {
+            for sample in samples {
+                try singleCollection.save(document: MutableDocument(id: sample.id, data: sample.properties))
+            }
+        }
+        try single.close()
+        Benchmark.report("lite.insert.single", baselineSeconds: rawSingleTime, measuredSeconds: singleTime, goal: ">=0.7")
+
+        // Batches of 1,000.
+        let raw = freshRaw("batched")
+        let rawBatchedTime = Self.seconds {
+            for start in stride(from: 0, to: count, by: 1_000) {
+                raw.execute("BEGIN")
+                for index in start..<min(start + 1_000, count) { raw.insert(id: samples[index].id, body: bodies[index]) }
+                raw.execute("COMMIT")
+            }
+        }
+        let db = try freshDatabase("batched")
+        let collection = try db.defaultCollection()
+        let batchedTime = try Self.seconds {
+            for start in stride(from: 0, to: count, by: 1_000) {
+                try db.inBatch {
+                    for index in start..<min(start + 1_000, count) {
+                        let sample = samples[index]
+                        try collection.save(document: MutableDocument(id: sample.id, data: sample.properties))
+                    }
+                }
+            }
+        }
+        Benchmark.report("lite.insert.batched", baselineSeconds: rawBatchedTime, measuredSeconds: batchedTime, goal: ">=0.5")
+
+        // Reads of random IDs.
+        var generator = SystemRandomNumberGenerator()
+        let order = (0..<count).map { _ in samples[Int.random(in: 0..<count, using: &generator)].id }
+        var found = 0
+        let rawReadTime = Self.seconds {
+            for id in order where raw.read(id: id) != nil { found += 1 }
+        }
+        let readTime = try Self.seconds {
+            for id in order where try collection.document(id: id) != nil { found += 1 }
+        }
+        precondition(found == 2 * count)
+        Benchmark.report("lite.read.byid", baselineSeconds: rawReadTime, measuredSeconds: readTime, goal: ">=0.5")
+
+        // An update pass in batches of 1,000: read, change one property, save.
+        let updatedBodies = samples.map { sample -> [UInt8] in
+            var properties = sample.properties
+            properties["complete"] = !sample.complete
+            return try! JSONValue(foundationObject: properties).serialized()
+        }
+        let rawUpdateTime = Self.seconds {
+            for start in stride(from: 0, to: count, by: 1_000) {
+                raw.execute("BEGIN")
+                for index in start..<min(start + 1_000, count) {
+                    _ = raw.read(id: samples[index].id)
+                    raw.update(id: samples[index].id, body: updatedBodies[index])
+                }
+                raw.execute("COMMIT")
+            }
+        }
+        let updateTime = try Self.seconds {
+            for start in stride(from: 0, to: count, by: 1_000) {
+                try db.inBatch {
+                    for index in start..<min(start + 1_000, count) {
+                        let sample = samples[index]
+                        guard let document = try collection.document(id: sample.id)?.toMutable() else { continue }
+                        try collection.save(document: document.setBoolean(!sample.complete, forKey: "complete"))
+                    }
+                }
+            }
+        }
+        try db.close()
+        Benchmark.report("lite.update.batched", baselineSeconds: rawUpdateTime, measuredSeconds: updateTime, goal: ">=0.3")
+
+        try reportPeakMemory()
+    }
+
+    /// Peak resident memory while inserting 10k and then 100k documents into fresh databases: it should
+    /// not grow with the count.
+    private func reportPeakMemory() throws {
+        var peaks: [Int: Double] = [:]
+        for size in [min(10_000, count), count] {
+            guard PeakMemory.reset() else {
+                print("# peak memory: not measurable here (/proc/self/clear_refs)")
+                return
+            }
+            let db = try freshDatabase("memory-\(size)")
+            let collection = try db.defaultCollection()
+            for start in stride(from: 0, to: size, by: 1_000) {
+                try db.inBatch {
+                    for index in start..<min(start + 1_000, size) {
+                        let sample = samples[index]
+                        try collection.save(document: MutableDocument(id: sample.id, data: sample.properties))
+                    }
+                }
+            }
+            try db.close()
+            peaks[size] = PeakMemory.megabytes()
+            print("BENCH lite.memory.peak.\(size / 1_000)k \(Benchmark.format(peaks[size]!))MB info")
+        }
+        if let small = peaks[min(10_000, count)], let large = peaks[count], small > 0 {
+            print("BENCH lite.memory.growth \(Benchmark.format(large / small)) <=1.5")
+        }
+    }
+}
+
+/// The process's peak resident set size, from `/proc/self/status` (`VmHWM`), reset through
+/// `/proc/self/clear_refs`.
+enum PeakMemory {
+    static func reset() -> Bool {
+        FileManager.default.isWritableFile(atPath: "/proc/self/clear_refs")
+            && (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
+    }
+
+    static func megabytes() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+}
