@@ -80,7 +80,7 @@ extension Collection {
             }
             let generation = LocalEdit.nextGeneration(tree: tree, parent: current, allowConflict: false)
             let body = try edit.body(from: document.editedValues(), generation: generation)
-            if let existing, !existing.isDeleted, existing.body == body.serialized() {
+            if let existing, !existing.isDeleted, existing.body.count > 0, existing.body == body.serialized() {
                 return (existing, body.objectValue ?? [:])
             }
             let parent = (existing?.isDeleted ?? true) ? nil : current

@@ -92,19 +92,23 @@ struct LocalEdit {
     ) throws -> (revision: RevisionID, record: DocumentRecord) {
         var tree = tree
         let revision: RevisionID
+        let serialized = body.serialized()
         do {
-            revision = try tree.addLocalEdit(parent: parent, body: body, deleted: deleted, allowConflict: allowConflict)
+            revision = try tree.addLocalEdit(
+                parent: parent, body: body, deleted: deleted, allowConflict: allowConflict, serializedBody: serialized)
         } catch {
             throw CouchetteError.wrap(error)
         }
-        let record = try store(documentID: documentID, existing: existing, tree: tree, changed: revision, source: nil)
+        let record = try store(
+            documentID: documentID, existing: existing, tree: tree, changed: revision, source: nil,
+            serializedChange: serialized)
         return (revision, record)
     }
 
     /// Prunes and writes a changed tree, and records the change to `changed`.
     func store(
         documentID: String, existing: DocumentRecord?, tree: CouchetteCore.RevisionTree, changed: RevisionID,
-        source: URL?
+        source: URL?, serializedChange: [UInt8]? = nil
     ) throws -> DocumentRecord {
         var tree = tree
         tree.prune(toDepth: Int(database.config.maxRevTreeDepth))
@@ -117,9 +121,10 @@ struct LocalEdit {
         let sequence = database.nextSequence(collectionID: collection.id)
         let record = DocumentRecord(
             collectionID: collection.id, documentID: documentID, sequence: sequence, flags: flags,
-            revisionID: winner.id.description, body: winnerBody.serialized(), tree: tree,
+            revisionID: winner.id.description,
+            body: winner.id == changed ? (serializedChange ?? winnerBody.serialized()) : winnerBody.serialized(), tree: tree,
             expiration: existing?.expiration)
-        try storage.write(record)
+        try storage.write(record, isNew: existing == nil)
         let changedNode = tree[changed]
         database.recordChange(
             DocumentChange(

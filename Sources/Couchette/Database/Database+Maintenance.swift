@@ -51,7 +51,7 @@ extension Database {
                     rewritten.append(updated)
                 }
             }
-            for record in rewritten { try storage.write(record) }
+            for record in rewritten { try storage.write(record, isNew: false) }
         }
         let keep = Set(referenced.compactMap { try? AttachmentDigest(parsing: $0) })
         if let store = currentBlobStore {

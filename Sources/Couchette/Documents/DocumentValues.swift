@@ -26,33 +26,49 @@ enum DocumentValues {
     ///
     /// - Throws: `.badInput` (400) naming the key path of a value that is not JSON.
     static func json(from value: Any?, path: String, onBlob: (Blob) throws -> Void) throws -> JSONValue {
-        switch value {
-        case nil, is NSNull: return .null
-        case let json as JSONValue: return json
-        case let string as String: return .string(string)
-        case let blob as Blob:
-            try onBlob(blob)
-            return try JSONValue(foundationObject: blob.properties)
-        case let date as Date: return .string(string(from: date))
-        case let members as [String: Any?]:
+        guard let value else { return .null }
+        // The common types first, as exact casts: casting `Any` to collection or protocol types is slow.
+        if let json = value as? JSONValue { return json }
+        if let string = value as? String { return .string(string) }
+        if let integer = value as? Int { return .int(Int64(integer)) }
+        if let number = value as? Double { return .double(number) }
+        if let flag = value as? Bool { return .bool(flag) }
+        if let members = value as? [String: Any] {
             var result: [String: JSONValue] = [:]
             result.reserveCapacity(members.count)
             for (key, member) in members {
                 result[key] = try json(from: member, path: path.isEmpty ? key : "\(path).\(key)", onBlob: onBlob)
             }
             return .object(result)
-        case let elements as [Any?]:
-            return .array(
-                try elements.enumerated().map { index, element in
-                    try json(from: element, path: "\(path)[\(index)]", onBlob: onBlob)
-                })
+        }
+        if let elements = value as? [Any] {
+            var result: [JSONValue] = []
+            result.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                result.append(try json(from: element, path: "\(path)[\(index)]", onBlob: onBlob))
+            }
+            return .array(result)
+        }
+        switch value {
+        case let integer as Int64: return .int(integer)
+        case is NSNull: return .null
+        case let blob as Blob:
+            try onBlob(blob)
+            return blob.json
+        case let date as Date: return .string(string(from: date))
         case let data as Data:
             throw CouchetteError(.badInput, message: "\(path): Data is not JSON; store it as a Blob (\(data.count) bytes)")
         default:
+            let mirror = Mirror(reflecting: value)
+            if mirror.displayStyle == .optional {
+                // A boxed optional: nil is null, a value converts as itself.
+                guard let wrapped = mirror.children.first?.value else { return .null }
+                return try json(from: wrapped, path: path, onBlob: onBlob)
+            }
             do {
                 return try JSONValue(foundationObject: value)
             } catch {
-                throw CouchetteError(.badInput, message: "\(path): a \(type(of: value!)) is not a JSON value")
+                throw CouchetteError(.badInput, message: "\(path): a \(type(of: value)) is not a JSON value")
             }
         }
     }

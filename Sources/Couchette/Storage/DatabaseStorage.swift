@@ -134,7 +134,7 @@ final class DatabaseStorage {
                 expiration: statement.isNull(at: 4) ? nil : statement.double(at: 4))
             return (record, withTree ? statement.blob(at: 5) : nil)
         }
-        guard var (record, treeBytes) = found else { return nil }
+        guard case (var record, let treeBytes)? = found else { return nil }
         if let treeBytes {
             let body = try? JSONValue(parsing: record.body)
             record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: body)
@@ -142,28 +142,34 @@ final class DatabaseStorage {
         return record
     }
 
-    /// Inserts or replaces a document row; `record.tree` must be set.
-    func write(_ record: DocumentRecord) throws(CouchetteError) {
+    /// Writes a document row; `record.tree` must be set. `isNew` says whether the row exists yet (an update
+    /// in place is cheaper than a replace).
+    func write(_ record: DocumentRecord, isNew: Bool = true) throws(CouchetteError) {
         let treeBytes = RevisionTreeCodec.encode(record.tree!)
         try run {
             let statement = try connection.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO documents (collection, doc_id, sequence, flags, rev, body, tree, expiration)
+                sql: isNew
+                    ? """
+                    INSERT INTO documents (sequence, flags, rev, body, tree, expiration, collection, doc_id)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+                    : """
+                    UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, expiration = ?
+                    WHERE collection = ? AND doc_id = ?
                     """)
             defer { statement.reset() }
-            try statement.bind(record.collectionID, at: 1)
-            try statement.bind(record.documentID, at: 2)
-            try statement.bind(Int64(record.sequence), at: 3)
-            try statement.bind(record.flags.rawValue, at: 4)
-            try statement.bind(record.revisionID, at: 5)
-            try statement.bind(record.body, at: 6)
-            try statement.bind(treeBytes, at: 7)
+            try statement.bind(Int64(record.sequence), at: 1)
+            try statement.bind(record.flags.rawValue, at: 2)
+            try statement.bind(record.revisionID, at: 3)
+            try statement.bind(record.body, at: 4)
+            try statement.bind(treeBytes, at: 5)
             if let expiration = record.expiration {
-                try statement.bind(expiration, at: 8)
+                try statement.bind(expiration, at: 6)
             } else {
-                try statement.bindNull(at: 8)
+                try statement.bindNull(at: 6)
             }
+            try statement.bind(record.collectionID, at: 7)
+            try statement.bind(record.documentID, at: 8)
             try statement.execute()
         }
     }
@@ -211,7 +217,7 @@ final class DatabaseStorage {
         }
         var records: [DocumentRecord] = []
         records.reserveCapacity(rows.count)
-        for var (record, treeBytes) in rows {
+        for case (var record, let treeBytes) in rows {
             if let treeBytes {
                 record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: try? JSONValue(parsing: record.body))
             }

@@ -80,10 +80,12 @@ extension RevisionID {
     /// top-level keys starting with `_` except `_attachments`, which is reduced to each attachment's
     /// `content_type`, `digest`, `length` and `encoding` (`replication-protocol.md` §2.3).
     ///
+    /// - Parameter serializedBody: `body.serialized()` when the caller already has it, to save serializing
+    ///   the body again.
     /// - Throws: ``CoreError`` `.invalidRevisionID` when the parent ID is longer than 255 bytes.
-    public static func next(after parent: RevisionID?, body: JSONValue, deleted: Bool) throws(CoreError)
-        -> RevisionID
-    {
+    public static func next(
+        after parent: RevisionID?, body: JSONValue, deleted: Bool, serializedBody: [UInt8]? = nil
+    ) throws(CoreError) -> RevisionID {
         let parentText = parent.map { Array($0.description.utf8) } ?? []
         guard parentText.count <= 255 else {
             throw CoreError(.invalidRevisionID, "Parent revision ID is longer than 255 bytes")
@@ -91,13 +93,22 @@ extension RevisionID {
         var input: [UInt8] = [UInt8(parentText.count)]
         input.append(contentsOf: parentText)
         input.append(deleted ? 1 : 0)
-        input.append(contentsOf: digestableBody(body).canonicalBytes)
+        if let serializedBody, !hasSpecialKeys(body) {
+            input.append(contentsOf: serializedBody)
+        } else {
+            input.append(contentsOf: digestableBody(body).canonicalBytes)
+        }
         let hash = Insecure.MD5.hash(data: input)
         return try RevisionID(generation: (parent?.generation ?? 0) + 1, digest: hexString(hash))
     }
 
+    private static func hasSpecialKeys(_ body: JSONValue) -> Bool {
+        guard case .object(let members) = body else { return false }
+        return members.keys.contains { $0.utf8.first == UInt8(ascii: "_") }
+    }
+
     private static func digestableBody(_ body: JSONValue) -> JSONValue {
-        guard case .object(let members) = body else { return body }
+        guard case .object(let members) = body, hasSpecialKeys(body) else { return body }
         var kept: [String: JSONValue] = [:]
         kept.reserveCapacity(members.count)
         for (key, value) in members where !key.hasPrefix("_") { kept[key] = value }

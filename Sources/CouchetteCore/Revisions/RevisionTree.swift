@@ -162,7 +162,8 @@ public struct RevisionTree: Sendable, Hashable {
     ///   document that does not exist, or is missing while the document exists.
     @discardableResult
     public mutating func addLocalEdit(
-        parent: RevisionID?, body: JSONValue, deleted: Bool, allowConflict: Bool = false
+        parent: RevisionID?, body: JSONValue, deleted: Bool, allowConflict: Bool = false,
+        serializedBody: [UInt8]? = nil
     ) throws(CoreError) -> RevisionID {
         let effectiveParent: RevisionID?
         if let parent {
@@ -179,7 +180,8 @@ public struct RevisionTree: Sendable, Hashable {
         } else {
             effectiveParent = nil
         }
-        let id = try RevisionID.next(after: effectiveParent, body: body, deleted: deleted)
+        let id = try RevisionID.next(
+            after: effectiveParent, body: body, deleted: deleted, serializedBody: serializedBody)
         guard nodesByID[id] == nil else { throw CoreError(.conflict, "Document revision conflict") }
         addNode(Node(id: id, parent: effectiveParent, isDeleted: deleted, body: body))
         return id
