@@ -13,7 +13,7 @@ struct CouchetteCommand: ParsableCommand {
         commandName: "couchette",
         abstract: "Inspect and work with Couchette documents.",
         version: Couchette.version,
-        subcommands: [CanonicalJSON.self, NextRevision.self]
+        subcommands: [CanonicalJSON.self, NextRevision.self, StressSave.self]
     )
 }
 
@@ -65,4 +65,41 @@ private func readInput(_ path: String?) throws -> Data {
         return data
     }
     return FileHandle.standardInput.readDataToEndOfFile()
+}
+
+/// Saves documents in a loop, printing each ID once its save has returned; used by the crash test, which
+/// kills this process and then checks that every printed save survived.
+struct StressSave: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stress-save", abstract: "Save documents in a loop (for crash testing).", shouldDisplay: false)
+
+    @Option(help: "The folder holding the database.")
+    var directory: String
+
+    @Option(help: "The database name.")
+    var name = "crash"
+
+    @Option(help: "Stop after this many saves.")
+    var limit = 1_000_000
+
+    func run() throws {
+        var config = DatabaseConfiguration()
+        config.directory = directory
+        let db = try Database(name: name, config: config)
+        let collection = try db.defaultCollection()
+        for index in 0..<limit {
+            let id = "doc-\(index)"
+            try collection.save(
+                document: MutableDocument(id: id, data: ["index": index, "payload": String(repeating: "x", count: 200)]))
+            if index % 7 == 0 {
+                // Some updates too, so the crash can land in the middle of either.
+                let previous = "doc-\(index / 2)"
+                if let document = try collection.document(id: previous)?.toMutable() {
+                    try collection.save(document: document.setInt(index, forKey: "updatedAt"))
+                }
+            }
+            FileHandle.standardOutput.write(Data("saved \(id)\n".utf8))
+        }
+        try db.close()
+    }
 }

@@ -1,0 +1,58 @@
+import Couchette
+import Foundation
+import Testing
+
+/// A child process saves documents in a loop and is killed with SIGKILL; every save that returned must be
+/// there when the database is reopened, and the integrity check must pass.
+@Suite struct CrashTests {
+    /// The `couchette` tool, built next to the test bundle (`make test` builds every product first).
+    private func toolURL() throws -> URL {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = testBinary.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = folder.appendingPathComponent("couchette")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        throw CouchetteError(.notFound, message: "couchette tool not built next to \(testBinary.path); run `swift build` first")
+    }
+
+    @Test func savesThatReturnedSurviveSIGKILL() throws {
+        let directory = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = try toolURL()
+        process.arguments = ["stress-save", "--directory", directory.path, "--name", "crash"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+
+        // Read until enough saves have returned, then kill the writer mid-loop.
+        var buffer = Data()
+        var lines = 0
+        while lines < 1_000 {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            lines = buffer.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        buffer.append(output.fileHandleForReading.readDataToEndOfFile())
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        let saved = String(decoding: buffer, as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) }
+        #expect(saved.count >= 1_000)
+
+        let db = try directory.open("crash")
+        defer { try? db.close() }
+        let collection = try db.defaultCollection()
+        var missing: [String] = []
+        for id in saved where try collection.document(id: id) == nil { missing.append(id) }
+        #expect(missing.isEmpty, "missing after the crash: \(missing.prefix(10))")
+        try db.performMaintenance(type: .integrityCheck)
+        // The database is still writable after recovery.
+        try collection.save(document: MutableDocument(id: "after-crash"))
+        #expect(try collection.document(id: "after-crash") != nil)
+    }
+}
