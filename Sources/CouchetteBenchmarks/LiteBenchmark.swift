@@ -64,6 +64,8 @@ struct LiteBenchmark {
         let properties = samples.map(\.properties)
         let averageSize = bodies.reduce(0) { $0 + $1.count } / max(bodies.count, 1)
         print("# \(count) documents of ~\(averageSize) bytes")
+        // Memory first, before the timed phases leave freed heap behind for reuse.
+        try reportPeakMemory(properties: properties)
 
         // Single-document transactions.
         let rawSingle = freshRaw("single")
@@ -148,31 +150,29 @@ struct LiteBenchmark {
         }
         try db.close()
         Benchmark.report("lite.update.batched", baselineSeconds: rawUpdateTime, measuredSeconds: updateTime, goal: ">=0.3")
-
-        try reportPeakMemory()
     }
 
-    /// Peak resident memory while inserting 10k and then 100k documents into fresh databases: it should
-    /// not grow with the count.
-    private func reportPeakMemory() throws {
+    /// How much the peak resident memory rises above its level at the start while inserting 10k and then
+    /// 100k documents into fresh databases: it should not grow with the count.
+    private func reportPeakMemory(properties: [[String: Any]]) throws {
         var peaks: [Int: Double] = [:]
         for size in [min(10_000, count), count] {
             guard PeakMemory.reset() else {
                 print("# peak memory: not measurable here (/proc/self/clear_refs)")
                 return
             }
+            let before = PeakMemory.megabytes(field: "VmRSS")
             let db = try freshDatabase("memory-\(size)")
             let collection = try db.defaultCollection()
             for start in stride(from: 0, to: size, by: 1_000) {
                 try db.inBatch {
                     for index in start..<min(start + 1_000, size) {
-                        let sample = samples[index]
-                        try collection.save(document: MutableDocument(id: sample.id, data: sample.properties))
+                        try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
                     }
                 }
             }
             try db.close()
-            peaks[size] = PeakMemory.megabytes()
+            peaks[size] = max(PeakMemory.megabytes(field: "VmHWM") - before, 0.01)
             print("BENCH lite.memory.peak.\(size / 1_000)k \(Benchmark.format(peaks[size]!))MB info")
         }
         if let small = peaks[min(10_000, count)], let large = peaks[count], small > 0 {
@@ -189,9 +189,10 @@ enum PeakMemory {
             && (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
     }
 
-    static func megabytes() -> Double {
+    /// A memory figure of `/proc/self/status` in MB: `VmHWM` (peak) or `VmRSS` (current).
+    static func megabytes(field: String) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("\(field):") }),
             let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024

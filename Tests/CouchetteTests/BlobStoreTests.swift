@@ -18,19 +18,6 @@ import Testing
         try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
     }
 
-    private func readAll(_ stream: InputStream) -> Data {
-        stream.open()
-        defer { stream.close() }
-        var result = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = stream.read(&buffer, maxLength: buffer.count)
-            if count <= 0 { break }
-            result.append(contentsOf: buffer[..<count])
-        }
-        return result
-    }
-
     /// Deterministic pseudo-random bytes, generated chunk by chunk.
     private func chunks(total: Int, chunkSize: Int = 100_000) -> [Data] {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15

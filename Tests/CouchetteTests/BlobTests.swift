@@ -17,19 +17,6 @@ import Testing
         try body(store, directory)
     }
 
-    private func readAll(_ stream: InputStream) -> Data {
-        stream.open()
-        defer { stream.close() }
-        var result = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = stream.read(&buffer, maxLength: buffer.count)
-            if count <= 0 { break }
-            result.append(contentsOf: buffer[..<count])
-        }
-        return result
-    }
-
     // MARK: - Data blobs
 
     @Test func dataBlobKnowsItsDigestBeforeInstall() throws {
