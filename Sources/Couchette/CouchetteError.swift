@@ -122,3 +122,4 @@ extension CouchetteError {
         }
     }
 }
+

@@ -179,3 +179,35 @@ import Testing
         #expect(lists.lastSequence == 0)
     }
 }
+
+@Suite struct SequenceTests {
+    @Test func sequencesSurviveReopeningAndAreNeverReusedAfterAPurge() throws {
+        let directory = TemporaryDirectory()
+        var db = try directory.open()
+        var lists = try db.defaultCollection()
+        for index in 1...3 { try lists.save(document: MutableDocument(id: "d\(index)")) }
+        try lists.purge(id: "d3")
+        try db.close()
+        db = try directory.open()
+        lists = try db.defaultCollection()
+        #expect(lists.lastSequence == 3)
+        let next = MutableDocument(id: "d4")
+        try lists.save(document: next)
+        #expect(next.sequence == 4)
+        try db.close()
+    }
+
+    @Test func nestedBadValuesAreNamedByTheirPath() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        struct Opaque {}
+        do {
+            try db.defaultCollection().save(
+                document: MutableDocument(id: "x").setDictionary(["items": [1, ["deep": Opaque()]]], forKey: "owner"))
+            Issue.record("expected an error")
+        } catch let error as CouchetteError {
+            #expect(error.message.hasPrefix("owner.items[1].deep: "), "\(error.message)")
+        }
+    }
+}

@@ -137,6 +137,7 @@ extension Collection {
     /// - Throws: `.notFound` when there is no such document.
     public func purge(id documentID: String) throws {
         try modify { edit in
+            try database.persistLastSequence(collectionID: id, in: edit.storage)
             guard try edit.storage.removeDocument(collectionID: id, id: documentID) else {
                 throw CouchetteError(.notFound, message: "Document \"\(documentID)\" does not exist")
             }

@@ -68,9 +68,6 @@ extension Database {
         }
         let delivered: [(change: DocumentChange, external: Bool)]
         do {
-            for (id, row) in collectionRows where sequencesAtBegin[id] != row.lastSequence {
-                try storage.setLastSequence(row.lastSequence, collectionID: id)
-            }
             try storage.connection.execute("COMMIT")
             delivered = pendingChanges
             pendingChanges = []
@@ -114,7 +111,15 @@ extension Database {
         pendingChanges.append((change, external))
     }
 
-    /// The next sequence of a collection. Callers are inside ``write(_:)``.
+    /// Persists a collection's last sequence before a purge removes the document that carries it, so the
+    /// sequence is never reused after reopening. Callers are inside ``write(_:)``.
+    func persistLastSequence(collectionID: Int64, in storage: DatabaseStorage) throws(CouchetteError) {
+        guard let row = collectionRows[collectionID] else { return }
+        try storage.setLastSequence(row.lastSequence, collectionID: collectionID)
+    }
+
+    /// The next sequence of a collection (the stored sequences stay the truth: the highest one is found again
+    /// when the database opens). Callers are inside ``write(_:)``.
     func nextSequence(collectionID: Int64) -> UInt64 {
         let next = (collectionRows[collectionID]?.lastSequence ?? 0) + 1
         collectionRows[collectionID]?.lastSequence = next

@@ -35,6 +35,7 @@ final class ExpirySweeper: @unchecked Sendable {
                 try database.write { storage in
                     for (collectionID, documentID) in expired {
                         guard let collection = database.collectionObjectIfPresent(id: collectionID) else { continue }
+                        try database.persistLastSequence(collectionID: collectionID, in: storage)
                         if try storage.removeDocument(collectionID: collectionID, id: documentID) {
                             database.recordChange(
                                 DocumentChange(

@@ -24,8 +24,25 @@ enum DocumentValues {
     /// Converts a user value to JSON. Blobs become their metadata dictionary and are passed to `onBlob`
     /// (which installs them); dates become ISO-8601 strings.
     ///
+    /// - Parameter path: The key path of `value`, used only in error messages.
     /// - Throws: `.badInput` (400) naming the key path of a value that is not JSON.
     static func json(from value: Any?, path: String, onBlob: (Blob) throws -> Void) throws -> JSONValue {
+        do {
+            return try convert(value, onBlob: onBlob)
+        } catch let error as NotJSON {
+            let location = path + error.path.reversed().joined()
+            let shown = location.hasPrefix(".") ? String(location.dropFirst()) : location
+            throw CouchetteError(.badInput, message: "\(shown.isEmpty ? "value" : shown): \(error.problem)")
+        }
+    }
+
+    /// A value that is not JSON; `path` collects the keys (`.name`, `[2]`) innermost first on the way out.
+    private struct NotJSON: Error {
+        var path: [String]
+        let problem: String
+    }
+
+    private static func convert(_ value: Any?, onBlob: (Blob) throws -> Void) throws -> JSONValue {
         guard let value else { return .null }
         // The common types first, as exact casts: casting `Any` to collection or protocol types is slow.
         if let json = value as? JSONValue { return json }
@@ -37,7 +54,12 @@ enum DocumentValues {
             var result: [String: JSONValue] = [:]
             result.reserveCapacity(members.count)
             for (key, member) in members {
-                result[key] = try json(from: member, path: path.isEmpty ? key : "\(path).\(key)", onBlob: onBlob)
+                do {
+                    result[key] = try convert(member, onBlob: onBlob)
+                } catch var error as NotJSON {
+                    error.path.append(".\(key)")
+                    throw error
+                }
             }
             return .object(result)
         }
@@ -45,7 +67,12 @@ enum DocumentValues {
             var result: [JSONValue] = []
             result.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
-                result.append(try json(from: element, path: "\(path)[\(index)]", onBlob: onBlob))
+                do {
+                    result.append(try convert(element, onBlob: onBlob))
+                } catch var error as NotJSON {
+                    error.path.append("[\(index)]")
+                    throw error
+                }
             }
             return .array(result)
         }
@@ -57,18 +84,18 @@ enum DocumentValues {
             return blob.json
         case let date as Date: return .string(string(from: date))
         case let data as Data:
-            throw CouchetteError(.badInput, message: "\(path): Data is not JSON; store it as a Blob (\(data.count) bytes)")
+            throw NotJSON(path: [], problem: "Data is not JSON; store it as a Blob (\(data.count) bytes)")
         default:
             let mirror = Mirror(reflecting: value)
             if mirror.displayStyle == .optional {
                 // A boxed optional: nil is null, a value converts as itself.
                 guard let wrapped = mirror.children.first?.value else { return .null }
-                return try json(from: wrapped, path: path, onBlob: onBlob)
+                return try convert(wrapped, onBlob: onBlob)
             }
             do {
                 return try JSONValue(foundationObject: value)
             } catch {
-                throw CouchetteError(.badInput, message: "\(path): a \(type(of: value)) is not a JSON value")
+                throw NotJSON(path: [], problem: "a \(type(of: value)) is not a JSON value")
             }
         }
     }

@@ -82,7 +82,13 @@ final class DatabaseStorage {
 
     func collectionRows() throws(CouchetteError) -> [CollectionRow] {
         try run {
-            try connection.query("SELECT id, scope, name, last_sequence FROM collections ORDER BY scope, name").map {
+            try connection.query(
+                """
+                SELECT id, scope, name,
+                    max(last_sequence, coalesce((SELECT max(sequence) FROM documents WHERE collection = id), 0))
+                FROM collections ORDER BY scope, name
+                """
+            ).map {
                 CollectionRow(
                     id: $0[0].int64Value ?? 0, scope: $0[1].stringValue ?? "", name: $0[2].stringValue ?? "",
                     lastSequence: UInt64($0[3].int64Value ?? 0))

@@ -305,6 +305,7 @@ public struct RevisionTree: Sendable, Hashable {
     @discardableResult
     public mutating func prune(toDepth limit: Int) -> [RevisionID] {
         let limit = max(limit, 1)
+        guard nodesByID.count > limit else { return [] }  // no branch can be longer than the tree
         var kept: Set<RevisionID> = []
         for leaf in leafIDs {
             var current: RevisionID? = leaf
