@@ -42,14 +42,24 @@ enum DocumentValues {
         let problem: String
     }
 
+    private static let stringType = ObjectIdentifier(String.self)
+    private static let intType = ObjectIdentifier(Int.self)
+    private static let doubleType = ObjectIdentifier(Double.self)
+    private static let boolType = ObjectIdentifier(Bool.self)
+    private static let jsonType = ObjectIdentifier(JSONValue.self)
+
     private static func convert(_ value: Any?, onBlob: (Blob) throws -> Void) throws -> JSONValue {
         guard let value else { return .null }
-        // The common types first, as exact casts: casting `Any` to collection or protocol types is slow.
-        if let json = value as? JSONValue { return json }
-        if let string = value as? String { return .string(string) }
-        if let integer = value as? Int { return .int(Int64(integer)) }
-        if let number = value as? Double { return .double(number) }
-        if let flag = value as? Bool { return .bool(flag) }
+        // Dispatch on the exact dynamic type first: a failed `as?` cast from `Any` is slow, and most
+        // values are one of these.
+        switch ObjectIdentifier(type(of: value)) {
+        case stringType: return .string(value as! String)
+        case intType: return .int(Int64(value as! Int))
+        case doubleType: return .double(value as! Double)
+        case boolType: return .bool(value as! Bool)
+        case jsonType: return value as! JSONValue
+        default: break
+        }
         if let members = value as? [String: Any] {
             var result: [String: JSONValue] = [:]
             result.reserveCapacity(members.count)
@@ -77,6 +87,11 @@ enum DocumentValues {
             return .array(result)
         }
         switch value {
+        case let json as JSONValue: return json
+        case let string as String: return .string(string)
+        case let flag as Bool: return .bool(flag)
+        case let integer as Int: return .int(Int64(integer))
+        case let number as Double: return .double(number)
         case let integer as Int64: return .int(integer)
         case is NSNull: return .null
         case let blob as Blob:

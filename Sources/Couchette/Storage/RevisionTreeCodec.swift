@@ -5,6 +5,12 @@ import CouchetteCore
 /// row's `body` column) and put back on decoding.
 enum RevisionTreeCodec {
     static func encode(_ tree: CouchetteCore.RevisionTree) -> [UInt8] {
+        if tree.count == 1, let only = tree.winner, only.parent == nil,
+            !only.id.digest.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+        {
+            // The common case, a document with one revision: `[["1-…",-1,false,null]]`.
+            return Array("[[\"\(only.id)\",-1,\(only.isDeleted),null]]".utf8)
+        }
         let nodes = tree.nodes
         var index: [RevisionID: Int] = [:]
         index.reserveCapacity(nodes.count)
