@@ -49,7 +49,9 @@ import Testing
         let kept = try #require((fourth.properties?["_attachments"] as? [String: Any])?["image"] as? [String: Any])
         #expect(kept["revpos"] as? Int == 3)
 
-        #expect(try lists.revision(documentID: "l", revisionID: saved.revisionID!)?.propertiesAvailable == true)
+        // Only the current revision's parent keeps its body among the ancestors.
+        #expect(try lists.revision(documentID: "l", revisionID: third.revisionID!)?.propertiesAvailable == true)
+        #expect(try lists.revision(documentID: "l", revisionID: saved.revisionID!)?.propertiesAvailable == false)
         try db.performMaintenance(type: .compact)
         // Ancestors lose their bodies; the old attachment's blob is gone; the current one stays.
         #expect(try lists.revision(documentID: "l", revisionID: third.revisionID!)?.propertiesAvailable == false)

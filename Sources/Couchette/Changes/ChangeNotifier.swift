@@ -52,6 +52,9 @@ final class ChangeNotifier: @unchecked Sendable {
         lock.withLock { _ = registrations.removeValue(forKey: id) }
     }
 
+    /// Whether anyone listens (so commits can skip building change notifications).
+    var hasListeners: Bool { lock.withLock { !registrations.isEmpty } }
+
     /// Delivers one commit's changes.
     func post(_ changes: [CollectionChange]) {
         let snapshot = lock.withLock { Array(registrations.values) }

@@ -62,6 +62,13 @@ extension Collection {
     ) throws -> Bool {
         try DatabaseNames.validateDocumentID(document.id)
         let saved: (record: DocumentRecord, members: [String: JSONValue])? = try modify { edit in
+            if document.revisionID == nil {
+                // Never saved: most likely a new document, so try inserting before reading anything.
+                let body = try edit.body(from: document.editedValues(), generation: 1)
+                if let record = try edit.insertIfAbsent(documentID: document.id, body: body) {
+                    return (record, body.objectValue ?? [:])
+                }
+            }
             let existing = try edit.storage.document(collectionID: id, id: document.id, withTree: true)
             let tree = existing?.tree ?? CouchetteCore.RevisionTree()
             let current = existing.map { record in try? RevisionID(parsing: record.revisionID) } ?? nil
@@ -80,13 +87,14 @@ extension Collection {
             }
             let generation = LocalEdit.nextGeneration(tree: tree, parent: current, allowConflict: false)
             let body = try edit.body(from: document.editedValues(), generation: generation)
-            if let existing, !existing.isDeleted, existing.body.count > 0, existing.body == body.serialized() {
+            let serialized = body.serialized()
+            if let existing, !existing.isDeleted, existing.body == serialized {
                 return (existing, body.objectValue ?? [:])
             }
             let parent = (existing?.isDeleted ?? true) ? nil : current
             let (_, record) = try edit.commit(
                 documentID: document.id, existing: existing, tree: tree, parent: parent, body: body, deleted: false,
-                allowConflict: false)
+                allowConflict: false, serializedBody: serialized)
             return (record, body.objectValue ?? [:])
         }
         guard let saved else { return false }

@@ -27,6 +27,10 @@ struct LocalEdit {
         var members: [String: JSONValue] = [:]
         members.reserveCapacity(properties.count)
         for (key, value) in properties {
+            guard key.utf8.first == UInt8(ascii: "_") else {
+                members[key] = try DocumentValues.json(from: value, path: key, onBlob: install)
+                continue
+            }
             if LocalEdit.metadataKeys.contains(key) { continue }
             if key == "_attachments" {
                 members[key] = try attachments(from: value, generation: generation, install: install)
@@ -88,11 +92,11 @@ struct LocalEdit {
     /// - Returns: The new revision's ID and the stored record.
     func commit(
         documentID: String, existing: DocumentRecord?, tree: CouchetteCore.RevisionTree, parent: RevisionID?,
-        body: JSONValue, deleted: Bool, allowConflict: Bool
+        body: JSONValue, deleted: Bool, allowConflict: Bool, serializedBody: [UInt8]? = nil
     ) throws -> (revision: RevisionID, record: DocumentRecord) {
         var tree = tree
         let revision: RevisionID
-        let serialized = body.serialized()
+        let serialized = serializedBody ?? body.serialized()
         do {
             revision = try tree.addLocalEdit(
                 parent: parent, body: body, deleted: deleted, allowConflict: allowConflict, serializedBody: serialized)
@@ -101,38 +105,63 @@ struct LocalEdit {
         }
         let record = try store(
             documentID: documentID, existing: existing, tree: tree, changed: revision, source: nil,
-            serializedChange: serialized)
+            serializedChange: serialized)!
         return (revision, record)
     }
 
     /// Prunes and writes a changed tree, and records the change to `changed`.
+    ///
+    /// - Parameter onlyIfAbsent: Insert the row only if the document does not exist yet; returns nil (and
+    ///   changes nothing) when it does. Lets a save of a new document skip reading it first.
+    @discardableResult
     func store(
         documentID: String, existing: DocumentRecord?, tree: CouchetteCore.RevisionTree, changed: RevisionID,
-        source: URL?, serializedChange: [UInt8]? = nil
-    ) throws -> DocumentRecord {
+        source: URL?, serializedChange: [UInt8]? = nil, onlyIfAbsent: Bool = false
+    ) throws -> DocumentRecord? {
         var tree = tree
         tree.prune(toDepth: Int(database.config.maxRevTreeDepth))
+        // Leaves keep their bodies; of the ancestors only the changed revision's parent does (the previous
+        // current revision, still readable through `revision(withID:)`). Older bodies are not kept.
+        if tree.count > 2 { tree.removeAncestorBodies(keeping: Set([tree[changed]?.parent].compactMap { $0 })) }
         let winner = tree.winner!
         let winnerBody = winner.body ?? .object([:])
+        let inConflict = tree.isConflicted
         var flags: DocumentFlags = []
         if winner.isDeleted { flags.insert(.deleted) }
-        if tree.isConflicted { flags.insert(.conflicted) }
+        if inConflict { flags.insert(.conflicted) }
         if DocumentValues.containsBlobs(winnerBody) { flags.insert(.hasAttachments) }
-        let sequence = database.nextSequence(collectionID: collection.id)
+        let sequence = database.peekNextSequence(collectionID: collection.id)
         let record = DocumentRecord(
             collectionID: collection.id, documentID: documentID, sequence: sequence, flags: flags,
             revisionID: winner.id.description,
-            body: winner.id == changed ? (serializedChange ?? winnerBody.serialized()) : winnerBody.serialized(), tree: tree,
-            expiration: existing?.expiration)
-        try storage.write(record, isNew: existing == nil)
-        let changedNode = tree[changed]
+            body: winner.id == changed ? (serializedChange ?? winnerBody.serialized()) : winnerBody.serialized(),
+            tree: tree, expiration: existing?.expiration)
+        let mode: DatabaseStorage.WriteMode = onlyIfAbsent ? .insertIfAbsent : (existing == nil ? .insert : .update)
+        guard try storage.write(record, mode: mode) else { return nil }
+        database.takeNextSequence(sequence, collectionID: collection.id)
         database.recordChange(
             DocumentChange(
                 database: database, collection: collection, documentID: documentID, revisionID: changed.description,
-                sequence: sequence, isDeletion: changedNode?.isDeleted ?? false, isCurrentRevision: winner.id == changed,
-                inConflict: tree.isConflicted, source: source),
+                sequence: sequence, isDeletion: tree[changed]?.isDeleted ?? false, isCurrentRevision: winner.id == changed,
+                inConflict: inConflict, source: source),
             external: source != nil)
         Log.shared.emit(.verbose, .database, "Saved \(documentID) \(changed) (seq \(sequence))")
         return record
+    }
+
+    /// Saves a document that was never saved before without reading it first: the row is inserted only if
+    /// absent. Returns nil when the document exists, for the caller to take the ordinary path.
+    func insertIfAbsent(documentID: String, body: JSONValue) throws -> DocumentRecord? {
+        var tree = CouchetteCore.RevisionTree()
+        let serialized = body.serialized()
+        let revision: RevisionID
+        do {
+            revision = try tree.addLocalEdit(parent: nil, body: body, deleted: false, serializedBody: serialized)
+        } catch {
+            throw CouchetteError.wrap(error)
+        }
+        return try store(
+            documentID: documentID, existing: nil, tree: tree, changed: revision, source: nil,
+            serializedChange: serialized, onlyIfAbsent: true)
     }
 }

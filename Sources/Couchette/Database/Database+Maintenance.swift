@@ -51,7 +51,7 @@ extension Database {
                     rewritten.append(updated)
                 }
             }
-            for record in rewritten { try storage.write(record, isNew: false) }
+            for record in rewritten { try storage.write(record, mode: .update) }
         }
         let keep = Set(referenced.compactMap { try? AttachmentDigest(parsing: $0) })
         if let store = currentBlobStore {

@@ -44,12 +44,12 @@ extension Database {
         }
         if transactionDepth == 0 {
             do {
-                try storage.connection.execute("BEGIN IMMEDIATE")
+                try storage.begin()
             } catch {
                 lock.unlock()
                 throw DatabaseStorage.translate(error)
             }
-            sequencesAtBegin = collectionRows.mapValues(\.lastSequence)
+            sequencesAtBegin.removeAll(keepingCapacity: true)
         }
         transactionDepth += 1
         let result: T
@@ -68,7 +68,7 @@ extension Database {
         }
         let delivered: [(change: DocumentChange, external: Bool)]
         do {
-            try storage.connection.execute("COMMIT")
+            try storage.commit()
             delivered = pendingChanges
             pendingChanges = []
         } catch {
@@ -77,12 +77,12 @@ extension Database {
             throw DatabaseStorage.translate(error)
         }
         lock.unlock()
-        if !delivered.isEmpty { notifier.post(merging(delivered)) }
+        if !delivered.isEmpty, notifier.hasListeners { notifier.post(merging(delivered)) }
         return result
     }
 
     private func rollBack(_ storage: DatabaseStorage) {
-        try? storage.connection.execute("ROLLBACK")
+        storage.rollBack()
         pendingChanges = []
         for (id, sequence) in sequencesAtBegin { collectionRows[id]?.lastSequence = sequence }
     }
@@ -118,11 +118,16 @@ extension Database {
         try storage.setLastSequence(row.lastSequence, collectionID: collectionID)
     }
 
-    /// The next sequence of a collection (the stored sequences stay the truth: the highest one is found again
-    /// when the database opens). Callers are inside ``write(_:)``.
-    func nextSequence(collectionID: Int64) -> UInt64 {
-        let next = (collectionRows[collectionID]?.lastSequence ?? 0) + 1
-        collectionRows[collectionID]?.lastSequence = next
-        return next
+    /// The sequence the next change to a collection gets. Callers are inside ``write(_:)``.
+    func peekNextSequence(collectionID: Int64) -> UInt64 {
+        (collectionRows[collectionID]?.lastSequence ?? 0) + 1
+    }
+
+    /// Records that a change took `sequence` (from ``peekNextSequence(collectionID:)``). The stored
+    /// sequences stay the truth: the highest is found again when the database opens. Callers are inside
+    /// ``write(_:)``.
+    func takeNextSequence(_ sequence: UInt64, collectionID: Int64) {
+        if sequencesAtBegin[collectionID] == nil { sequencesAtBegin[collectionID] = sequence - 1 }
+        collectionRows[collectionID]?.lastSequence = sequence
     }
 }

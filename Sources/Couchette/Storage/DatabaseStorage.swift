@@ -37,6 +37,25 @@ final class DatabaseStorage {
         connection.close()
     }
 
+    // MARK: - Transactions
+
+    /// `BEGIN IMMEDIATE`, from a cached statement.
+    func begin() throws {
+        let statement = try connection.cachedStatement(sql: "BEGIN IMMEDIATE")
+        try statement.execute()
+    }
+
+    /// `COMMIT`, from a cached statement.
+    func commit() throws {
+        let statement = try connection.cachedStatement(sql: "COMMIT")
+        try statement.execute()
+    }
+
+    /// `ROLLBACK`, ignoring errors (SQLite may already have rolled back).
+    func rollBack() {
+        try? connection.execute("ROLLBACK")
+    }
+
     /// Maps SQLite errors onto ``CouchetteError``.
     static func translate(_ error: any Error) -> CouchetteError {
         if let error = error as? CouchetteError { return error }
@@ -148,21 +167,38 @@ final class DatabaseStorage {
         return record
     }
 
-    /// Writes a document row; `record.tree` must be set. `isNew` says whether the row exists yet (an update
-    /// in place is cheaper than a replace).
-    func write(_ record: DocumentRecord, isNew: Bool = true) throws(CouchetteError) {
+    /// How ``write(_:mode:)`` writes a row.
+    enum WriteMode {
+        /// A new row (the document does not exist).
+        case insert
+        /// Replace the existing row in place.
+        case update
+        /// A new row unless the document exists, in which case nothing is written.
+        case insertIfAbsent
+    }
+
+    /// Writes a document row; `record.tree` must be set.
+    ///
+    /// - Returns: Whether a row was written (false only for `.insertIfAbsent` on an existing document).
+    @discardableResult
+    func write(_ record: DocumentRecord, mode: WriteMode) throws(CouchetteError) -> Bool {
         let treeBytes = RevisionTreeCodec.encode(record.tree!)
-        try run {
-            let statement = try connection.cachedStatement(
-                sql: isNew
-                    ? """
-                    INSERT INTO documents (sequence, flags, rev, body, tree, expiration, collection, doc_id)
+        return try run {
+            let sql: String
+            switch mode {
+            case .insert, .insertIfAbsent:
+                sql = """
+                    INSERT \(mode == .insertIfAbsent ? "OR IGNORE " : "")INTO documents
+                        (sequence, flags, rev, body, tree, expiration, collection, doc_id)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """
-                    : """
+            case .update:
+                sql = """
                     UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, expiration = ?
                     WHERE collection = ? AND doc_id = ?
-                    """)
+                    """
+            }
+            let statement = try connection.cachedStatement(sql: sql)
             defer { statement.reset() }
             try statement.bind(Int64(record.sequence), at: 1)
             try statement.bind(record.flags.rawValue, at: 2)
@@ -177,6 +213,8 @@ final class DatabaseStorage {
             try statement.bind(record.collectionID, at: 7)
             try statement.bind(record.documentID, at: 8)
             try statement.execute()
+            if mode != .insertIfAbsent { return true }
+            return try connection.changes > 0
         }
     }
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Writes ``JSONValue``s as UTF-8 JSON text.
 ///
 /// Output is deterministic: object keys are sorted by Unicode code point, strings escape only what JSON
@@ -40,22 +46,34 @@ struct JSONSerializer {
 
     private mutating func writeObject(_ members: [String: JSONValue], level: Int) {
         output.append(UInt8(ascii: "{"))
-        let keys = members.keys.sorted(by: JSONSerializer.codePointOrder)
-        for (index, key) in keys.enumerated() {
+        // Sort the pairs, not the keys: looking each key up again would hash it a second time.
+        let sorted = members.sorted { JSONSerializer.codePointOrder($0.key, $1.key) }
+        for (index, member) in sorted.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             newline(level: level + 1)
-            writeString(key)
+            writeString(member.key)
             output.append(UInt8(ascii: ":"))
             if indentation != nil { output.append(UInt8(ascii: " ")) }
-            write(members[key]!, level: level + 1)
+            write(member.value, level: level + 1)
         }
-        if !keys.isEmpty { newline(level: level) }
+        if !sorted.isEmpty { newline(level: level) }
         output.append(UInt8(ascii: "}"))
     }
 
     /// Orders strings by Unicode code point (the same as UTF-8 byte order).
     static func codePointOrder(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                let common = min(left.count, right.count)
+                if common > 0 {
+                    let order = memcmp(left.baseAddress!, right.baseAddress!, common)
+                    if order != 0 { return order < 0 }
+                }
+                return left.count < right.count
+            }
+        }
+        if let result = fast ?? nil { return result }
+        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
     private mutating func newline(level: Int) {

@@ -29,6 +29,11 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.digest = digest
     }
 
+    private init(uncheckedGeneration generation: Int, digest: String) {
+        self.generation = generation
+        self.digest = digest
+    }
+
     /// Parses `generation-digest`.
     ///
     /// - Throws: ``CoreError`` `.invalidRevisionID` (400) when the text is not a valid revision ID.
@@ -99,7 +104,8 @@ extension RevisionID {
             input.append(contentsOf: digestableBody(body).canonicalBytes)
         }
         let hash = Insecure.MD5.hash(data: input)
-        return try RevisionID(generation: (parent?.generation ?? 0) + 1, digest: hexString(hash))
+        // A hex digest is always valid: no need to check it.
+        return RevisionID(uncheckedGeneration: (parent?.generation ?? 0) + 1, digest: hexString(hash))
     }
 
     private static func hasSpecialKeys(_ body: JSONValue) -> Bool {
