@@ -169,3 +169,18 @@ private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) 
         }
     }
 }
+
+@Suite struct RevisionTreePurgeTests {
+    private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) }
+
+    @Test func purgingALeafRemovesOnlyTheAncestorsNoOtherLeafNeeds() throws {
+        var tree = RevisionTree()
+        try tree.insert(rev("3-c"), body: [:], deleted: false, history: [rev("3-c"), rev("2-b"), rev("1-a")])
+        try tree.insert(rev("3-d"), body: [:], deleted: false, history: [rev("3-d"), rev("2-x"), rev("1-a")])
+        #expect(tree.purge([rev("3-d"), rev("2-b"), rev("9-z")]) == [rev("3-d")])
+        #expect(tree.nodes.map(\.id) == [rev("1-a"), rev("2-b"), rev("3-c")])
+        #expect(tree.winner?.id == rev("3-c"))
+        #expect(tree.purge([rev("3-c")]) == [rev("3-c")])
+        #expect(tree.isEmpty)
+    }
+}

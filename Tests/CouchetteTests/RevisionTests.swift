@@ -223,3 +223,22 @@ import Testing
         #expect(try lists.changes(since: 0, limit: 2).map(\.documentID) == ["d1", "d3"])
     }
 }
+
+@Suite struct PurgeRevisionsTests {
+    @Test func purgesLeafRevisionsAndRemovesDocumentsLeftEmpty() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        try lists.putExistingRevision(documentID: "p", properties: ["v": "c"], revisionHistory: ["3-c", "2-b", "1-a"])
+        try lists.putExistingRevision(documentID: "p", properties: ["v": "d"], revisionHistory: ["3-d", "2-b"])
+        try lists.save(document: MutableDocument(id: "other"))
+        let purged = try lists.purgeRevisions(["p": ["3-d", "1-a"], "other": ["9-z"], "absent": ["1-a"]])
+        #expect(purged == ["p": ["3-d"]])
+        #expect(try lists.leafRevisions(documentID: "p").map(\.revisionID) == ["3-c"])
+        #expect(try lists.document(id: "p")?.string(forKey: "v") == "c")
+        #expect(try lists.purgeRevisions(["p": ["3-c"]]) == ["p": ["3-c"]])
+        #expect(try lists.currentRevision(documentID: "p") == nil)
+        #expect(throws: CouchetteError.self) { try lists.purgeRevisions(["p": ["garbage"]]) }
+    }
+}

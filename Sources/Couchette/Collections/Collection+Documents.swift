@@ -157,6 +157,48 @@ extension Collection {
         }
     }
 
+    /// Removes the given leaf revisions of documents, and the ancestors no other leaf needs, locally only
+    /// (CouchDB's `_purge`). A document left with no revision is removed.
+    ///
+    /// - Parameter revisions: Revision IDs to purge, by document ID.
+    /// - Returns: The revisions purged, by document ID (documents with none purged are left out).
+    /// - Throws: `.badInput` for a malformed revision ID.
+    @discardableResult
+    public func purgeRevisions(_ revisions: [String: [String]]) throws -> [String: [String]] {
+        var parsed: [String: [RevisionID]] = [:]
+        for (documentID, texts) in revisions {
+            do {
+                parsed[documentID] = try texts.map { text throws(CoreError) in try RevisionID(parsing: text) }
+            } catch {
+                throw CouchetteError.wrap(error)
+            }
+        }
+        return try modify { edit in
+            var result: [String: [String]] = [:]
+            for (documentID, wanted) in parsed {
+                guard let existing = try edit.storage.document(collectionID: id, id: documentID, withTree: true),
+                    var tree = existing.tree
+                else { continue }
+                let purged = tree.purge(wanted)
+                guard !purged.isEmpty else { continue }
+                result[documentID] = purged.map(\.description)
+                try database.persistLastSequence(collectionID: id, in: edit.storage)
+                if tree.isEmpty {
+                    try edit.storage.removeDocument(collectionID: id, id: documentID)
+                    database.recordChange(
+                        DocumentChange(
+                            database: database, collection: self, documentID: documentID, revisionID: "",
+                            sequence: 0, isDeletion: true, isCurrentRevision: true, inConflict: false, source: nil),
+                        external: false)
+                } else {
+                    try edit.store(
+                        documentID: documentID, existing: existing, tree: tree, changed: tree.winner!.id, source: nil)
+                }
+            }
+            return result
+        }
+    }
+
     // MARK: - Expiration
 
     /// Sets when a document expires (is purged); nil clears it.

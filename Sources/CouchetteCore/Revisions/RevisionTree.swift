@@ -325,6 +325,22 @@ public struct RevisionTree: Sendable, Hashable {
         return removed.sorted()
     }
 
+    /// Removes leaf revisions and the ancestors that no remaining leaf needs (CouchDB's `_purge`).
+    ///
+    /// - Parameter revisions: Leaves to remove; IDs that are not leaves of the tree are ignored.
+    /// - Returns: The leaves actually removed, in the order given.
+    @discardableResult
+    public mutating func purge(_ revisions: [RevisionID]) -> [RevisionID] {
+        var purged: [RevisionID] = []
+        for id in revisions where leafIDs.contains(id) && !purged.contains(id) { purged.append(id) }
+        guard !purged.isEmpty else { return [] }
+        for id in purged { leafIDs.remove(id) }
+        var needed: Set<RevisionID> = []
+        for leaf in leafIDs { needed.formUnion(history(of: leaf)) }
+        for id in Array(nodesByID.keys) where !needed.contains(id) { nodesByID[id] = nil }
+        return purged
+    }
+
     /// Drops the bodies of revisions that are not leaves (they are needed only for `oldDoc`, attachment stubs
     /// and `GET ?rev=` of old revisions).
     ///
