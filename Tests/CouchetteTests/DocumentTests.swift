@@ -211,3 +211,43 @@ import Testing
         }
     }
 }
+
+@Suite struct BodyRetentionTests {
+    @Test func theParentOfTheCurrentRevisionKeepsItsBodyAfterASave() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        let doc = MutableDocument(id: "l", data: ["name": "first"])
+        try lists.save(document: doc)
+        let first = try #require(doc.revisionID)
+        try lists.save(document: doc.setString("second", forKey: "name"))
+        let second = try #require(doc.revisionID)
+        #expect(try lists.revision(documentID: "l", revisionID: first)?.properties?["name"] as? String == "first")
+        try lists.save(document: doc.setString("third", forKey: "name"))
+        #expect(try lists.revision(documentID: "l", revisionID: second)?.properties?["name"] as? String == "second")
+        #expect(try lists.revision(documentID: "l", revisionID: first)?.propertiesAvailable == false)
+        #expect(try lists.document(id: "l")?.string(forKey: "name") == "third")
+    }
+
+    @Test func savingALosingBranchKeepsTheWinnersBody() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        try lists.putExistingRevision(documentID: "c", properties: ["v": "z"], revisionHistory: ["2-z", "1-a"])
+        try lists.putExistingRevision(documentID: "c", properties: ["v": "b"], revisionHistory: ["2-b", "1-a"])
+        let loser = try #require(try lists.revision(documentID: "c", revisionID: "2-b"))
+        let edit = loser.createRevision()
+        edit["v"] = "b2"
+        _ = try edit.saveAllowingConflict()
+        let winner = try #require(try lists.document(id: "c"))
+        // 3-… on the losing branch now wins by generation; the old winner keeps its body as a leaf.
+        #expect(winner.string(forKey: "v") == "b2")
+        #expect(try lists.revision(documentID: "c", revisionID: "2-z")?.properties?["v"] as? String == "z")
+        // Saving the current document again through the Lite API keeps the other leaf's body too.
+        try lists.save(document: winner.toMutable().setString("b3", forKey: "v"))
+        #expect(try lists.revision(documentID: "c", revisionID: "2-z")?.properties?["v"] as? String == "z")
+        #expect(try lists.conflictingRevisions(documentID: "c").count == 2)
+    }
+}

@@ -69,7 +69,8 @@ extension Collection {
                     return (record, body.objectValue ?? [:])
                 }
             }
-            let existing = try edit.storage.document(collectionID: id, id: document.id, withTree: true)
+            let existing = try edit.storage.document(
+                collectionID: id, id: document.id, withTree: true, parseWinnerBody: false)
             let tree = existing?.tree ?? CouchetteCore.RevisionTree()
             let current = existing.map { record in try? RevisionID(parsing: record.revisionID) } ?? nil
             let expected = document.revisionID
@@ -118,7 +119,9 @@ extension Collection {
     @discardableResult
     public func delete(document: Document, concurrencyControl: ConcurrencyControl) throws -> Bool {
         let deleted: DocumentRecord? = try modify { edit in
-            guard let existing = try edit.storage.document(collectionID: id, id: document.id, withTree: true),
+            guard
+                let existing = try edit.storage.document(
+                    collectionID: id, id: document.id, withTree: true, parseWinnerBody: false),
                 !existing.isDeleted
             else { throw CouchetteError(.notFound, message: "Document \"\(document.id)\" does not exist") }
             if document.revisionID != existing.revisionID, concurrencyControl == .failOnConflict { return nil }

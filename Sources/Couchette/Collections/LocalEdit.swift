@@ -122,22 +122,42 @@ struct LocalEdit {
         tree.prune(toDepth: Int(database.config.maxRevTreeDepth))
         // Leaves keep their bodies; of the ancestors only the changed revision's parent does (the previous
         // current revision, still readable through `revision(withID:)`). Older bodies are not kept.
-        if tree.count > 2 { tree.removeAncestorBodies(keeping: Set([tree[changed]?.parent].compactMap { $0 })) }
+        let keptParent = tree[changed]?.parent
+        if tree.count > 2 { tree.removeAncestorBodies(keeping: Set([keptParent].compactMap { $0 })) }
         let winner = tree.winner!
-        let winnerBody = winner.body ?? .object([:])
         let inConflict = tree.isConflicted
+        // The previous current revision's body may be known only as the row's bytes (saves do not parse it).
+        let previousWinner = existing.flatMap { try? RevisionID(parsing: $0.revisionID) }
+        var rawBodies: [RevisionID: [UInt8]] = [:]
+        if let existing, let previousWinner, let node = tree[previousWinner], node.body == nil,
+            previousWinner != winner.id, tree.isLeaf(previousWinner) || previousWinner == keptParent
+        {
+            rawBodies[previousWinner] = existing.body
+        }
+        let body: [UInt8]
+        let hasBlobs: Bool
+        if winner.id == changed {
+            let changedBody = winner.body ?? .object([:])
+            body = serializedChange ?? changedBody.serialized()
+            hasBlobs = DocumentValues.containsBlobs(changedBody)
+        } else if let existing, winner.id == previousWinner, winner.body == nil {
+            body = existing.body
+            hasBlobs = existing.flags.contains(.hasAttachments)
+        } else {
+            let winnerBody = winner.body ?? .object([:])
+            body = winnerBody.serialized()
+            hasBlobs = DocumentValues.containsBlobs(winnerBody)
+        }
         var flags: DocumentFlags = []
         if winner.isDeleted { flags.insert(.deleted) }
         if inConflict { flags.insert(.conflicted) }
-        if DocumentValues.containsBlobs(winnerBody) { flags.insert(.hasAttachments) }
+        if hasBlobs { flags.insert(.hasAttachments) }
         let sequence = database.peekNextSequence(collectionID: collection.id)
         let record = DocumentRecord(
             collectionID: collection.id, documentID: documentID, sequence: sequence, flags: flags,
-            revisionID: winner.id.description,
-            body: winner.id == changed ? (serializedChange ?? winnerBody.serialized()) : winnerBody.serialized(),
-            tree: tree, expiration: existing?.expiration)
+            revisionID: winner.id.description, body: body, tree: tree, expiration: existing?.expiration)
         let mode: DatabaseStorage.WriteMode = onlyIfAbsent ? .insertIfAbsent : (existing == nil ? .insert : .update)
-        guard try storage.write(record, mode: mode) else { return nil }
+        guard try storage.write(record, mode: mode, rawBodies: rawBodies) else { return nil }
         database.takeNextSequence(sequence, collectionID: collection.id)
         database.recordChange(
             DocumentChange(

@@ -141,7 +141,12 @@ final class DatabaseStorage {
     private static let selectColumns = "sequence, flags, rev, body, expiration"
 
     /// Reads a document; the revision tree too when `withTree`.
-    func document(collectionID: Int64, id: String, withTree: Bool) throws(CouchetteError) -> DocumentRecord? {
+    ///
+    /// - Parameter parseWinnerBody: Put the current revision's parsed body into the tree's winner (the
+    ///   revision APIs need it); saves leave it out and use the row's bytes.
+    func document(
+        collectionID: Int64, id: String, withTree: Bool, parseWinnerBody: Bool = true
+    ) throws(CouchetteError) -> DocumentRecord? {
         let sql =
             withTree
             ? "SELECT \(DatabaseStorage.selectColumns), tree FROM documents WHERE collection = ? AND doc_id = ?"
@@ -161,7 +166,7 @@ final class DatabaseStorage {
         }
         guard case (var record, let treeBytes)? = found else { return nil }
         if let treeBytes {
-            let body = try? JSONValue(parsing: record.body)
+            let body = parseWinnerBody ? try? JSONValue(parsing: record.body) : nil
             record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: body)
         }
         return record
@@ -181,8 +186,10 @@ final class DatabaseStorage {
     ///
     /// - Returns: Whether a row was written (false only for `.insertIfAbsent` on an existing document).
     @discardableResult
-    func write(_ record: DocumentRecord, mode: WriteMode) throws(CouchetteError) -> Bool {
-        let treeBytes = RevisionTreeCodec.encode(record.tree!)
+    func write(
+        _ record: DocumentRecord, mode: WriteMode, rawBodies: [RevisionID: [UInt8]] = [:]
+    ) throws(CouchetteError) -> Bool {
+        let treeBytes = RevisionTreeCodec.encode(record.tree!, rawBodies: rawBodies)
         return try run {
             let sql: String
             switch mode {

@@ -4,7 +4,12 @@ import CouchetteCore
 /// `parentIndex` -1 for roots, `body` null when not kept. The winner's body is left out (it lives in the
 /// row's `body` column) and put back on decoding.
 enum RevisionTreeCodec {
-    static func encode(_ tree: CouchetteCore.RevisionTree) -> [UInt8] {
+    /// Encodes a tree.
+    ///
+    /// - Parameter rawBodies: Serialized bodies of nodes whose body is not parsed in `tree` (the previous
+    ///   current revision, read as bytes); written as they are.
+    static func encode(_ tree: CouchetteCore.RevisionTree, rawBodies: [RevisionID: [UInt8]] = [:]) -> [UInt8] {
+        let winnerID = tree.winner?.id
         if tree.count == 1, let only = tree.winner, only.parent == nil,
             !only.id.digest.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
         {
@@ -15,13 +20,26 @@ enum RevisionTreeCodec {
         var index: [RevisionID: Int] = [:]
         index.reserveCapacity(nodes.count)
         for (offset, node) in nodes.enumerated() { index[node.id] = offset }
-        let winnerID = tree.winner?.id
-        let encoded: [JSONValue] = nodes.map { node in
-            let parent = node.parent.flatMap { index[$0] } ?? -1
-            let body: JSONValue = node.id == winnerID ? .null : (node.body ?? .null)
-            return .array([.string(node.id.description), .int(Int64(parent)), .bool(node.isDeleted), body])
+        var output: [UInt8] = [UInt8(ascii: "[")]
+        output.reserveCapacity(64 * nodes.count + rawBodies.values.reduce(0) { $0 + $1.count })
+        for (offset, node) in nodes.enumerated() {
+            if offset > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(UInt8(ascii: "["))
+            output.append(contentsOf: JSONValue.string(node.id.description).serialized())
+            output.append(contentsOf: ",\(node.parent.flatMap { index[$0] } ?? -1),\(node.isDeleted),".utf8)
+            if node.id == winnerID {
+                output.append(contentsOf: "null".utf8)
+            } else if let body = node.body {
+                output.append(contentsOf: body.serialized())
+            } else if let raw = rawBodies[node.id] {
+                output.append(contentsOf: raw)
+            } else {
+                output.append(contentsOf: "null".utf8)
+            }
+            output.append(UInt8(ascii: "]"))
         }
-        return JSONValue.array(encoded).serialized()
+        output.append(UInt8(ascii: "]"))
+        return output
     }
 
     /// - Throws: `.corrupt` when the stored tree cannot be read.
