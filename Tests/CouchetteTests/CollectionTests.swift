@@ -29,8 +29,14 @@ import Testing
 
         try tasks.save(document: MutableDocument(id: "t1"))
         try lists.save(document: MutableDocument(id: "l1"))
-        #expect(tasks.lastSequence == 1 && lists.lastSequence == 1)
+        try tasks.save(document: MutableDocument(id: "t2"))
+        // Sequences increase within each collection and are unique across the database.
+        #expect(tasks.lastSequence == 3 && lists.lastSequence == 2)
+        #expect(try tasks.changes(since: 0).map(\.documentID) == ["t1", "t2"])
+        #expect(try lists.changes(since: 0).map(\.sequence) == [2])
+        #expect(try tasks.changes(since: 1).map(\.documentID) == ["t2"])
         #expect(try tasks.document(id: "l1") == nil)
+        #expect(try lists.document(id: "t1") == nil)
 
         try db.deleteCollection(name: "tasks", scope: "todo")
         #expect(try db.collection(name: "tasks", scope: "todo") == nil)

@@ -19,30 +19,31 @@ struct LocalEdit {
     /// - Parameter generation: The generation of the revision being made, for new attachments' `revpos`.
     /// - Throws: `.badInput` for values that are not JSON or top-level keys starting with `_`.
     func body(from properties: [String: Any], generation: Int) throws -> JSONValue {
-        let store = database.blobStore
-        let install: (Blob) throws -> Void = { blob in
-            guard let store else { throw CouchetteError(.notOpen, message: "The database is closed") }
-            try blob.install(into: store)
-        }
         var members: [String: JSONValue] = [:]
         members.reserveCapacity(properties.count)
         for (key, value) in properties {
             guard key.utf8.first == UInt8(ascii: "_") else {
-                members[key] = try DocumentValues.json(from: value, path: key, onBlob: install)
+                members[key] = try DocumentValues.json(from: value, path: key) { try installBlob($0) }
                 continue
             }
             if LocalEdit.metadataKeys.contains(key) { continue }
             if key == "_attachments" {
-                members[key] = try attachments(from: value, generation: generation, install: install)
+                members[key] = try attachments(from: value, generation: generation) { try installBlob($0) }
                 continue
             }
             if key.hasPrefix("_") {
                 throw CouchetteError(
                     .badInput, message: "Top-level property \"\(key)\" is reserved: names starting with '_' are metadata")
             }
-            members[key] = try DocumentValues.json(from: value, path: key, onBlob: install)
+            members[key] = try DocumentValues.json(from: value, path: key) { try installBlob($0) }
         }
         return .object(members)
+    }
+
+    /// Stores a blob's content in the database's blob store.
+    private func installBlob(_ blob: Blob) throws {
+        guard let store = database.blobStore else { throw CouchetteError(.notOpen, message: "The database is closed") }
+        try blob.install(into: store)
     }
 
     private func attachments(from value: Any?, generation: Int, install: (Blob) throws -> Void) throws -> JSONValue {

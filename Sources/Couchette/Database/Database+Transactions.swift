@@ -50,6 +50,7 @@ extension Database {
                 throw DatabaseStorage.translate(error)
             }
             sequencesAtBegin.removeAll(keepingCapacity: true)
+            lastSequenceAtBegin = lastSequence
         }
         transactionDepth += 1
         let result: T
@@ -85,6 +86,7 @@ extension Database {
         storage.rollBack()
         pendingChanges = []
         for (id, sequence) in sequencesAtBegin { collectionRows[id]?.lastSequence = sequence }
+        lastSequence = lastSequenceAtBegin
     }
 
     /// Groups one commit's changes into one change per collection, in commit order.
@@ -120,14 +122,17 @@ extension Database {
 
     /// The sequence the next change to a collection gets. Callers are inside ``write(_:)``.
     func peekNextSequence(collectionID: Int64) -> UInt64 {
-        (collectionRows[collectionID]?.lastSequence ?? 0) + 1
+        lastSequence + 1
     }
 
     /// Records that a change took `sequence` (from ``peekNextSequence(collectionID:)``). The stored
     /// sequences stay the truth: the highest is found again when the database opens. Callers are inside
     /// ``write(_:)``.
     func takeNextSequence(_ sequence: UInt64, collectionID: Int64) {
-        if sequencesAtBegin[collectionID] == nil { sequencesAtBegin[collectionID] = sequence - 1 }
+        if sequencesAtBegin[collectionID] == nil {
+            sequencesAtBegin[collectionID] = collectionRows[collectionID]?.lastSequence ?? 0
+        }
         collectionRows[collectionID]?.lastSequence = sequence
+        lastSequence = sequence
     }
 }

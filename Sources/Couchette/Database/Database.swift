@@ -39,6 +39,10 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
     var transactionDepth = 0
     var pendingChanges: [(change: DocumentChange, external: Bool)] = []
     var sequencesAtBegin: [Int64: UInt64] = [:]
+    /// The last sequence given out in any collection: sequences are unique across the database (each
+    /// collection's are increasing, with gaps where other collections changed).
+    var lastSequence: UInt64 = 0
+    var lastSequenceAtBegin: UInt64 = 0
     let notifier = ChangeNotifier()
     var expirySweeper: ExpirySweeper?
     private(set) var storedPublicUUID = ""
@@ -74,6 +78,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
                 directory: URL(fileURLWithPath: folder).appendingPathComponent(Database.attachmentsFolderName))
             try loadMetadata(storage)
             try reloadCollections(storage)
+            lastSequence = try storage.databaseLastSequence()
         } catch {
             storage.close()
             self.storage = nil
@@ -154,6 +159,10 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
             }
             expirySweeper?.cancel()
             expirySweeper = nil
+            // Saved so that the next open finds each collection's last sequence without scanning.
+            if !config.readOnly {
+                for row in collectionRows.values { try? storage.setLastSequence(row.lastSequence, collectionID: row.id) }
+            }
             storage.close()
             self.storage = nil
             blobStore = nil

@@ -104,7 +104,8 @@ final class DatabaseStorage {
             try connection.query(
                 """
                 SELECT id, scope, name,
-                    max(last_sequence, coalesce((SELECT max(sequence) FROM documents WHERE collection = id), 0))
+                    max(last_sequence, coalesce((
+                        SELECT max(sequence) FROM documents WHERE collection = id AND sequence > last_sequence), 0))
                 FROM collections ORDER BY scope, name
                 """
             ).map {
@@ -112,6 +113,18 @@ final class DatabaseStorage {
                     id: $0[0].int64Value ?? 0, scope: $0[1].stringValue ?? "", name: $0[2].stringValue ?? "",
                     lastSequence: UInt64($0[3].int64Value ?? 0))
             }
+        }
+    }
+
+    /// The highest sequence ever given out: the last row's, or a higher one saved before a purge.
+    func databaseLastSequence() throws(CouchetteError) -> UInt64 {
+        try run {
+            UInt64(
+                try connection.firstValue(
+                    """
+                    SELECT max(coalesce((SELECT max(sequence) FROM documents), 0),
+                               coalesce((SELECT max(last_sequence) FROM collections), 0))
+                    """)?.int64Value ?? 0)
         }
     }
 

@@ -27,6 +27,9 @@ enum Schema {
     }
 
     /// Version 1: metadata, collections, documents with their revision trees, local documents.
+    ///
+    /// A document's row is keyed by its sequence (the rowid), so saves append to the table and the changes
+    /// feed reads it in order; a unique index finds documents by collection and ID.
     static func createVersion1(_ connection: Connection) throws {
         try connection.execute(
             """
@@ -39,17 +42,16 @@ enum Schema {
                 UNIQUE (scope, name)
             );
             CREATE TABLE documents (
+                sequence INTEGER PRIMARY KEY,
                 collection INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
                 doc_id TEXT NOT NULL,
-                sequence INTEGER NOT NULL,
                 flags INTEGER NOT NULL,
                 rev TEXT NOT NULL,
                 body BLOB NOT NULL,
                 tree BLOB NOT NULL,
                 expiration REAL,
-                PRIMARY KEY (collection, doc_id)
+                UNIQUE (collection, doc_id)
             );
-            CREATE UNIQUE INDEX documents_by_sequence ON documents (collection, sequence);
             CREATE TABLE local_documents (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body BLOB NOT NULL);
             INSERT INTO collections (id, scope, name) VALUES (1, '_default', '_default');
             """)
