@@ -16,7 +16,7 @@ import Testing
         #expect(blob.contentType == "image/jpeg")
         #expect(blob.length == 10_000)
         #expect(blob.digest?.hasPrefix("sha1-") == true)
-        let stored = try #require(try tasks.document(id: "t1")?.dictionary(forKey: "image"))
+        let stored = try #require(try tasks.document(id: "t1")?.dictionary(forKey: "image")?.toDictionary())
         #expect(stored["@type"] as? String == "blob")
         #expect(try db.getBlob(properties: stored)?.content == jpeg)
         let files = try FileManager.default.contentsOfDirectory(atPath: db.path! + "/Attachments")

@@ -32,8 +32,8 @@ import Testing
         #expect(read.boolean(forKey: "complete"))
         #expect(read.date(forKey: "createdAt") == date)
         #expect(read.string(forKey: "createdAt") == "2023-11-14T22:13:20.250Z")
-        #expect((read.array(forKey: "tags")?[2] as? [String: Any])?["nested"] as? Bool == true)
-        #expect(read.dictionary(forKey: "owner")?["id"] as? String == "user1")
+        #expect(read.array(forKey: "tags")?.dictionary(at: 2)?.value(forKey: "nested") as? Bool == true)
+        #expect(read.dictionary(forKey: "owner")?.value(forKey: "id") as? String == "user1")
         // null vs missing
         #expect(read.contains(key: "nothing"))
         #expect(read.value(forKey: "nothing") is NSNull)

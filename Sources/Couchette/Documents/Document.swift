@@ -3,14 +3,15 @@ import Foundation
 
 /// An immutable snapshot of one revision of a document.
 ///
-/// Read it with typed getters; edit a copy with ``toMutable()``.
+/// Read it with typed getters or fragments; edit a copy with ``toMutable()``. Nested arrays and dictionaries
+/// read as ``ArrayObject`` and ``DictionaryObject``.
 ///
 /// ```swift
 /// if let list = try lists.document(id: "user1.123") {
-///     print(list.string(forKey: "name") ?? "", list.revisionID ?? "")
+///     print(list.string(forKey: "name") ?? "", list["owner"]["name"].string ?? "", list.revisionID ?? "")
 /// }
 /// ```
-public class Document: Sequence, Hashable, @unchecked Sendable {
+public class Document: DictionaryProtocol, Sequence, Hashable, @unchecked Sendable {
     /// The document's ID.
     public let id: String
     let lock = NSLock()
@@ -73,10 +74,14 @@ public class Document: Sequence, Hashable, @unchecked Sendable {
         return parsed
     }
 
+    /// One member as JSON, or nil when missing (or, in a mutable document, not JSON).
+    func jsonMember(forKey key: String) -> JSONValue? { jsonMembers()[key] }
+
     /// The value for a key: `String`, a number, `Bool`, `[Any]`, `[String: Any]`, `NSNull` for JSON null,
-    /// or nil when the key is missing.
+    /// or nil when the key is missing. Use ``array(forKey:)`` and ``dictionary(forKey:)`` for containers
+    /// you want to read with typed getters.
     public func value(forKey key: String) -> Any? {
-        jsonMembers()[key].map(DocumentValues.value(from:))
+        jsonMember(forKey: key).map(DocumentValues.value(from:))
     }
 
     /// The number of top-level properties.
@@ -86,75 +91,52 @@ public class Document: Sequence, Hashable, @unchecked Sendable {
     public var keys: [String] { jsonMembers().keys.sorted() }
 
     /// Whether the key is present (even with a null value).
-    public func contains(key: String) -> Bool { jsonMembers()[key] != nil }
+    public func contains(key: String) -> Bool { jsonMember(forKey: key) != nil }
 
     /// The string for a key, or nil when missing or not a string.
-    public func string(forKey key: String) -> String? { jsonMembers()[key]?.stringValue }
+    public func string(forKey key: String) -> String? { jsonMember(forKey: key)?.stringValue }
 
-    /// The number for a key as an `Int` (truncated), or 0.
-    public func int(forKey key: String) -> Int {
-        guard let json = jsonMembers()[key] else { return 0 }
-        if let integer = json.intValue, let result = Int(exactly: integer) { return result }
-        if let double = json.doubleValue { return Int(exactly: double.rounded(.towardZero)) ?? 0 }
-        if case .bool(let flag) = json { return flag ? 1 : 0 }
-        return 0
-    }
+    /// The number for a key as an `Int` (truncated; a Boolean is 1 or 0), or 0.
+    public func int(forKey key: String) -> Int { DocumentValues.int(jsonMember(forKey: key)) }
 
     /// The number for a key as an `Int64` (exact for integers), or 0.
-    public func int64(forKey key: String) -> Int64 {
-        guard let json = jsonMembers()[key] else { return 0 }
-        if let integer = json.intValue { return integer }
-        if let double = json.doubleValue { return Int64(exactly: double.rounded(.towardZero)) ?? 0 }
-        return 0
-    }
+    public func int64(forKey key: String) -> Int64 { DocumentValues.int64(jsonMember(forKey: key)) }
 
     /// The number for a key as a `Double`, or 0.
-    public func double(forKey key: String) -> Double { jsonMembers()[key]?.doubleValue ?? 0 }
+    public func double(forKey key: String) -> Double { DocumentValues.double(jsonMember(forKey: key)) }
 
     /// The number for a key as a `Float`, or 0.
     public func float(forKey key: String) -> Float { Float(double(forKey: key)) }
 
     /// The number for a key, or nil when missing or not a number.
-    public func number(forKey key: String) -> NSNumber? {
-        switch jsonMembers()[key] {
-        case .int(let integer)?: NSNumber(value: integer)
-        case .double(let number)?: NSNumber(value: number)
-        default: nil
-        }
-    }
+    public func number(forKey key: String) -> NSNumber? { DocumentValues.number(jsonMember(forKey: key)) }
 
     /// The Boolean for a key: a Boolean, or a non-zero number; false otherwise.
-    public func boolean(forKey key: String) -> Bool {
-        switch jsonMembers()[key] {
-        case .bool(let flag)?: flag
-        case .int(let integer)?: integer != 0
-        case .double(let number)?: number != 0
-        default: false
-        }
-    }
+    public func boolean(forKey key: String) -> Bool { DocumentValues.boolean(jsonMember(forKey: key)) }
 
     /// The date for a key stored as an ISO-8601 string, or nil.
-    public func date(forKey key: String) -> Date? {
-        jsonMembers()[key]?.stringValue.flatMap(DocumentValues.date(from:))
+    public func date(forKey key: String) -> Date? { DocumentValues.date(jsonMember(forKey: key)) }
+
+    /// The array for a key, or nil when missing or not an array.
+    public func array(forKey key: String) -> ArrayObject? {
+        guard case .array(let elements)? = jsonMember(forKey: key) else { return nil }
+        return ArrayObject(elements: elements, collection: collection)
     }
 
-    /// The array for a key, or nil.
-    public func array(forKey key: String) -> [Any]? {
-        guard case .array(let elements)? = jsonMembers()[key] else { return nil }
-        return elements.map(DocumentValues.value(from:))
-    }
-
-    /// The dictionary for a key, or nil.
-    public func dictionary(forKey key: String) -> [String: Any]? {
-        guard case .object(let members)? = jsonMembers()[key] else { return nil }
-        return members.mapValues(DocumentValues.value(from:))
+    /// The dictionary for a key, or nil when missing or not a dictionary. A blob is stored as a dictionary
+    /// too (its metadata); read it with ``blob(forKey:)``.
+    public func dictionary(forKey key: String) -> DictionaryObject? {
+        guard case .object(let members)? = jsonMember(forKey: key) else { return nil }
+        return DictionaryObject(members: members, collection: collection)
     }
 
     /// The blob for a key (a Couchbase Lite 3 blob dictionary), or nil.
     public func blob(forKey key: String) -> Blob? {
-        guard let members = dictionary(forKey: key), Blob.isBlob(properties: members) else { return nil }
-        return try? Blob(properties: members, store: collection?.database.currentBlobStore)
+        DocumentValues.blob(jsonMember(forKey: key), collection: collection)
     }
+
+    /// The fragment for a key, for chained reads: `list["owner"]["name"].string`, `list["tags"][1].string`.
+    public subscript(key: String) -> Fragment { Fragment(.key(key, in: self)) }
 
     /// All properties as Foundation values.
     public func toDictionary() -> [String: Any] {

@@ -60,32 +60,8 @@ enum DocumentValues {
         case jsonType: return value as! JSONValue
         default: break
         }
-        if let members = value as? [String: Any] {
-            var result: [String: JSONValue] = [:]
-            result.reserveCapacity(members.count)
-            for (key, member) in members {
-                do {
-                    result[key] = try convert(member, onBlob: onBlob)
-                } catch var error as NotJSON {
-                    error.path.append(".\(key)")
-                    throw error
-                }
-            }
-            return .object(result)
-        }
-        if let elements = value as? [Any] {
-            var result: [JSONValue] = []
-            result.reserveCapacity(elements.count)
-            for (index, element) in elements.enumerated() {
-                do {
-                    result.append(try convert(element, onBlob: onBlob))
-                } catch var error as NotJSON {
-                    error.path.append("[\(index)]")
-                    throw error
-                }
-            }
-            return .array(result)
-        }
+        if let members = value as? [String: Any] { return .object(try convert(members: members, onBlob: onBlob)) }
+        if let elements = value as? [Any] { return .array(try convert(elements: elements, onBlob: onBlob)) }
         switch value {
         case let json as JSONValue: return json
         case let string as String: return .string(string)
@@ -98,6 +74,13 @@ enum DocumentValues {
             try onBlob(blob)
             return blob.json
         case let date as Date: return .string(string(from: date))
+        // Couchbase Lite 3 containers: a mutable one holds values as set (blobs to install, dates), an
+        // immutable one stored JSON.
+        case let dictionary as MutableDictionaryObject:
+            return .object(try convert(members: dictionary.snapshot(), onBlob: onBlob))
+        case let array as MutableArrayObject: return .array(try convert(elements: array.snapshot(), onBlob: onBlob))
+        case let dictionary as DictionaryObject: return .object(dictionary.jsonMembers())
+        case let array as ArrayObject: return .array(array.jsonElements())
         case let data as Data:
             throw NotJSON(path: [], problem: "Data is not JSON; store it as a Blob (\(data.count) bytes)")
         default:
@@ -113,6 +96,34 @@ enum DocumentValues {
                 throw NotJSON(path: [], problem: "a \(type(of: value)) is not a JSON value")
             }
         }
+    }
+
+    private static func convert(members: [String: Any], onBlob: (Blob) throws -> Void) throws -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        result.reserveCapacity(members.count)
+        for (key, member) in members {
+            do {
+                result[key] = try convert(member, onBlob: onBlob)
+            } catch var error as NotJSON {
+                error.path.append(".\(key)")
+                throw error
+            }
+        }
+        return result
+    }
+
+    private static func convert(elements: [Any], onBlob: (Blob) throws -> Void) throws -> [JSONValue] {
+        var result: [JSONValue] = []
+        result.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            do {
+                result.append(try convert(element, onBlob: onBlob))
+            } catch var error as NotJSON {
+                error.path.append("[\(index)]")
+                throw error
+            }
+        }
+        return result
     }
 
     /// Converts stored JSON to the values users read: `[String: Any]`, `[Any]`, `String`, `Int`/`Int64`,
@@ -156,5 +167,34 @@ enum DocumentValues {
             for element in elements { blobDigests(in: element, into: &digests) }
         default: break
         }
+    }
+}
+
+// MARK: - Parsing
+
+extension DocumentValues {
+    /// The members of a JSON object, for `setJSON`.
+    ///
+    /// - Parameter what: What is being set, for the error message ("Document", "Dictionary").
+    /// - Throws: `.badInput` when the text is not a JSON object.
+    static func parseObject(_ json: String, what: String) throws -> [String: Any] {
+        let parsed: JSONValue
+        do { parsed = try JSONValue(parsing: json) } catch { throw CouchetteError.wrap(error) }
+        guard case .object(let members) = parsed else {
+            throw CouchetteError(.badInput, message: "\(what) JSON must be an object, not \(parsed.typeDescription)")
+        }
+        return members
+    }
+
+    /// The elements of a JSON array, for `setJSON`.
+    ///
+    /// - Throws: `.badInput` when the text is not a JSON array.
+    static func parseArray(_ json: String) throws -> [Any] {
+        let parsed: JSONValue
+        do { parsed = try JSONValue(parsing: json) } catch { throw CouchetteError.wrap(error) }
+        guard case .array(let elements) = parsed else {
+            throw CouchetteError(.badInput, message: "Array JSON must be an array, not \(parsed.typeDescription)")
+        }
+        return elements
     }
 }

@@ -3,14 +3,22 @@ import Foundation
 
 /// An editable document; each setter returns `self`, so calls chain.
 ///
+/// Nested arrays and dictionaries read with ``array(forKey:)`` and ``dictionary(forKey:)`` are live
+/// ``MutableArrayObject``s and ``MutableDictionaryObject``s: their edits are saved with the document. So are
+/// writes through fragments.
+///
 /// ```swift
 /// let list = MutableDocument(id: "user1.\(UUID())")
 ///     .setString("task-list", forKey: "type")
 ///     .setString("Groceries", forKey: "name")
+///     .setDictionary(MutableDictionaryObject().setString("Alice", forKey: "name"), forKey: "owner")
+/// list["owner"]["city"].string = "Paris"
 /// try lists.save(document: list)
 /// ```
-public final class MutableDocument: Document, @unchecked Sendable {
-    /// Values as the user set them (Blobs and Dates kept until save).
+///
+/// Thread-safe: the values are guarded by a lock.
+public final class MutableDocument: Document, MutableDictionaryProtocol, @unchecked Sendable {
+    /// Values as the user set them (nested mutable containers, Blobs and Dates kept until save), or stored JSON.
     private var values: [String: Any]
 
     /// A new document with a generated ID.
@@ -58,34 +66,94 @@ public final class MutableDocument: Document, @unchecked Sendable {
         return result
     }
 
+    override func jsonMember(forKey key: String) -> JSONValue? {
+        lock.withLock { values[key] }.flatMap(MutableValues.json)
+    }
+
     /// The values as set, for saving.
     func editedValues() -> [String: Any] { lock.withLock { values } }
 
+    /// The number of top-level properties.
+    public override var count: Int { lock.withLock { values.count } }
+
+    /// The top-level property names, sorted.
+    public override var keys: [String] { lock.withLock { Array(values.keys) }.sorted() }
+
+    /// Whether the key is present (even with a null value).
+    public override func contains(key: String) -> Bool { lock.withLock { values[key] != nil } }
+
+    /// The value for a key as a Foundation value (dates as ISO-8601 strings, nested containers as `[Any]`
+    /// and `[String: Any]`; a `Blob` as set), or nil when the key is missing.
     public override func value(forKey key: String) -> Any? {
-        let value = lock.withLock { values[key] }
-        switch value {
-        case let json as JSONValue: return DocumentValues.value(from: json)
-        case let date as Date: return DocumentValues.string(from: date)
-        default: return value
-        }
+        lock.withLock { values[key] }.map(MutableValues.foundation)
     }
 
+    /// The blob for a key (as set, or read from a blob dictionary), or nil.
     public override func blob(forKey key: String) -> Blob? {
-        switch lock.withLock({ values[key] }) {
-        case let blob as Blob: return blob
-        default: return super.blob(forKey: key)
-        }
+        if let blob = lock.withLock({ values[key] }) as? Blob { return blob }
+        return super.blob(forKey: key)
     }
 
+    /// The date for a key (as set, or parsed from an ISO-8601 string), or nil.
     public override func date(forKey key: String) -> Date? {
         if let date = lock.withLock({ values[key] }) as? Date { return date }
         return super.date(forKey: key)
     }
 
+    /// The array for a key as a live ``MutableArrayObject``: its edits are the document's (they are saved
+    /// with it). Nil when the key is missing or not an array.
+    public override func array(forKey key: String) -> MutableArrayObject? {
+        lock.withLock {
+            guard let live = MutableValues.liveArray(values[key], collection: _collection) else { return nil }
+            if live.replaced { values[key] = live.0 }
+            return live.0
+        }
+    }
+
+    /// The dictionary for a key as a live ``MutableDictionaryObject``: its edits are the document's (they are
+    /// saved with it). Nil when the key is missing or not a dictionary.
+    ///
+    /// ```swift
+    /// edit.dictionary(forKey: "owner")?.setString("Alice", forKey: "name")
+    /// try lists.save(document: edit)
+    /// ```
+    public override func dictionary(forKey key: String) -> MutableDictionaryObject? {
+        lock.withLock {
+            guard let live = MutableValues.liveDictionary(values[key], collection: _collection) else { return nil }
+            if live.replaced { values[key] = live.0 }
+            return live.0
+        }
+    }
+
+    /// All properties as Foundation values.
+    public override func toDictionary() -> [String: Any] {
+        lock.withLock { values }.mapValues(MutableValues.foundation)
+    }
+
+    /// A copy, nested mutable containers included, with the same ID and revision.
+    public override func toMutable() -> MutableDocument {
+        let (revisionID, sequence, collection, copied) = lock.withLock {
+            (_revisionID, _sequence, _collection, values)
+        }
+        let copy = MutableDocument(id: id, data: copied.mapValues(MutableValues.copy))
+        copy.didLoad(revisionID: revisionID, sequence: sequence, collection: collection)
+        return copy
+    }
+
+    private func didLoad(revisionID: String?, sequence: UInt64, collection: Collection?) {
+        lock.withLock {
+            _revisionID = revisionID
+            _sequence = sequence
+            _collection = collection
+        }
+    }
+
     // MARK: - Editing
 
-    /// Sets a value: `String`, a number, `Bool`, `Date`, `Blob`, `[Any]`, `[String: Any]`, `NSNull`, or nil
-    /// to remove the key. A value that is not JSON makes the next save throw `.badInput`.
+    /// Sets a value: `String`, a number, `Bool`, `Date`, `Blob`, `NSNull`, an array or dictionary (Foundation,
+    /// ``ArrayObject`` or ``DictionaryObject``), or nil to remove the key. A value that is not JSON makes the
+    /// next save throw `.badInput`. A ``MutableArrayObject`` or ``MutableDictionaryObject`` stays live: edits
+    /// made to it before the save are saved.
     @discardableResult
     public func setValue(_ value: Any?, forKey key: String) -> Self {
         lock.withLock {
@@ -112,9 +180,19 @@ public final class MutableDocument: Document, @unchecked Sendable {
     @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
     /// Sets a blob, stored when the document is saved; removes the key when nil.
     @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets an array, or removes the key when nil.
+    /// Sets an array (a ``MutableArrayObject`` stays live), or removes the key when nil.
+    @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self {
+        setValue(value, forKey: key)
+    }
+    /// Sets a Foundation array, or removes the key when nil.
+    @_disfavoredOverload
     @discardableResult public func setArray(_ value: [Any]?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a dictionary, or removes the key when nil.
+    /// Sets a dictionary (a ``MutableDictionaryObject`` stays live), or removes the key when nil.
+    @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self {
+        setValue(value, forKey: key)
+    }
+    /// Sets a Foundation dictionary, or removes the key when nil.
+    @_disfavoredOverload
     @discardableResult public func setDictionary(_ value: [String: Any]?, forKey key: String) -> Self {
         setValue(value, forKey: key)
     }
@@ -125,10 +203,10 @@ public final class MutableDocument: Document, @unchecked Sendable {
     @discardableResult
     public func removeValue(forKey key: String) -> Self { setValue(nil, forKey: key) }
 
-    /// Replaces every property.
+    /// Replaces every property (nil removes them all).
     @discardableResult
-    public func setData(_ data: [String: Any]) -> Self {
-        lock.withLock { values = data }
+    public func setData(_ data: [String: Any]?) -> Self {
+        lock.withLock { values = data ?? [:] }
         return self
     }
 
@@ -137,16 +215,18 @@ public final class MutableDocument: Document, @unchecked Sendable {
     /// - Throws: `.badInput` when the text is not a JSON object.
     @discardableResult
     public func setJSON(_ json: String) throws -> Self {
-        let parsed: JSONValue
-        do { parsed = try JSONValue(parsing: json) } catch { throw CouchetteError.wrap(error) }
-        guard case .object(let members) = parsed else {
-            throw CouchetteError(.badInput, message: "Document JSON must be an object, not \(parsed.typeDescription)")
-        }
+        let members = try DocumentValues.parseObject(json, what: "Document")
         lock.withLock { values = members }
         return self
     }
 
-    /// Sets a value with subscript syntax: `doc["name"] = "Groceries"`.
+    /// The mutable fragment for a key, for chained reads and writes: `doc["owner"]["name"].string = "Alice"`.
+    public override subscript(key: String) -> MutableFragment { MutableFragment(.key(key, in: self)) }
+
+    /// Sets a value with subscript syntax: `doc["name"] = "Groceries"` (nil removes the key), as before
+    /// fragments existed. Reading `doc["name"]` gives the ``MutableFragment``; read the value with
+    /// `doc["name"].value` or a typed getter.
+    @_disfavoredOverload
     public subscript(key: String) -> Any? {
         get { value(forKey: key) }
         set { setValue(newValue, forKey: key) }
@@ -154,12 +234,19 @@ public final class MutableDocument: Document, @unchecked Sendable {
 
     // MARK: - After a save
 
+    /// Takes the saved body as the document's values. Live nested containers the user may still hold stay in
+    /// place (with the saved content), so editing them and saving again works.
     func didSave(revisionID: String, sequence: UInt64, collection: Collection, members: [String: JSONValue]) {
         lock.withLock {
             _revisionID = revisionID
             _sequence = sequence
             _collection = collection
-            values = members
+            var next: [String: Any] = [:]
+            next.reserveCapacity(members.count)
+            for (key, json) in members {
+                next[key] = MutableValues.rebased(values[key], to: json, collection: collection)
+            }
+            values = next
         }
     }
 }
