@@ -15,6 +15,7 @@ struct Benchmark {
     /// Prints one figure: how many times faster `measured` is than `baseline` (higher is better).
     static func report(_ figure: String, baselineSeconds: Double, measuredSeconds: Double, goal: String) {
         let ratio = baselineSeconds / measuredSeconds
+        print("# \(figure): baseline \(format(baselineSeconds * 1000)) ms, measured \(format(measuredSeconds * 1000)) ms")
         print("BENCH \(figure) \(format(ratio)) \(goal)")
     }
 

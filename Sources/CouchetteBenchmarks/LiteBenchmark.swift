@@ -64,6 +64,20 @@ struct LiteBenchmark {
         let properties = samples.map(\.properties)
         let averageSize = bodies.reduce(0) { $0 + $1.count } / max(bodies.count, 1)
         print("# \(count) documents of ~\(averageSize) bytes")
+        if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "batched" {
+            // For profiling: only Couchette's batched inserts.
+            let db = try freshDatabase("profile")
+            let collection = try db.defaultCollection()
+            for start in stride(from: 0, to: count, by: 1_000) {
+                try db.inBatch {
+                    for index in start..<min(start + 1_000, count) {
+                        try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
+                    }
+                }
+            }
+            try db.close()
+            return
+        }
         // Memory first, before the timed phases leave freed heap behind for reuse.
         try reportPeakMemory(properties: properties)
 
@@ -86,25 +100,40 @@ struct LiteBenchmark {
         try single.close()
         Benchmark.report("lite.insert.single", baselineSeconds: rawSingleTime, measuredSeconds: singleTime, goal: ">=0.7")
 
-        // Batches of 1,000.
-        let raw = freshRaw("batched")
-        let rawBatchedTime = Self.seconds {
-            for start in stride(from: 0, to: count, by: 1_000) {
-                raw.execute("BEGIN")
-                for index in start..<min(start + 1_000, count) { raw.insert(id: samples[index].id, body: bodies[index]) }
-                raw.execute("COMMIT")
+        // Batches of 1,000, three rounds into fresh files, keeping each side's fastest (the machine is noisy).
+        var raw = freshRaw("batched-0")
+        var rawBatchedTime = Double.infinity
+        var db = try freshDatabase("batched-0")
+        var collection = try db.defaultCollection()
+        var batchedTime = Double.infinity
+        for round in 0..<3 {
+            if round > 0 {
+                raw = freshRaw("batched-\(round)")
+                try db.close()
+                db = try freshDatabase("batched-\(round)")
+                collection = try db.defaultCollection()
             }
-        }
-        let db = try freshDatabase("batched")
-        let collection = try db.defaultCollection()
-        let batchedTime = try Self.seconds {
-            for start in stride(from: 0, to: count, by: 1_000) {
-                try db.inBatch {
+            let rawRound = raw
+            rawBatchedTime = min(rawBatchedTime, Self.seconds {
+                for start in stride(from: 0, to: count, by: 1_000) {
+                    rawRound.execute("BEGIN")
                     for index in start..<min(start + 1_000, count) {
-                        try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
+                        rawRound.insert(id: samples[index].id, body: bodies[index])
+                    }
+                    rawRound.execute("COMMIT")
+                }
+            })
+            let (roundDB, roundCollection) = (db, collection)
+            batchedTime = min(batchedTime, try Self.seconds {
+                for start in stride(from: 0, to: count, by: 1_000) {
+                    try roundDB.inBatch {
+                        for index in start..<min(start + 1_000, count) {
+                            try roundCollection.save(
+                                document: MutableDocument(id: samples[index].id, data: properties[index]))
+                        }
                     }
                 }
-            }
+            })
         }
         Benchmark.report("lite.insert.batched", baselineSeconds: rawBatchedTime, measuredSeconds: batchedTime, goal: ">=0.5")
 

@@ -47,6 +47,11 @@ enum DocumentValues {
     private static let doubleType = ObjectIdentifier(Double.self)
     private static let boolType = ObjectIdentifier(Bool.self)
     private static let jsonType = ObjectIdentifier(JSONValue.self)
+    private static let anyDictionaryType = ObjectIdentifier([String: Any].self)
+    private static let anyArrayType = ObjectIdentifier([Any].self)
+    private static let stringDictionaryType = ObjectIdentifier([String: String].self)
+    private static let stringArrayType = ObjectIdentifier([String].self)
+    private static let intArrayType = ObjectIdentifier([Int].self)
 
     private static func convert(_ value: Any?, onBlob: (Blob) throws -> Void) throws -> JSONValue {
         guard let value else { return .null }
@@ -58,6 +63,13 @@ enum DocumentValues {
         case doubleType: return .double(value as! Double)
         case boolType: return .bool(value as! Bool)
         case jsonType: return value as! JSONValue
+        // Collections of exactly these types: a conditional cast to `[String: Any]` or `[Any]` would copy
+        // and re-box every element.
+        case anyDictionaryType: return .object(try convert(members: value as! [String: Any], onBlob: onBlob))
+        case anyArrayType: return .array(try convert(elements: value as! [Any], onBlob: onBlob))
+        case stringDictionaryType: return .object((value as! [String: String]).mapValues(JSONValue.string))
+        case stringArrayType: return .array((value as! [String]).map(JSONValue.string))
+        case intArrayType: return .array((value as! [Int]).map { .int(Int64($0)) })
         default: break
         }
         if let members = value as? [String: Any] { return .object(try convert(members: members, onBlob: onBlob)) }

@@ -236,11 +236,24 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
 
     /// Takes the saved body as the document's values. Live nested containers the user may still hold stay in
     /// place (with the saved content), so editing them and saving again works.
+    private static let mutableDictionaryType = ObjectIdentifier(MutableDictionaryObject.self)
+    private static let mutableArrayType = ObjectIdentifier(MutableArrayObject.self)
+
     func didSave(revisionID: String, sequence: UInt64, collection: Collection, members: [String: JSONValue]) {
         lock.withLock {
             _revisionID = revisionID
             _sequence = sequence
             _collection = collection
+            // Only live nested containers need rebasing onto the saved JSON; without them (the common case) the
+            // saved members simply become the values.
+            let live = values.values.contains { value in
+                let type = ObjectIdentifier(type(of: value))
+                return type == MutableDocument.mutableDictionaryType || type == MutableDocument.mutableArrayType
+            }
+            guard live else {
+                values = members
+                return
+            }
             var next: [String: Any] = [:]
             next.reserveCapacity(members.count)
             for (key, json) in members {
