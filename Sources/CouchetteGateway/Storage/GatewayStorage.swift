@@ -1,0 +1,62 @@
+import CouchetteCore
+import Foundation
+
+/// The storage under one gateway database: documents with their revision trees and channels, a
+/// database-wide sequence, `_local` documents and attachments by digest.
+///
+/// Implementations: ``SQLiteGatewayStorage`` (`walrus:` in memory, `walrus:DIR`, `sqlite:PATH`); later
+/// PostgreSQL behind the same protocol. All calls are synchronous and thread-safe.
+public protocol GatewayStorage: AnyObject, Sendable {
+    /// The last sequence given out.
+    var lastSequence: UInt64 { get throws(GatewayError) }
+
+    /// A document, or nil when it was never stored (or was purged).
+    func document(id: String) throws(GatewayError) -> StoredDocument?
+
+    /// Atomically reads a document, lets `transform` change it, and stores the result with the next
+    /// sequence. Concurrent updates of one document are serialized: `transform` always sees the latest.
+    ///
+    /// - Parameter transform: Gets the current document (nil if absent) and returns the new one, or nil to
+    ///   change nothing. Its errors abort the update and are rethrown.
+    /// - Returns: The stored document (with its new sequence), or nil when `transform` changed nothing.
+    @discardableResult
+    func update(
+        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+    ) throws(GatewayError) -> StoredDocument?
+
+    /// Removes a document entirely (purge); returns whether it existed.
+    @discardableResult
+    func purge(documentID: String) throws(GatewayError) -> Bool
+
+    /// Every document's latest change after `since`, in sequence order.
+    func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry]
+
+    /// The latest changes after `since` of documents that are, or were until that change, in one of
+    /// `channels`; entries of documents that left all of them carry ``ChangeEntry/removedFrom``.
+    func changes(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry]
+
+    /// Document IDs in order, for `_all_docs`.
+    func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String]
+
+    /// A `_local` document's body and revision (`0-N`).
+    func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)?
+
+    /// Stores a `_local` document if `expectedRevision` matches the stored one (nil: must not exist).
+    ///
+    /// - Returns: The new revision `0-N`.
+    /// - Throws: `.conflict` (409) when the revision does not match.
+    func putLocalDocument(id: String, body: JSONValue, expectedRevision: String?) throws(GatewayError) -> String
+
+    /// Deletes a `_local` document if the revision matches.
+    func deleteLocalDocument(id: String, expectedRevision: String?) throws(GatewayError)
+
+    /// An attachment's bytes by digest (`sha1-…`).
+    func attachment(digest: String) throws(GatewayError) -> [UInt8]?
+
+    /// Stores attachment bytes under their SHA-1 digest and returns it.
+    @discardableResult
+    func putAttachment(_ data: [UInt8]) throws(GatewayError) -> String
+
+    /// Closes the storage; later calls throw 503.
+    func close()
+}

@@ -1,0 +1,331 @@
+import CouchetteCore
+import CouchetteSQLite
+import Foundation
+
+/// ``GatewayStorage`` in SQLite: in memory for `walrus:`, a file per database for `walrus:DIR`, or the
+/// given file for `sqlite:PATH`.
+///
+/// Documents are keyed by their sequence (the rowid), so each change appends and `_changes` reads in order;
+/// a membership table records, per document and channel, the sequence of the document's last change
+/// while in the channel (or of its leaving it), so channel-filtered feeds are range scans too.
+public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
+    private let lock = NSLock()
+    private var connection: Connection?
+    private var sequence: UInt64 = 0
+
+    /// Opens the storage of database `name` at `location`.
+    ///
+    /// - Throws: 500 when the file cannot be opened or is not a gateway database.
+    public convenience init(location: StorageLocation, databaseName: String) throws(GatewayError) {
+        switch location {
+        case .memory:
+            try self.init(path: ":memory:")
+        case .directory(let directory):
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw .internalError("Cannot create \(directory): \(error.localizedDescription)")
+            }
+            try self.init(path: (directory as NSString).appendingPathComponent("\(databaseName).sqlite3"))
+        case .file(let path):
+            try self.init(path: path)
+        }
+    }
+
+    /// Opens (creating) the SQLite file at `path` (`:memory:` for memory).
+    public init(path: String) throws(GatewayError) {
+        do {
+            let connection = try Connection(path: path)
+            try connection.execute("PRAGMA synchronous = NORMAL")
+            try Self.migrate(connection)
+            self.connection = connection
+            sequence = UInt64(
+                try connection.firstValue(
+                    "SELECT max(coalesce((SELECT max(sequence) FROM documents), 0), coalesce((SELECT value FROM meta WHERE key = 'last_sequence'), 0))"
+                )?.int64Value ?? 0)
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    private static func migrate(_ connection: Connection) throws {
+        let version = try connection.userVersion
+        guard version < 1 else {
+            if version > 1 { throw GatewayError.internalError("The database was written by a newer gateway") }
+            return
+        }
+        try connection.transaction { connection in
+            try connection.execute(
+                """
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+                CREATE TABLE documents (
+                    sequence INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    deleted INTEGER NOT NULL,
+                    rev TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    metadata BLOB NOT NULL
+                );
+                CREATE TABLE channel_membership (
+                    doc_id TEXT NOT NULL,
+                    channel TEXT NOT NULL,
+                    sequence INTEGER NOT NULL,
+                    removed INTEGER NOT NULL,
+                    PRIMARY KEY (doc_id, channel)
+                ) WITHOUT ROWID;
+                CREATE INDEX channel_membership_by_sequence ON channel_membership (channel, sequence);
+                CREATE TABLE local_documents (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body BLOB NOT NULL);
+                CREATE TABLE attachments (digest TEXT PRIMARY KEY, data BLOB NOT NULL);
+                """)
+            try connection.setUserVersion(1)
+        }
+    }
+
+    private static func translate(_ error: any Error) -> GatewayError {
+        if let error = error as? GatewayError { return error }
+        if let error = error as? SQLiteError {
+            if error.primaryCode == .busy || error.primaryCode == .locked {
+                return .serviceUnavailable("The database is busy")
+            }
+            return .internalError("Storage error: \(error.message)")
+        }
+        return .internalError("Storage error: \(error)")
+    }
+
+    /// Runs `body` with the open connection under the lock, translating errors.
+    private func withConnection<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else { throw .serviceUnavailable("The database is closed") }
+        do { return try body(connection) } catch { throw Self.translate(error) }
+    }
+
+    public func close() {
+        lock.withLock {
+            if let connection {
+                try? connection.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', \(Int64(sequence)))")
+                connection.close()
+            }
+            connection = nil
+        }
+    }
+
+    // MARK: - Documents
+
+    public var lastSequence: UInt64 {
+        get throws(GatewayError) { try withConnection { _ in sequence } }
+    }
+
+    public func document(id: String) throws(GatewayError) -> StoredDocument? {
+        let row: (UInt64, [UInt8], [UInt8])? = try withConnection { connection in
+            let statement = try connection.cachedStatement(
+                sql: "SELECT sequence, body, metadata FROM documents WHERE id = ?")
+            defer { statement.reset() }
+            try statement.bind(id, at: 1)
+            guard try statement.step() else { return nil }
+            return (UInt64(statement.int64(at: 0)), statement.blob(at: 1), statement.blob(at: 2))
+        }
+        guard let (sequence, body, metadata) = row else { return nil }
+        return try StoredDocumentCodec.decode(id: id, sequence: sequence, winnerBody: body, metadata: metadata)
+    }
+
+    @discardableResult
+    public func update(
+        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+    ) throws(GatewayError) -> StoredDocument? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else { throw .serviceUnavailable("The database is closed") }
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            throw Self.translate(error)
+        }
+        let sequenceBefore = sequence
+        do {
+            let current = try read(documentID, connection)
+            guard var updated = try transform(current) else {
+                try connection.execute("ROLLBACK")
+                return nil
+            }
+            guard let winner = updated.tree.winner else {
+                throw GatewayError.internalError("A stored document needs a revision")
+            }
+            sequence += 1
+            updated.sequence = sequence
+            let body = (winner.body ?? .object([:])).serialized()
+            try connection.execute("DELETE FROM documents WHERE id = ?", documentID)
+            try connection.execute(
+                "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+                Int64(sequence), documentID, winner.isDeleted, winner.id.description, body,
+                StoredDocumentCodec.encodeMetadata(updated))
+            try updateMembership(of: updated, previous: current, connection)
+            try connection.execute("COMMIT")
+            return updated
+        } catch {
+            try? connection.execute("ROLLBACK")
+            sequence = sequenceBefore
+            throw Self.translate(error)
+        }
+    }
+
+    private func read(_ id: String, _ connection: Connection) throws -> StoredDocument? {
+        guard let row = try connection.firstRow("SELECT sequence, body, metadata FROM documents WHERE id = ?", id)
+        else { return nil }
+        return try StoredDocumentCodec.decode(
+            id: id, sequence: UInt64(row[0].int64Value ?? 0), winnerBody: row[1].blobValue ?? [],
+            metadata: row[2].blobValue ?? [])
+    }
+
+    /// Records the document's current channels at its new sequence, and its leaving the others.
+    private func updateMembership(
+        of document: StoredDocument, previous: StoredDocument?, _ connection: Connection
+    ) throws {
+        let current = document.currentChannels
+        for channel in current {
+            try connection.execute(
+                "INSERT OR REPLACE INTO channel_membership (doc_id, channel, sequence, removed) VALUES (?, ?, ?, 0)",
+                document.id, channel, Int64(document.sequence))
+        }
+        let before = try connection.query(
+            "SELECT channel FROM channel_membership WHERE doc_id = ? AND removed = 0", document.id
+        ).compactMap { $0[0].stringValue }
+        for channel in before where !current.contains(channel) {
+            try connection.execute(
+                "UPDATE channel_membership SET sequence = ?, removed = 1 WHERE doc_id = ? AND channel = ?",
+                Int64(document.sequence), document.id, channel)
+        }
+    }
+
+    @discardableResult
+    public func purge(documentID: String) throws(GatewayError) -> Bool {
+        try withConnection { connection in
+            try connection.transaction { connection in
+                try connection.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(sequence))
+                try connection.execute("DELETE FROM channel_membership WHERE doc_id = ?", documentID)
+                try connection.execute("DELETE FROM documents WHERE id = ?", documentID)
+                return try connection.changes > 0
+            }
+        }
+    }
+
+    public func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
+        try withConnection { connection in
+            var entries: [ChangeEntry] = []
+            try connection.forEachRow(
+                "SELECT sequence, id, rev, deleted FROM documents WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                Int64(since), Int64(limit ?? -1)
+            ) { row in
+                entries.append(
+                    ChangeEntry(
+                        sequence: UInt64(row.int64(at: 0)), documentID: row.string(at: 1),
+                        revisionID: try RevisionID(parsing: row.string(at: 2)), isDeleted: row.bool(at: 3)))
+            }
+            return entries
+        }
+    }
+
+    public func changes(
+        inChannels channels: Set<String>, since: UInt64, limit: Int?
+    ) throws(GatewayError) -> [ChangeEntry] {
+        guard !channels.isEmpty else { return [] }
+        return try withConnection { connection in
+            let placeholders = Array(repeating: "?", count: channels.count).joined(separator: ", ")
+            let channelList = channels.sorted()
+            // Per document: its latest change in or out of the channels, and whether it is still in one.
+            let sql = """
+                SELECT m.doc_id, max(m.sequence), min(m.removed), d.rev, d.deleted,
+                    group_concat(CASE WHEN m.removed = 1 THEN m.channel END, char(31))
+                FROM channel_membership m JOIN documents d ON d.id = m.doc_id
+                WHERE m.channel IN (\(placeholders))
+                GROUP BY m.doc_id
+                HAVING max(m.sequence) > ?
+                ORDER BY max(m.sequence)
+                LIMIT ?
+                """
+            var arguments: [(any SQLiteBindable)?] = channelList
+            arguments.append(Int64(since))
+            arguments.append(Int64(limit ?? -1))
+            return try connection.query(sql, arguments: arguments).map { row in
+                let stillIn = (row[2].int64Value ?? 1) == 0
+                let removed = stillIn ? [] : Set((row[5].stringValue ?? "").split(separator: "\u{1F}").map(String.init))
+                return ChangeEntry(
+                    sequence: UInt64(row[1].int64Value ?? 0), documentID: row[0].stringValue ?? "",
+                    revisionID: try RevisionID(parsing: row[3].stringValue ?? ""),
+                    isDeleted: (row[4].int64Value ?? 0) != 0, removedFrom: removed)
+            }
+        }
+    }
+
+    public func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String] {
+        try withConnection { connection in
+            try connection.query(
+                "SELECT id FROM documents WHERE id >= ? AND (? IS NULL OR id <= ?) ORDER BY id LIMIT ?",
+                startKey ?? "", endKey, endKey, Int64(limit ?? -1)
+            ).compactMap { $0[0].stringValue }
+        }
+    }
+
+    // MARK: - Local documents
+
+    public func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)? {
+        try withConnection { connection in
+            guard let row = try connection.firstRow("SELECT rev, body FROM local_documents WHERE id = ?", id) else {
+                return nil
+            }
+            return (row[0].stringValue ?? "", try JSONValue(parsing: row[1].blobValue ?? []))
+        }
+    }
+
+    public func putLocalDocument(id: String, body: JSONValue, expectedRevision: String?) throws(GatewayError)
+        -> String
+    {
+        try withConnection { connection in
+            try connection.transaction { connection in
+                let current = try connection.firstValue("SELECT rev FROM local_documents WHERE id = ?", id)?.stringValue
+                guard current == expectedRevision else {
+                    throw GatewayError.conflict("Document update conflict")
+                }
+                let number = current.flatMap { Int($0.split(separator: "-").last ?? "") } ?? 0
+                let revision = "0-\(number + 1)"
+                try connection.execute(
+                    "INSERT OR REPLACE INTO local_documents (id, rev, body) VALUES (?, ?, ?)", id, revision,
+                    body.serialized())
+                return revision
+            }
+        }
+    }
+
+    public func deleteLocalDocument(id: String, expectedRevision: String?) throws(GatewayError) {
+        try withConnection { connection in
+            try connection.transaction { connection in
+                guard let current = try connection.firstValue("SELECT rev FROM local_documents WHERE id = ?", id)?
+                    .stringValue
+                else { throw GatewayError.notFound("missing") }
+                guard expectedRevision == nil || expectedRevision == current else {
+                    throw GatewayError.conflict("Document update conflict")
+                }
+                try connection.execute("DELETE FROM local_documents WHERE id = ?", id)
+            }
+        }
+    }
+
+    // MARK: - Attachments
+
+    public func attachment(digest: String) throws(GatewayError) -> [UInt8]? {
+        try withConnection { connection in
+            try connection.firstValue("SELECT data FROM attachments WHERE digest = ?", digest)?.blobValue
+        }
+    }
+
+    @discardableResult
+    public func putAttachment(_ data: [UInt8]) throws(GatewayError) -> String {
+        let digest = AttachmentDigest.sha1(of: data).description
+        try withConnection { connection in
+            try connection.execute("INSERT OR IGNORE INTO attachments (digest, data) VALUES (?, ?)", digest, data)
+        }
+        return digest
+    }
+}

@@ -1,0 +1,46 @@
+import CouchetteCore
+import Foundation
+
+/// A document as the gateway stores it: its revision tree (leaf bodies kept), the channels each revision
+/// was routed to, the access the current revision grants, and the sequence of its last change.
+///
+/// Mirrors Sync Gateway's `_sync` metadata (gateway-rest-api.md §16, `_raw`), without Couchbase Server's
+/// CAS: the storage's atomic ``GatewayStorage/update(documentID:_:)`` plays that role.
+public struct StoredDocument: Sendable, Hashable {
+    /// The document's ID.
+    public var id: String
+    /// Every revision kept, with bodies for leaves (and, briefly, the current revision's parent).
+    public var tree: RevisionTree
+    /// The channels each revision was assigned to; revisions without an entry were in none.
+    public var channels: [RevisionID: Set<String>]
+    /// Channels granted by the current revision, by user (`access()` in the sync function).
+    public var access: [String: Set<String>]
+    /// Roles granted by the current revision, by user (`role()` in the sync function).
+    public var roleAccess: [String: Set<String>]
+    /// When the document expires, if it does.
+    public var expiry: Date?
+    /// The sequence of the last change; 0 until stored.
+    public var sequence: UInt64
+
+    /// A document with no revision yet.
+    public init(id: String) {
+        self.id = id
+        self.tree = RevisionTree()
+        self.channels = [:]
+        self.access = [:]
+        self.roleAccess = [:]
+        self.expiry = nil
+        self.sequence = 0
+    }
+
+    /// The current (winning) revision.
+    public var winner: RevisionTree.Node? { tree.winner }
+
+    /// Whether the current revision is a tombstone.
+    public var isDeleted: Bool { tree.isDeleted }
+
+    /// The channels of the current revision.
+    public var currentChannels: Set<String> {
+        winner.flatMap { channels[$0.id] } ?? []
+    }
+}

@@ -1,0 +1,171 @@
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+@Suite struct GatewayStorageTests {
+    private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) }
+
+    /// A document with one more revision on top of `document`, in `channels`.
+    private func edited(
+        _ document: StoredDocument?, id: String, body: JSONValue, deleted: Bool = false, channels: Set<String> = []
+    ) throws -> StoredDocument {
+        var document = document ?? StoredDocument(id: id)
+        let revision = try document.tree.addLocalEdit(parent: document.winner?.id, body: body, deleted: deleted)
+        document.channels[revision] = channels
+        return document
+    }
+
+    private func temporaryPath() -> String {
+        (NSTemporaryDirectory() as NSString).appendingPathComponent("gateway-\(UUID().uuidString)")
+    }
+
+    @Test func storesDocumentsWithSequencesAndReadsThemBack() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        #expect(try storage.lastSequence == 0)
+        let first = try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 1], channels: ["x"]) }
+        #expect(first?.sequence == 1)
+        try storage.update(documentID: "b") { try? edited($0, id: "b", body: ["v": 2]) }
+        let second = try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 3], channels: ["y"]) }
+        #expect(second?.sequence == 3)
+        let read = try #require(try storage.document(id: "a"))
+        #expect(read.sequence == 3)
+        #expect(read.winner?.body == ["v": 3])
+        #expect(read.tree.count == 2)
+        #expect(read.currentChannels == ["y"])
+        #expect(read.channels.count == 2)
+        #expect(try storage.document(id: "missing") == nil)
+        #expect(try storage.changes(since: 0, limit: nil).map(\.documentID) == ["b", "a"])
+        #expect(try storage.changes(since: 2, limit: nil).map(\.sequence) == [3])
+        #expect(try storage.changes(since: 0, limit: 1).map(\.documentID) == ["b"])
+        #expect(try storage.documentIDs(from: nil, to: nil, limit: nil) == ["a", "b"])
+        #expect(try storage.documentIDs(from: "b", to: nil, limit: nil) == ["b"])
+    }
+
+    @Test func aTransformReturningNilOrThrowingChangesNothing() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        #expect(try storage.update(documentID: "a") { _ in nil } == nil)
+        #expect(throws: GatewayError.self) {
+            try storage.update(documentID: "a") { _ throws(GatewayError) in throw .forbidden("no") }
+        }
+        #expect(try storage.lastSequence == 0)
+        #expect(try storage.document(id: "a") == nil)
+        try storage.update(documentID: "a") { try? edited($0, id: "a", body: [:]) }
+        #expect(try storage.lastSequence == 1)
+    }
+
+    @Test func channelFeedsShowDocumentsInTheChannelsAndRemovals() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        try storage.update(documentID: "list") { try? edited($0, id: "list", body: [:], channels: ["user1", "moderators"]) }
+        try storage.update(documentID: "other") { try? edited($0, id: "other", body: [:], channels: ["user2"]) }
+        var user1 = try storage.changes(inChannels: ["user1"], since: 0, limit: nil)
+        #expect(user1.map(\.documentID) == ["list"])
+        #expect(user1.first?.removedFrom.isEmpty == true)
+        // The list leaves user1's channel but stays in moderators.
+        try storage.update(documentID: "list") { try? edited($0, id: "list", body: ["v": 2], channels: ["moderators"]) }
+        user1 = try storage.changes(inChannels: ["user1"], since: 0, limit: nil)
+        #expect(user1.map(\.documentID) == ["list"])
+        #expect(user1.first?.removedFrom == ["user1"])
+        #expect(user1.first?.sequence == 3)
+        let moderators = try storage.changes(inChannels: ["moderators", "user1"], since: 0, limit: nil)
+        #expect(moderators.first?.removedFrom.isEmpty == true)
+        #expect(try storage.changes(inChannels: ["user1"], since: 3, limit: nil).isEmpty)
+        #expect(try storage.changes(inChannels: ["user2", "user1"], since: 0, limit: nil).map(\.documentID) == ["other", "list"])
+        #expect(try storage.changes(inChannels: [], since: 0, limit: nil).isEmpty)
+    }
+
+    @Test func concurrentUpdatesOfOneDocumentAreSerialized() async throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        try storage.update(documentID: "counter") { try? edited($0, id: "counter", body: ["n": 0]) }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<25 {
+                        _ = try? storage.update(documentID: "counter") { current in
+                            let n = current?.winner?.body?["n"]?.intValue ?? 0
+                            return try? self.edited(current, id: "counter", body: ["n": .int(n + 1)])
+                        }
+                    }
+                }
+            }
+        }
+        let final = try #require(try storage.document(id: "counter"))
+        #expect(final.winner?.body == ["n": 200])
+        #expect(try storage.lastSequence == 201)
+    }
+
+    @Test func localDocumentsHaveTheirOwnRevisions() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        #expect(try storage.putLocalDocument(id: "cp", body: ["seq": 1], expectedRevision: nil) == "0-1")
+        #expect(throws: GatewayError.self) { try storage.putLocalDocument(id: "cp", body: [:], expectedRevision: nil) }
+        #expect(try storage.putLocalDocument(id: "cp", body: ["seq": 2], expectedRevision: "0-1") == "0-2")
+        #expect(try storage.localDocument(id: "cp")?.body == ["seq": 2])
+        #expect(throws: GatewayError.self) { try storage.deleteLocalDocument(id: "cp", expectedRevision: "0-1") }
+        try storage.deleteLocalDocument(id: "cp", expectedRevision: "0-2")
+        #expect(try storage.localDocument(id: "cp") == nil)
+        #expect(try storage.changes(since: 0, limit: nil).isEmpty)
+    }
+
+    @Test func attachmentsAreStoredOncePerDigest() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        let digest = try storage.putAttachment(Array("hello".utf8))
+        #expect(digest == "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=")
+        #expect(try storage.putAttachment(Array("hello".utf8)) == digest)
+        #expect(try storage.attachment(digest: digest) == Array("hello".utf8))
+        #expect(try storage.attachment(digest: "sha1-nope") == nil)
+    }
+
+    @Test(arguments: ["directory", "file"])
+    func filesPersistAcrossReopeningAndSequencesAreNotReusedAfterPurge(kind: String) throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let location: StorageLocation = kind == "directory" ? .directory(path) : .file(path)
+        var storage = try SQLiteGatewayStorage(location: location, databaseName: "todo")
+        try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 1], channels: ["c"]) }
+        try storage.update(documentID: "b") { try? edited($0, id: "b", body: ["v": 2]) }
+        #expect(try storage.purge(documentID: "b"))
+        #expect(try !storage.purge(documentID: "b"))
+        storage.close()
+        #expect(throws: GatewayError.self) { try storage.document(id: "a") }
+        storage = try SQLiteGatewayStorage(location: location, databaseName: "todo")
+        defer { storage.close() }
+        #expect(try storage.document(id: "a")?.winner?.body == ["v": 1])
+        #expect(try storage.document(id: "a")?.currentChannels == ["c"])
+        #expect(try storage.lastSequence == 2)
+        let next = try storage.update(documentID: "c") { try? edited($0, id: "c", body: [:]) }
+        #expect(next?.sequence == 3)
+    }
+
+    @Test func memoryStorageIsGoneAfterClosing() throws {
+        var storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        try storage.update(documentID: "a") { try? edited($0, id: "a", body: [:]) }
+        storage.close()
+        storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        #expect(try storage.document(id: "a") == nil)
+    }
+
+    @Test func metadataRoundTripsAccessGrantsAndExpiry() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        defer { storage.close() }
+        let expiry = Date(timeIntervalSince1970: 1_800_000_000)
+        try storage.update(documentID: "list") { current in
+            var document = try? edited(current, id: "list", body: ["owner": "user1"], channels: ["task-list.list"])
+            document?.access = ["user1": ["task-list.list", "task-list.list.users"]]
+            document?.roleAccess = ["user1": ["moderator"]]
+            document?.expiry = expiry
+            return document
+        }
+        let read = try #require(try storage.document(id: "list"))
+        #expect(read.access == ["user1": ["task-list.list", "task-list.list.users"]])
+        #expect(read.roleAccess == ["user1": ["moderator"]])
+        #expect(read.expiry == expiry)
+    }
+}
