@@ -139,6 +139,22 @@ public struct GatewayError: Error, Sendable, Equatable {
 
     /// Sync Gateway's error name for a status: `not_found` for 404, `conflict` for 409, otherwise the reason phrase
     /// Go's `net/http` uses for the status.
+    /// The CouchDB error name used for per-item errors in `_bulk_docs`, `_bulk_get` and `_all_docs`
+    /// (gateway-rest-api.md §1.4): `bad_request`, `forbidden`, `conflict`, …, or the status as text.
+    public static func couchErrorName(forStatus status: Int) -> String {
+        switch status {
+        case 400: "bad_request"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "not_found"
+        case 406: "not_acceptable"
+        case 409: "conflict"
+        case 412: "file_exists"
+        case 415: "bad_content_type"
+        default: String(status)
+        }
+    }
+
     public static func errorName(forStatus status: Int) -> String {
         switch status {
         case 404: "not_found"

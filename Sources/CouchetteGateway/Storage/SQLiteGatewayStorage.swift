@@ -9,7 +9,8 @@ import Foundation
 /// a membership table records, per document and channel, the sequence of the document's last change
 /// while in the channel (or of its leaving it), so channel-filtered feeds are range scans too.
 public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
-    private let lock = NSLock()
+    /// Recursive: an ``update(documentID:_:)`` transform may store attachments or read through the storage.
+    private let lock = NSRecursiveLock()
     private var connection: Connection?
     private var sequence: UInt64 = 0
 

@@ -1,0 +1,271 @@
+import CouchetteCore
+import Foundation
+
+/// The document operations of one gateway database, over its ``GatewayStorage``, usable without HTTP:
+/// writes with and without new edits, reads of revisions, bulk writes, revs-diff and all-docs.
+///
+/// Follows replication-protocol.md §4 (revision rules) and gateway-rest-api.md §5–10. Routing to channels
+/// is delegated to a ``ChannelRouter``.
+public final class DocumentStore: Sendable {
+    /// The storage.
+    public let storage: any GatewayStorage
+    /// Decides each revision's channels and grants.
+    public let router: any ChannelRouter
+    /// Revisions kept per branch.
+    public let revsLimit: Int
+
+    public init(storage: any GatewayStorage, router: any ChannelRouter = PropertyChannelRouter(), revsLimit: Int = 1000) {
+        self.storage = storage
+        self.router = router
+        self.revsLimit = revsLimit
+    }
+
+    // MARK: - Writing
+
+    /// Saves a new revision made by a client (`PUT /{db}/{doc}`, `POST /{db}/`, `_bulk_docs` with new edits).
+    ///
+    /// - Parameters:
+    ///   - id: The document ID.
+    ///   - body: The JSON body; `_rev` (or `parentRevision`) names the parent; `_deleted: true` deletes.
+    ///   - parentRevision: The `rev` query parameter or `If-Match`, overriding `_rev`.
+    /// - Returns: The new revision's ID.
+    /// - Throws: 400 for bad IDs or bodies, 409 for conflicts (§4.2), 403/401 from routing.
+    @discardableResult
+    public func put(id: String, body: JSONValue, parentRevision: String? = nil) throws(GatewayError) -> RevisionID {
+        try DocumentValidation.checkDocumentID(id)
+        let members = try DocumentValidation.checkBody(body)
+        let parentText = parentRevision ?? members["_rev"]?.stringValue
+        let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
+        let deleted = members["_deleted"]?.boolValue ?? false
+        var newRevision: RevisionID?
+        try storage.update(documentID: id) { current throws(GatewayError) in
+            var document = current ?? StoredDocument(id: id)
+            let stored = try self.resolveAttachments(
+                DocumentValidation.storedBody(members), generation: self.nextGeneration(document, parent: parent),
+                parentBody: document.winner?.body)
+            let revision: RevisionID
+            do {
+                revision = try document.tree.addLocalEdit(parent: parent, body: deleted ? .object([:]) : stored, deleted: deleted)
+            } catch let error as CoreError {
+                throw error.code == .conflict
+                    ? .conflict(error.message.hasPrefix("Document exists") ? "Document exists" : "Document revision conflict")
+                    : .badRequest(error.message)
+            } catch {
+                throw .internalError("\(error)")
+            }
+            try self.route(&document, revision: revision, oldBody: current.flatMap { $0.isDeleted ? nil : $0.winner?.body })
+            document.tree.prune(toDepth: self.revsLimit)
+            newRevision = revision
+            return document
+        }
+        return newRevision!
+    }
+
+    /// Inserts a revision made elsewhere with its history (`new_edits=false`): never a conflict; an
+    /// existing revision is accepted as is.
+    ///
+    /// - Throws: 400 for a missing or malformed `_rev`/`_revisions`.
+    @discardableResult
+    public func putExisting(id: String, body: JSONValue) throws(GatewayError) -> RevisionID {
+        try DocumentValidation.checkDocumentID(id)
+        let members = try DocumentValidation.checkBody(body)
+        let history: [RevisionID]
+        if let revisions = members["_revisions"] {
+            do {
+                let parsed = try RevisionHistory(json: revisions)
+                if let rev = members["_rev"]?.stringValue, rev != parsed.newest.description {
+                    throw GatewayError.badRequest("Bad _revisions")
+                }
+                history = parsed.revisionIDs
+            } catch let error as GatewayError {
+                throw error
+            } catch {
+                throw .badRequest("Bad _revisions")
+            }
+        } else if let rev = members["_rev"]?.stringValue {
+            history = [try DocumentValidation.parseRevision(rev)]
+        } else {
+            throw .badRequest("Missing _rev with new_edits=false")
+        }
+        let revision = history[0]
+        let deleted = members["_deleted"]?.boolValue ?? false
+        try storage.update(documentID: id) { current throws(GatewayError) in
+            var document = current ?? StoredDocument(id: id)
+            if document.tree.contains(revision) { return nil }
+            let stored = try self.resolveAttachments(
+                DocumentValidation.storedBody(members), generation: revision.generation,
+                parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first)
+            do {
+                try document.tree.insert(revision, body: deleted ? .object([:]) : stored, deleted: deleted, history: history)
+            } catch {
+                throw .badRequest("Bad _revisions")
+            }
+            let parentBody = history.count > 1 ? document.tree[history[1]]?.body : nil
+            try self.route(&document, revision: revision, oldBody: parentBody)
+            document.tree.prune(toDepth: self.revsLimit)
+            return document
+        }
+        return revision
+    }
+
+    private func nextGeneration(_ document: StoredDocument, parent: RevisionID?) -> Int {
+        if let parent { return parent.generation + 1 }
+        return (document.winner?.id.generation ?? 0) + 1
+    }
+
+    /// Runs routing for a new revision and records its channels (and, when it wins, its grants).
+    private func route(_ document: inout StoredDocument, revision: RevisionID, oldBody: JSONValue?) throws(GatewayError) {
+        guard let node = document.tree[revision] else { return }
+        var input = node.body?.objectValue ?? [:]
+        input["_id"] = .string(document.id)
+        input["_rev"] = .string(revision.description)
+        if node.isDeleted { input = ["_id": .string(document.id), "_deleted": true] }
+        var old = oldBody?.objectValue
+        old?["_id"] = .string(document.id)
+        let result = try router.route(document: .object(input), oldDocument: old.map(JSONValue.object))
+        document.channels[revision] = result.channels
+        if document.winner?.id == revision {
+            document.access = result.access
+            document.roleAccess = result.roles
+        }
+        // Channels of revisions no longer in the tree are forgotten.
+        document.channels = document.channels.filter { document.tree.contains($0.key) }
+    }
+
+    /// Replaces inline attachment data by stubs (storing the bytes by digest) and checks that stubs refer
+    /// to attachments the parent has or whose digest is stored.
+    private func resolveAttachments(
+        _ body: JSONValue, generation: Int, parentBody: JSONValue?
+    ) throws(GatewayError) -> JSONValue {
+        guard case .object(var members) = body, let attachmentsJSON = members["_attachments"] else { return body }
+        let attachments: [String: AttachmentMetadata]
+        do { attachments = try AttachmentMetadata.parseAll(attachmentsJSON) } catch let error as CoreError {
+            throw .badRequest(error.message)
+        } catch {
+            throw .badRequest("Bad _attachments")
+        }
+        let parentAttachments = parentBody?["_attachments"]?.objectValue ?? [:]
+        var resolved: [String: JSONValue] = [:]
+        for (name, metadata) in attachments {
+            if let data = metadata.data {
+                let digest = try storage.putAttachment(data)
+                resolved[name] = AttachmentMetadata(
+                    contentType: metadata.contentType, length: data.count, digest: try? AttachmentDigest(parsing: digest),
+                    revpos: generation, isStub: true
+                ).json
+            } else if metadata.isStub {
+                if let parent = parentAttachments[name], metadata.digest == nil || parent["digest"]?.stringValue == metadata.digest?.description {
+                    resolved[name] = parent
+                } else if let digest = metadata.digest, try storage.attachment(digest: digest.description) != nil {
+                    resolved[name] = metadata.json
+                } else {
+                    throw .badRequest("Unknown attachment stub \"\(name)\"")
+                }
+            } else {
+                throw .badRequest("Attachment \"\(name)\" has no data")
+            }
+        }
+        members["_attachments"] = resolved.isEmpty ? nil : .object(resolved)
+        return .object(members)
+    }
+
+    // MARK: - Reading
+
+    /// The body of a revision (the current one when `revision` is nil) with `_id`, `_rev` and `_deleted`,
+    /// and with `_revisions` when `includeRevisions`.
+    ///
+    /// - Throws: 404 `missing` for unknown documents or revisions whose body is gone, 404 `deleted` for a
+    ///   deleted document read without a revision.
+    public func get(id: String, revision: String? = nil, includeRevisions: Bool = false) throws(GatewayError) -> JSONValue {
+        guard let document = try storage.document(id: id), let winner = document.winner else {
+            throw .notFound("missing")
+        }
+        let node: RevisionTree.Node
+        if let revision {
+            guard let found = document.tree[try DocumentValidation.parseRevision(revision)] else {
+                throw .notFound("missing")
+            }
+            node = found
+        } else {
+            guard !winner.isDeleted else { throw .notFound("deleted") }
+            node = winner
+        }
+        return try body(of: node, in: document, includeRevisions: includeRevisions)
+    }
+
+    func body(of node: RevisionTree.Node, in document: StoredDocument, includeRevisions: Bool) throws(GatewayError) -> JSONValue {
+        var members: [String: JSONValue]
+        if node.isDeleted {
+            members = ["_deleted": true]
+        } else {
+            guard let body = node.body?.objectValue else { throw .notFound("missing") }
+            members = body
+        }
+        members["_id"] = .string(document.id)
+        members["_rev"] = .string(node.id.description)
+        if includeRevisions, let history = document.tree.revisionHistory(of: node.id) {
+            members["_revisions"] = history.json
+        }
+        return .object(members)
+    }
+
+    /// `open_revs`: the given revisions (all leaves when nil), each as `{"ok": body}` or `{"missing": rev}`.
+    public func openRevisions(id: String, revisions: [String]?, includeRevisions: Bool) throws(GatewayError) -> [JSONValue] {
+        guard let document = try storage.document(id: id) else { throw .notFound("missing") }
+        let wanted = try revisions.map { texts throws(GatewayError) in
+            try texts.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
+        } ?? document.tree.leaves.map(\.id)
+        return wanted.map { revision in
+            if let node = document.tree[revision],
+                let body = try? body(of: node, in: document, includeRevisions: includeRevisions)
+            {
+                return ["ok": body]
+            }
+            return ["missing": .string(revision.description)]
+        }
+    }
+
+    // MARK: - Bulk operations
+
+    /// `_bulk_docs`: one result per document, in order: `{"id","rev"}` or `{"id","error","reason","status"}`.
+    public func bulkDocs(_ documents: [JSONValue], newEdits: Bool) -> [JSONValue] {
+        documents.map { document in
+            let id = document["_id"]?.stringValue ?? DocumentStore.generateID()
+            do {
+                let revision = try newEdits ? put(id: id, body: document) : putExisting(id: id, body: document)
+                return ["id": .string(id), "rev": .string(revision.description)]
+            } catch let error as GatewayError {
+                return [
+                    "id": .string(id), "error": .string(GatewayError.couchErrorName(forStatus: error.statusCode)),
+                    "reason": .string(error.reason), "status": .int(Int64(error.statusCode)),
+                ]
+            } catch {
+                return ["id": .string(id), "error": "500", "reason": "Internal error", "status": 500]
+            }
+        }
+    }
+
+    /// `_revs_diff`: for each document, the revisions missing here and possible ancestors.
+    public func revsDiff(_ request: [String: [String]]) throws(GatewayError) -> JSONValue {
+        var result: [String: JSONValue] = [:]
+        for (id, texts) in request {
+            let revisions = texts.compactMap { try? RevisionID(parsing: $0) }
+            let tree = try storage.document(id: id)?.tree ?? RevisionTree()
+            let diff = tree.revsDiff(revisions)
+            let invalid = texts.filter { (try? RevisionID(parsing: $0)) == nil }
+            let missing = diff.missing.map(\.description) + invalid
+            guard !missing.isEmpty else { continue }
+            var entry: [String: JSONValue] = ["missing": .array(missing.map(JSONValue.string))]
+            if !diff.possibleAncestors.isEmpty {
+                entry["possible_ancestors"] = .array(diff.possibleAncestors.map { .string($0.description) })
+            }
+            result[id] = .object(entry)
+        }
+        return .object(result)
+    }
+
+    /// A random 32-character lowercase hex document ID, as Sync Gateway generates.
+    public static func generateID() -> String {
+        UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    }
+}

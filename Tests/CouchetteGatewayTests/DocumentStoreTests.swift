@@ -1,0 +1,146 @@
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+@Suite struct DocumentStoreTests {
+    private func makeStore() throws -> DocumentStore {
+        DocumentStore(storage: try SQLiteGatewayStorage(location: .memory, databaseName: "todo"))
+    }
+
+    @Test func createUpdateDeleteFollowTheRevisionRules() throws {
+        let store = try makeStore()
+        let first = try store.put(id: "list", body: ["type": "task-list", "name": "Groceries", "channels": ["user1"]])
+        #expect(first.generation == 1)
+        do {
+            try store.put(id: "list", body: ["type": "task-list"])
+            Issue.record("expected a conflict")
+        } catch {
+            #expect(error.statusCode == 409 && error.reason == "Document exists")
+        }
+        let second = try store.put(id: "list", body: ["_rev": .string(first.description), "name": "Shopping"])
+        #expect(second.generation == 2)
+        do {
+            try store.put(id: "list", body: ["_rev": .string(first.description), "name": "Stale"])
+            Issue.record("expected a conflict")
+        } catch {
+            #expect(error.statusCode == 409 && error.reason == "Document revision conflict")
+        }
+        #expect(throws: GatewayError.self) { try store.put(id: "absent", body: ["_rev": "1-abc"]) }
+        let doc = try store.get(id: "list")
+        #expect(doc["name"] == "Shopping" && doc["_rev"] == .string(second.description) && doc["_id"] == "list")
+        let tombstone = try store.put(id: "list", body: ["_deleted": true], parentRevision: second.description)
+        do {
+            _ = try store.get(id: "list")
+            Issue.record("expected 404")
+        } catch {
+            #expect(error.statusCode == 404 && error.reason == "deleted")
+        }
+        #expect(try store.get(id: "list", revision: tombstone.description) == ["_id": "list", "_rev": .string(tombstone.description), "_deleted": true])
+        // Recreating continues the tombstone's branch.
+        #expect(try store.put(id: "list", body: ["name": "Again"]).generation == 4)
+        #expect(try store.get(id: "list", includeRevisions: true)["_revisions"]?["start"] == 4)
+    }
+
+    @Test func routesByTheChannelsProperty() throws {
+        let store = try makeStore()
+        try store.put(id: "a", body: ["channels": ["user1", "moderators"]])
+        try store.put(id: "b", body: ["channels": "user2"])
+        try store.put(id: "c", body: ["title": "nowhere"])
+        #expect(try store.storage.document(id: "a")?.currentChannels == ["user1", "moderators"])
+        #expect(try store.storage.changes(inChannels: ["user2"], since: 0, limit: nil).map(\.documentID) == ["b"])
+        #expect(try store.storage.document(id: "c")?.currentChannels == [])
+    }
+
+    @Test func bulkDocsGivesOneResultPerDocumentInOrder() throws {
+        let store = try makeStore()
+        let results = store.bulkDocs(
+            [["type": "task-list", "name": "Groceries"], ["_id": "_bad", "names": "Today"], ["_id": "x", "_secret": 1]],
+            newEdits: true)
+        #expect(results.count == 3)
+        #expect(results[0]["id"]?.stringValue?.count == 32)
+        #expect(results[0]["rev"]?.stringValue?.hasPrefix("1-") == true)
+        #expect(results[1] == ["id": "_bad", "error": "bad_request", "reason": "Invalid doc ID", "status": 400])
+        #expect(results[2]["status"] == 400)
+        #expect(results[2]["reason"]?.stringValue?.contains("beginning with '_'") == true)
+    }
+
+    @Test func newEditsFalseInsertsHistoryAndCreatesConflictsSilently() throws {
+        let store = try makeStore()
+        try store.putExisting(id: "r", body: ["_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]], "v": "c"])
+        try store.putExisting(id: "r", body: ["_rev": "3-d", "_revisions": ["start": 3, "ids": ["d", "b"]], "v": "d"])
+        #expect(try store.get(id: "r")["_rev"] == "3-d")
+        let all = try store.openRevisions(id: "r", revisions: nil, includeRevisions: true)
+        #expect(all.count == 2)
+        let some = try store.openRevisions(id: "r", revisions: ["3-c", "9-z", "2-b"], includeRevisions: false)
+        #expect(some[0]["ok"]?["v"] == "c")
+        #expect(some[1] == ["missing": "9-z"])
+        #expect(some[2] == ["missing": "2-b"])
+        // Again: accepted, nothing changes.
+        let before = try store.storage.lastSequence
+        try store.putExisting(id: "r", body: ["_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]]])
+        #expect(try store.storage.lastSequence == before)
+        // Bad histories.
+        for body: JSONValue in [
+            ["_revisions": ["start": 3, "ids": ["x"]], "_rev": "4-x"], ["_revisions": ["start": 1, "ids": ["b", "a"]]],
+            ["v": 1], ["_rev": "bad"],
+        ] {
+            #expect(throws: GatewayError.self) { try store.putExisting(id: "r", body: body) }
+        }
+        let diff = try store.revsDiff(["r": ["3-c", "4-e", "nonsense"], "new": ["1-a"]])
+        #expect(diff["r"]?["missing"] == ["4-e", "nonsense"])
+        #expect(diff["r"]?["possible_ancestors"] == ["3-d", "3-c"])
+        #expect(diff["new"]?["missing"] == ["1-a"])
+    }
+
+    @Test func inlineAttachmentsBecomeStubsStoredByDigest() throws {
+        let store = try makeStore()
+        let first = try store.put(
+            id: "t", body: ["_attachments": ["image": ["content_type": "image/png", "data": "aGVsbG8="]]])
+        let stub = try store.get(id: "t")["_attachments"]?["image"]
+        #expect(stub?["digest"] == "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=")
+        #expect(stub?["stub"] == true && stub?["revpos"] == 1 && stub?["length"] == 5)
+        #expect(try store.storage.attachment(digest: "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=") == Array("hello".utf8))
+        // A later revision keeps it through a stub.
+        try store.put(id: "t", body: ["_rev": .string(first.description), "title": "x", "_attachments": ["image": ["stub": true, "revpos": 1]]])
+        #expect(try store.get(id: "t")["_attachments"]?["image"]?["revpos"] == 1)
+        #expect(throws: GatewayError.self) {
+            try store.put(id: "u", body: ["_attachments": ["x": ["stub": true, "revpos": 1]]])
+        }
+    }
+
+    @Test func concurrentUpdatesFromOneParentHaveExactlyOneWinner() async throws {
+        let store = try makeStore()
+        let parent = try store.put(id: "doc", body: ["n": 0]).description
+        let outcomes = await withTaskGroup(of: Int.self) { group in
+            for index in 0..<10 {
+                group.addTask {
+                    do {
+                        try store.put(id: "doc", body: ["n": .int(Int64(index))], parentRevision: parent)
+                        return 201
+                    } catch {
+                        return (error as? GatewayError)?.statusCode ?? 500
+                    }
+                }
+            }
+            var statuses: [Int] = []
+            for await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(outcomes.filter { $0 == 201 }.count == 1)
+        #expect(outcomes.filter { $0 == 409 }.count == 9)
+    }
+
+    @Test func rejectsBadIDsBodiesAndRevisions() throws {
+        let store = try makeStore()
+        for id in ["", "_design", String(repeating: "x", count: 251)] {
+            #expect(throws: GatewayError.self) { try store.put(id: id, body: [:]) }
+        }
+        #expect(throws: GatewayError.self) { try store.put(id: "a", body: ["x", "y"]) }
+        #expect(throws: GatewayError.self) { try store.put(id: "a", body: ["_rev": "garbage"]) }
+        #expect(throws: GatewayError.self) { try store.get(id: "a", revision: "garbage") }
+        #expect(throws: GatewayError.self) { try store.get(id: "missing") }
+        #expect(try store.storage.lastSequence == 0)
+    }
+}
