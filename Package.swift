@@ -37,6 +37,10 @@ let package = Package(
             pkgConfig: "javascriptcoregtk-4.1",
             providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]
         ),
+        .systemLibrary(
+            name: "CCrypt",
+            providers: [.apt(["libcrypt-dev"])]
+        ),
 
         // MARK: - Libraries
         .target(
@@ -65,6 +69,7 @@ let package = Package(
                 "CouchetteCore",
                 "CouchetteSQLite",
                 "CJavaScriptCore",
+                "CCrypt",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
