@@ -77,6 +77,10 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 CREATE INDEX channel_membership_by_sequence ON channel_membership (channel, sequence);
                 CREATE TABLE local_documents (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body BLOB NOT NULL);
                 CREATE TABLE attachments (digest TEXT PRIMARY KEY, data BLOB NOT NULL);
+                CREATE TABLE users (name TEXT PRIMARY KEY, data BLOB NOT NULL);
+                CREATE TABLE roles (name TEXT PRIMARY KEY, data BLOB NOT NULL);
+                CREATE TABLE sessions (id TEXT PRIMARY KEY, user TEXT NOT NULL, data BLOB NOT NULL);
+                CREATE INDEX sessions_by_user ON sessions (user);
                 """)
             try connection.setUserVersion(1)
         }
@@ -94,7 +98,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     /// Runs `body` with the open connection under the lock, translating errors.
-    private func withConnection<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
+    func withConnection<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
         lock.lock()
         defer { lock.unlock() }
         guard let connection else { throw .serviceUnavailable("The database is closed") }

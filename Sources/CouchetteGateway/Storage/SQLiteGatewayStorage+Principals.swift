@@ -1,0 +1,109 @@
+import CouchetteSQLite
+import Foundation
+
+/// Users, roles and sessions in the database's SQLite file, as JSON of their stored (`Codable`) forms.
+extension SQLiteGatewayStorage: PrincipalStore {
+    private func load<T: Decodable>(_ type: T.Type, from table: String, key: String, value: String) throws(GatewayError) -> T? {
+        let data: [UInt8]? = try withConnection { connection in
+            try connection.firstValue("SELECT data FROM \(table) WHERE \(key) = ?", value)?.blobValue
+        }
+        guard let data else { return nil }
+        do {
+            return try JSONDecoder().decode(type, from: Data(data))
+        } catch {
+            throw .internalError("A stored \(table.dropLast()) is corrupt")
+        }
+    }
+
+    private func encode(_ value: some Encodable) throws(GatewayError) -> [UInt8] {
+        do { return Array(try JSONEncoder().encode(value)) } catch {
+            throw .internalError("Cannot encode a principal: \(error)")
+        }
+    }
+
+    private func names(in table: String) throws(GatewayError) -> [String] {
+        try withConnection { connection in
+            try connection.query("SELECT name FROM \(table) ORDER BY name").compactMap { $0[0].stringValue }
+        }
+    }
+
+    private func delete(from table: String, key: String, value: String) throws(GatewayError) -> Bool {
+        try withConnection { connection in
+            try connection.execute("DELETE FROM \(table) WHERE \(key) = ?", value)
+            return try connection.changes > 0
+        }
+    }
+
+    // MARK: - Users
+
+    public func user(named name: String) throws(GatewayError) -> User? {
+        try load(User.self, from: "users", key: "name", value: name)
+    }
+
+    public func putUser(_ user: User) throws(GatewayError) {
+        let data = try encode(user)
+        try withConnection { connection in
+            try connection.execute("INSERT OR REPLACE INTO users (name, data) VALUES (?, ?)", user.name, data)
+        }
+    }
+
+    @discardableResult
+    public func deleteUser(named name: String) throws(GatewayError) -> Bool {
+        try delete(from: "users", key: "name", value: name)
+    }
+
+    public func userNames() throws(GatewayError) -> [String] { try names(in: "users") }
+
+    // MARK: - Roles
+
+    public func role(named name: String) throws(GatewayError) -> Role? {
+        try load(Role.self, from: "roles", key: "name", value: name)
+    }
+
+    public func putRole(_ role: Role) throws(GatewayError) {
+        let data = try encode(role)
+        try withConnection { connection in
+            try connection.execute("INSERT OR REPLACE INTO roles (name, data) VALUES (?, ?)", role.name, data)
+        }
+    }
+
+    @discardableResult
+    public func deleteRole(named name: String) throws(GatewayError) -> Bool {
+        try delete(from: "roles", key: "name", value: name)
+    }
+
+    public func roleNames() throws(GatewayError) -> [String] { try names(in: "roles") }
+
+    // MARK: - Sessions
+
+    public func session(id: String) throws(GatewayError) -> Session? {
+        try load(Session.self, from: "sessions", key: "id", value: id)
+    }
+
+    public func putSession(_ session: Session) throws(GatewayError) {
+        let data = try encode(session)
+        try withConnection { connection in
+            try connection.execute(
+                "INSERT OR REPLACE INTO sessions (id, user, data) VALUES (?, ?, ?)", session.id, session.username, data)
+        }
+    }
+
+    @discardableResult
+    public func deleteSession(id: String) throws(GatewayError) -> Bool {
+        try delete(from: "sessions", key: "id", value: id)
+    }
+
+    public func sessions(forUser username: String) throws(GatewayError) -> [Session] {
+        let rows: [[UInt8]] = try withConnection { connection in
+            try connection.query("SELECT data FROM sessions WHERE user = ? ORDER BY id", username)
+                .compactMap { $0[0].blobValue }
+        }
+        var sessions: [Session] = []
+        for row in rows {
+            do { sessions.append(try JSONDecoder().decode(Session.self, from: Data(row))) } catch {
+                throw .internalError("A stored session is corrupt")
+            }
+        }
+        return sessions
+    }
+}
