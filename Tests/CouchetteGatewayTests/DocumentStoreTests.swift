@@ -144,3 +144,36 @@ import Testing
         #expect(try store.storage.lastSequence == 0)
     }
 }
+
+/// Records what routing saw.
+private final class RecordingRouter: ChannelRouter, @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [(document: JSONValue, old: JSONValue?)] = []
+    var calls: [(document: JSONValue, old: JSONValue?)] { lock.withLock { seen } }
+
+    func route(document: JSONValue, oldDocument: JSONValue?) throws(GatewayError) -> RoutingResult {
+        lock.withLock { seen.append((document, oldDocument)) }
+        return RoutingResult()
+    }
+}
+
+@Suite struct DocumentRoutingTests {
+    @Test func routingSeesTheParentRevisionAsTheOldDocument() throws {
+        let router = RecordingRouter()
+        let store = DocumentStore(
+            storage: try SQLiteGatewayStorage(location: .memory, databaseName: "todo"), router: router)
+        try store.putExisting(id: "d", body: ["_rev": "2-a", "_revisions": ["start": 2, "ids": ["a", "r"]], "v": "a"])
+        try store.putExisting(id: "d", body: ["_rev": "2-b", "_revisions": ["start": 2, "ids": ["b", "r"]], "v": "b"])
+        // Edit the losing branch: its parent, not the winner, is the old document.
+        try store.put(id: "d", body: ["v": "a2"], parentRevision: "2-a")
+        #expect(router.calls.last?.old?["v"] == "a")
+        #expect(router.calls.last?.document["_id"] == "d")
+        try store.put(id: "new", body: ["v": 1])
+        #expect(router.calls.last?.old == nil)
+        let deleted = try store.put(id: "new", body: ["_deleted": true], parentRevision: try store.get(id: "new")["_rev"]?.stringValue)
+        #expect(router.calls.last?.document == ["_id": "new", "_deleted": true])
+        #expect(router.calls.last?.old?["v"] == 1)
+        try store.put(id: "new", body: ["v": 2], parentRevision: deleted.description)
+        #expect(router.calls.last?.old == nil)
+    }
+}

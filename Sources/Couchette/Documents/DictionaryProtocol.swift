@@ -92,3 +92,37 @@ public protocol MutableDictionaryFragment {
     /// The mutable fragment for a key: `doc["owner"]["name"].string = "Alice"`.
     subscript(key: String) -> MutableFragment { get }
 }
+
+// MARK: - Typed setters
+
+/// Every typed setter is ``MutableDictionaryProtocol/setValue(_:forKey:)`` with a narrower type.
+extension MutableDictionaryProtocol {
+    /// Sets a string, or removes the key when nil.
+    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a number, or removes the key when nil.
+    @discardableResult public func setNumber(_ value: NSNumber?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets an integer.
+    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a 64-bit integer.
+    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a float (stored as a double).
+    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(Double(value), forKey: key) }
+    /// Sets a double.
+    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a Boolean.
+    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a date, stored as an ISO-8601 string; removes the key when nil.
+    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a blob, stored when the document is saved; removes the key when nil.
+    @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets an array (a ``MutableArrayObject`` stays live: later edits to it are saved too); nil removes the key.
+    @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
+    /// Sets a dictionary (a ``MutableDictionaryObject`` stays live); nil removes the key.
+    @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self {
+        setValue(value, forKey: key)
+    }
+    /// Sets an explicit JSON null (different from a missing key).
+    @discardableResult public func setNull(forKey key: String) -> Self { setValue(NSNull(), forKey: key) }
+    /// Removes a key.
+    @discardableResult public func removeValue(forKey key: String) -> Self { setValue(nil, forKey: key) }
+}

@@ -63,12 +63,7 @@ public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryP
     /// containers.
     func rebase(to members: [String: JSONValue], collection: Collection?) {
         lock.withLock {
-            var next: [String: Any] = [:]
-            next.reserveCapacity(members.count)
-            for (key, json) in members {
-                next[key] = MutableValues.rebased(values[key], to: json, collection: collection)
-            }
-            values = next
+            values = MutableValues.rebased(values, to: members, collection: collection)
             _collection = collection
         }
     }
@@ -103,21 +98,13 @@ public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryP
 
     /// The array for a key as a live ``MutableArrayObject`` whose edits are this dictionary's, or nil.
     public override func array(forKey key: String) -> MutableArrayObject? {
-        lock.withLock {
-            guard let live = MutableValues.liveArray(values[key], collection: _collection) else { return nil }
-            if live.replaced { values[key] = live.0 }
-            return live.0
-        }
+        lock.withLock { MutableValues.liveArray(in: &values, forKey: key, collection: _collection) }
     }
 
     /// The dictionary for a key as a live ``MutableDictionaryObject`` whose edits are this dictionary's,
     /// or nil.
     public override func dictionary(forKey key: String) -> MutableDictionaryObject? {
-        lock.withLock {
-            guard let live = MutableValues.liveDictionary(values[key], collection: _collection) else { return nil }
-            if live.replaced { values[key] = live.0 }
-            return live.0
-        }
+        lock.withLock { MutableValues.liveDictionary(in: &values, forKey: key, collection: _collection) }
     }
 
     /// All entries as Foundation values.
@@ -151,36 +138,6 @@ public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryP
         }
         return self
     }
-
-    /// Sets a string, or removes the key when nil.
-    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a number, or removes the key when nil.
-    @discardableResult public func setNumber(_ value: NSNumber?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets an integer.
-    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a 64-bit integer.
-    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a float.
-    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(Double(value), forKey: key) }
-    /// Sets a double.
-    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a Boolean.
-    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a date, stored as an ISO-8601 string; removes the key when nil.
-    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a blob, stored when the document holding it is saved; removes the key when nil.
-    @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets an array (a ``MutableArrayObject`` stays live: later edits to it are saved too); nil removes the key.
-    @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a dictionary (a ``MutableDictionaryObject`` stays live); nil removes the key.
-    @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self {
-        setValue(value, forKey: key)
-    }
-    /// Sets an explicit JSON null (different from a missing key).
-    @discardableResult public func setNull(forKey key: String) -> Self { setValue(NSNull(), forKey: key) }
-
-    /// Removes a key.
-    @discardableResult public func removeValue(forKey key: String) -> Self { setValue(nil, forKey: key) }
 
     /// Replaces every entry (nil empties the dictionary).
     @discardableResult

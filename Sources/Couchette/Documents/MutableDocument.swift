@@ -103,11 +103,7 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
     /// The array for a key as a live ``MutableArrayObject``: its edits are the document's (they are saved
     /// with it). Nil when the key is missing or not an array.
     public override func array(forKey key: String) -> MutableArrayObject? {
-        lock.withLock {
-            guard let live = MutableValues.liveArray(values[key], collection: _collection) else { return nil }
-            if live.replaced { values[key] = live.0 }
-            return live.0
-        }
+        lock.withLock { MutableValues.liveArray(in: &values, forKey: key, collection: _collection) }
     }
 
     /// The dictionary for a key as a live ``MutableDictionaryObject``: its edits are the document's (they are
@@ -118,11 +114,7 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
     /// try lists.save(document: edit)
     /// ```
     public override func dictionary(forKey key: String) -> MutableDictionaryObject? {
-        lock.withLock {
-            guard let live = MutableValues.liveDictionary(values[key], collection: _collection) else { return nil }
-            if live.replaced { values[key] = live.0 }
-            return live.0
-        }
+        lock.withLock { MutableValues.liveDictionary(in: &values, forKey: key, collection: _collection) }
     }
 
     /// All properties as Foundation values.
@@ -162,46 +154,15 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
         return self
     }
 
-    /// Sets a string, or removes the key when nil.
-    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets an integer.
-    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a 64-bit integer.
-    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a double.
-    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a float.
-    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(Double(value), forKey: key) }
-    /// Sets a number, or removes the key when nil.
-    @discardableResult public func setNumber(_ value: NSNumber?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a Boolean.
-    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a date, stored as an ISO-8601 string; removes the key when nil.
-    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a blob, stored when the document is saved; removes the key when nil.
-    @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets an array (a ``MutableArrayObject`` stays live), or removes the key when nil.
-    @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self {
-        setValue(value, forKey: key)
-    }
-    /// Sets a Foundation array, or removes the key when nil.
+    /// Sets a Foundation array, or removes the key when nil. (The other typed setters come from
+    /// ``MutableDictionaryProtocol``.)
     @_disfavoredOverload
     @discardableResult public func setArray(_ value: [Any]?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Sets a dictionary (a ``MutableDictionaryObject`` stays live), or removes the key when nil.
-    @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self {
-        setValue(value, forKey: key)
-    }
     /// Sets a Foundation dictionary, or removes the key when nil.
     @_disfavoredOverload
     @discardableResult public func setDictionary(_ value: [String: Any]?, forKey key: String) -> Self {
         setValue(value, forKey: key)
     }
-    /// Sets an explicit JSON null (different from a missing key).
-    @discardableResult public func setNull(forKey key: String) -> Self { setValue(NSNull(), forKey: key) }
-
-    /// Removes a key.
-    @discardableResult
-    public func removeValue(forKey key: String) -> Self { setValue(nil, forKey: key) }
 
     /// Replaces every property (nil removes them all).
     @discardableResult
@@ -236,30 +197,12 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
 
     /// Takes the saved body as the document's values. Live nested containers the user may still hold stay in
     /// place (with the saved content), so editing them and saving again works.
-    private static let mutableDictionaryType = ObjectIdentifier(MutableDictionaryObject.self)
-    private static let mutableArrayType = ObjectIdentifier(MutableArrayObject.self)
-
     func didSave(revisionID: String, sequence: UInt64, collection: Collection, members: [String: JSONValue]) {
         lock.withLock {
             _revisionID = revisionID
             _sequence = sequence
             _collection = collection
-            // Only live nested containers need rebasing onto the saved JSON; without them (the common case) the
-            // saved members simply become the values.
-            let live = values.values.contains { value in
-                let type = ObjectIdentifier(type(of: value))
-                return type == MutableDocument.mutableDictionaryType || type == MutableDocument.mutableArrayType
-            }
-            guard live else {
-                values = members
-                return
-            }
-            var next: [String: Any] = [:]
-            next.reserveCapacity(members.count)
-            for (key, json) in members {
-                next[key] = MutableValues.rebased(values[key], to: json, collection: collection)
-            }
-            values = next
+            values = MutableValues.rebased(values, to: members, collection: collection)
         }
     }
 }

@@ -89,4 +89,41 @@ enum MutableValues {
         }
         return json
     }
+
+    // MARK: - Keyed slots (MutableDocument and MutableDictionaryObject)
+
+    /// The live mutable array at `key` of `values`, storing it back when it had to be made.
+    static func liveArray(in values: inout [String: Any], forKey key: String, collection: Collection?) -> MutableArrayObject? {
+        guard let live = liveArray(values[key], collection: collection) else { return nil }
+        if live.replaced { values[key] = live.0 }
+        return live.0
+    }
+
+    /// The live mutable dictionary at `key` of `values`, storing it back when it had to be made.
+    static func liveDictionary(
+        in values: inout [String: Any], forKey key: String, collection: Collection?
+    ) -> MutableDictionaryObject? {
+        guard let live = liveDictionary(values[key], collection: collection) else { return nil }
+        if live.replaced { values[key] = live.0 }
+        return live.0
+    }
+
+    private static let mutableDictionaryType = ObjectIdentifier(MutableDictionaryObject.self)
+    private static let mutableArrayType = ObjectIdentifier(MutableArrayObject.self)
+
+    /// The values to keep after a save stored `members`: live nested containers are rebased onto the saved
+    /// JSON; without any (the common case, on every save) the saved members simply become the values.
+    static func rebased(_ values: [String: Any], to members: [String: JSONValue], collection: Collection?) -> [String: Any] {
+        let hasLiveContainers = values.values.contains { value in
+            let type = ObjectIdentifier(type(of: value))
+            return type == mutableDictionaryType || type == mutableArrayType
+        }
+        guard hasLiveContainers else { return members }
+        var next: [String: Any] = [:]
+        next.reserveCapacity(members.count)
+        for (key, json) in members {
+            next[key] = rebased(values[key], to: json, collection: collection)
+        }
+        return next
+    }
 }

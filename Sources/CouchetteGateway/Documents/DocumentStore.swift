@@ -53,7 +53,7 @@ public final class DocumentStore: Sendable {
             } catch {
                 throw .internalError("\(error)")
             }
-            try self.route(&document, revision: revision, oldBody: current.flatMap { $0.isDeleted ? nil : $0.winner?.body })
+            try self.route(&document, revision: revision)
             document.tree.prune(toDepth: self.revsLimit)
             newRevision = revision
             return document
@@ -100,8 +100,7 @@ public final class DocumentStore: Sendable {
             } catch {
                 throw .badRequest("Bad _revisions")
             }
-            let parentBody = history.count > 1 ? document.tree[history[1]]?.body : nil
-            try self.route(&document, revision: revision, oldBody: parentBody)
+            try self.route(&document, revision: revision)
             document.tree.prune(toDepth: self.revsLimit)
             return document
         }
@@ -113,9 +112,12 @@ public final class DocumentStore: Sendable {
         return (document.winner?.id.generation ?? 0) + 1
     }
 
-    /// Runs routing for a new revision and records its channels (and, when it wins, its grants).
-    private func route(_ document: inout StoredDocument, revision: RevisionID, oldBody: JSONValue?) throws(GatewayError) {
+    /// Runs routing for a new revision and records its channels (and, when it wins, its grants). The old
+    /// document is the revision's parent, unless that is missing or a deletion.
+    private func route(_ document: inout StoredDocument, revision: RevisionID) throws(GatewayError) {
         guard let node = document.tree[revision] else { return }
+        let parent = node.parent.flatMap { document.tree[$0] }
+        let oldBody = parent?.isDeleted == false ? parent?.body : nil
         var input = node.body?.objectValue ?? [:]
         input["_id"] = .string(document.id)
         input["_rev"] = .string(revision.description)
@@ -139,10 +141,8 @@ public final class DocumentStore: Sendable {
     ) throws(GatewayError) -> JSONValue {
         guard case .object(var members) = body, let attachmentsJSON = members["_attachments"] else { return body }
         let attachments: [String: AttachmentMetadata]
-        do { attachments = try AttachmentMetadata.parseAll(attachmentsJSON) } catch let error as CoreError {
+        do { attachments = try AttachmentMetadata.parseAll(attachmentsJSON) } catch {
             throw .badRequest(error.message)
-        } catch {
-            throw .badRequest("Bad _attachments")
         }
         let parentAttachments = parentBody?["_attachments"]?.objectValue ?? [:]
         var resolved: [String: JSONValue] = [:]
