@@ -13,7 +13,7 @@ struct DatabaseRegistryTests {
 
     @Test("Databases report their info with the load time")
     func info() async throws {
-        let registry = DatabaseRegistry(config: Self.config, now: { 1_700_000_000_000_000 })
+        let registry = try DatabaseRegistry(config: Self.config, now: { 1_700_000_000_000_000 })
         #expect(await registry.names == ["archive", "todo"])
         let info = try await registry.info(forDatabase: "todo")
         #expect(info == DatabaseInfo(name: "todo", instanceStartTime: 1_700_000_000_000_000, state: .online))
@@ -31,13 +31,13 @@ struct DatabaseRegistryTests {
 
     @Test("A database configured offline starts Offline")
     func offline() async throws {
-        let registry = DatabaseRegistry(config: Self.config)
+        let registry = try DatabaseRegistry(config: Self.config)
         #expect(try await registry.info(forDatabase: "archive").state == .offline)
     }
 
     @Test("An unknown database is a 404 naming it")
     func unknown() async throws {
-        let registry = DatabaseRegistry(config: Self.config)
+        let registry = try DatabaseRegistry(config: Self.config)
         let error = await #expect(throws: GatewayError.self) { try await registry.info(forDatabase: "nope") }
         #expect(error == .noSuchDatabase("nope"))
         #expect(await registry.database(named: "nope") == nil)

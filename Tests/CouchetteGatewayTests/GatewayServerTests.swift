@@ -104,7 +104,7 @@ struct GatewayServerTests {
 
     @Test("A database configured offline reports state Offline")
     func offlineDatabase() async throws {
-        let config = GatewayFixture.config(databases: [DatabaseConfig(name: "todo", offline: true)])
+        let config = GatewayFixture.config(databases: [GatewayFixture.guestDatabase(offline: true)])
         try await GatewayFixture.withRunningGateway(config) { client, ports in
             let body = try await client.send(port: ports.publicPort, path: "/todo/").json()
             #expect(body["state"] as? String == "Offline")
@@ -159,7 +159,7 @@ struct GatewayServerTests {
         try await GatewayFixture.withRunningGateway { client, ports in
             let reply = try await client.send("OPTIONS", port: ports.publicPort, path: "/todo/")
             #expect(reply.status == 204)
-            #expect(reply.header("Allow") == "GET, HEAD, OPTIONS")
+            #expect(reply.header("Allow") == "GET, HEAD, POST, OPTIONS")
         }
     }
 

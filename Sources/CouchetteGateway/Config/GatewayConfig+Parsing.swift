@@ -66,7 +66,7 @@ extension GatewayConfig {
     /// Server keys that are read.
     static let supportedKeys: Set<String> = [
         "interface", "adminInterface", "SSLCert", "SSLKey", "log", "logFilePath", "logging", "pretty",
-        "compressResponses", "CORS", "MaxHeartbeat", "databases",
+        "compressResponses", "CORS", "MaxHeartbeat", "databases", "maxRequestBodySize", "adminUsername", "adminPassword",
     ]
 
     /// Server keys accepted and ignored.
@@ -98,6 +98,18 @@ extension GatewayConfig {
             throw object.invalid("MaxHeartbeat", "expected a non-negative number of seconds")
         }
 
+        let maxRequestBodySize = try object.integer("maxRequestBodySize") ?? GatewayConfig.defaultMaxRequestBodySize
+        if maxRequestBodySize < 1 {
+            throw object.invalid("maxRequestBodySize", "expected a positive number of bytes")
+        }
+        let adminUsername = try object.string("adminUsername")
+        let adminPassword = try object.string("adminPassword")
+        if (adminUsername == nil) != (adminPassword == nil) || adminUsername?.isEmpty == true {
+            throw object.invalid(
+                adminUsername == nil ? "adminUsername" : "adminPassword",
+                "adminUsername and adminPassword go together and must not be empty")
+        }
+
         var databases: [String: DatabaseConfig] = [:]
         for (name, databaseObject) in try object.objectMap("databases") {
             databases[name] = try DatabaseConfig(name: name, object: databaseObject, warnings: &warnings)
@@ -115,6 +127,10 @@ extension GatewayConfig {
             compressResponses: try object.bool("compressResponses") ?? true,
             cors: cors,
             maxHeartbeat: maxHeartbeat,
+            maxRequestBodySize: maxRequestBodySize,
+            adminCredentials: adminUsername.flatMap { name in
+                adminPassword.map { BasicCredentials(username: name, password: $0) }
+            },
             databases: databases,
             warnings: []
         )

@@ -53,6 +53,12 @@ public struct GatewayConfig: Sendable, Equatable {
 
     // MARK: - Databases
 
+    /// The largest request body accepted, in bytes (`maxRequestBodySize`, default 64 MiB); larger ones get 413.
+    public var maxRequestBodySize: Int
+
+    /// Credentials the admin listener requires (`adminUsername`/`adminPassword`); `nil`: none (loopback trust).
+    public var adminCredentials: BasicCredentials?
+
     /// Databases by name (`databases`).
     public var databases: [String: DatabaseConfig]
 
@@ -74,6 +80,8 @@ public struct GatewayConfig: Sendable, Equatable {
         compressResponses: Bool = true,
         cors: CORSConfig? = nil,
         maxHeartbeat: Int? = nil,
+        maxRequestBodySize: Int = GatewayConfig.defaultMaxRequestBodySize,
+        adminCredentials: BasicCredentials? = nil,
         databases: [String: DatabaseConfig] = [:],
         warnings: [String] = []
     ) {
@@ -88,9 +96,14 @@ public struct GatewayConfig: Sendable, Equatable {
         self.compressResponses = compressResponses
         self.cors = cors
         self.maxHeartbeat = maxHeartbeat
+        self.maxRequestBodySize = maxRequestBodySize
+        self.adminCredentials = adminCredentials
         self.databases = databases
         self.warnings = warnings
     }
+
+    /// The default ``maxRequestBodySize``: 64 MiB.
+    public static let defaultMaxRequestBodySize = 64 << 20
 
     // MARK: - Derived values
 

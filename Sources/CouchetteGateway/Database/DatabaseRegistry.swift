@@ -5,7 +5,7 @@ import Foundation
 /// The databases a gateway serves, by name: the gateway's state, usable without HTTP.
 ///
 /// ```swift
-/// let registry = DatabaseRegistry(config: config)
+/// let registry = try DatabaseRegistry(config: config)
 /// let info = try await registry.info(forDatabase: "todo")   // DatabaseInfo
 /// try await registry.info(forDatabase: "nope")              // throws 404 no such database "nope"
 /// ```
@@ -13,20 +13,36 @@ public actor DatabaseRegistry {
     // MARK: - State
 
     private var databases: [String: GatewayDatabase]
+    private let now: @Sendable () -> Int64
+    private let hasher: any PasswordHashing
 
     // MARK: - Initialiser
 
-    /// Loads every database of a configuration.
+    /// Opens every database of a configuration.
     ///
     /// - Parameters:
     ///   - config: The gateway configuration.
+    ///   - hasher: Hashes configured passwords.
     ///   - now: The clock giving microseconds since the Unix epoch, injectable for tests.
-    public init(config: GatewayConfig, now: @Sendable () -> Int64 = DatabaseRegistry.microsecondsSinceEpoch) {
+    /// - Throws: ``GatewayError`` when a database's storage or users cannot be set up; databases opened
+    ///   before the failure are closed.
+    public init(
+        config: GatewayConfig, hasher: any PasswordHashing = PasswordHasher(),
+        now: @escaping @Sendable () -> Int64 = DatabaseRegistry.microsecondsSinceEpoch
+    ) throws(GatewayError) {
         var databases: [String: GatewayDatabase] = [:]
-        for (name, databaseConfig) in config.databases {
-            databases[name] = GatewayDatabase(config: databaseConfig, startTime: now())
+        for name in config.databases.keys.sorted() {
+            guard let databaseConfig = config.databases[name] else { continue }
+            do {
+                databases[name] = try GatewayDatabase(config: databaseConfig, startTime: now(), hasher: hasher)
+            } catch {
+                for database in databases.values { database.close() }
+                throw error
+            }
         }
         self.databases = databases
+        self.now = now
+        self.hasher = hasher
     }
 
     // MARK: - Queries
@@ -34,6 +50,11 @@ public actor DatabaseRegistry {
     /// The database names, sorted.
     public var names: [String] {
         databases.keys.sorted()
+    }
+
+    /// Every database.
+    public var all: [GatewayDatabase] {
+        databases.keys.sorted().compactMap { databases[$0] }
     }
 
     /// The database named `name`, or `nil`.
@@ -54,6 +75,32 @@ public actor DatabaseRegistry {
     /// - Throws: ``GatewayError/noSuchDatabase(_:)`` when there is no such database.
     public func info(forDatabase name: String) throws(GatewayError) -> DatabaseInfo {
         try requireDatabase(named: name).info
+    }
+
+    // MARK: - Adding and removing
+
+    /// Opens and registers a database at run time (`PUT /{db}/` on the admin port).
+    ///
+    /// - Throws: 412 "Database already exists" on a name clash; storage or user errors.
+    @discardableResult
+    public func create(_ config: DatabaseConfig) throws(GatewayError) -> GatewayDatabase {
+        guard databases[config.name] == nil else { throw .preconditionFailed("Database already exists") }
+        let database = try GatewayDatabase(config: config, startTime: now(), hasher: hasher)
+        databases[config.name] = database
+        return database
+    }
+
+    /// Unregisters and closes a database (`DELETE /{db}/`); its stored data is kept.
+    ///
+    /// - Throws: ``GatewayError/noSuchDatabase(_:)`` when there is none.
+    public func remove(named name: String) throws(GatewayError) {
+        guard let database = databases.removeValue(forKey: name) else { throw .noSuchDatabase(name) }
+        database.close()
+    }
+
+    /// Closes every database (server shutdown).
+    public func closeAll() {
+        for database in databases.values { database.close() }
     }
 
     // MARK: - Clock

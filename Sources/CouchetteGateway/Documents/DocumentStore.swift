@@ -13,11 +13,34 @@ public final class DocumentStore: Sendable {
     public let router: any ChannelRouter
     /// Revisions kept per branch.
     public let revsLimit: Int
+    /// Told of every committed change, to wake `_changes` feeds.
+    public let changeNotifier: ChangeNotifier
 
-    public init(storage: any GatewayStorage, router: any ChannelRouter = PropertyChannelRouter(), revsLimit: Int = 1000) {
+    /// Creates the document operations of a database.
+    ///
+    /// - Parameters:
+    ///   - storage: The database's storage.
+    ///   - router: Decides channels and grants of each new revision.
+    ///   - revsLimit: Revisions kept per branch (`revs_limit`).
+    ///   - changeNotifier: The notifier to tell of changes; by default a new one at the storage's last sequence.
+    public init(
+        storage: any GatewayStorage, router: any ChannelRouter = PropertyChannelRouter(), revsLimit: Int = 1000,
+        changeNotifier: ChangeNotifier? = nil
+    ) {
         self.storage = storage
         self.router = router
         self.revsLimit = revsLimit
+        self.changeNotifier = changeNotifier ?? ChangeNotifier(sequence: (try? storage.lastSequence) ?? 0)
+    }
+
+    /// Runs an atomic storage update and announces its sequence.
+    @discardableResult
+    func update(
+        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+    ) throws(GatewayError) -> StoredDocument? {
+        let stored = try storage.update(documentID: documentID, transform)
+        if let stored { changeNotifier.notify(stored.sequence) }
+        return stored
     }
 
     // MARK: - Writing
@@ -38,7 +61,7 @@ public final class DocumentStore: Sendable {
         let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         let deleted = members["_deleted"]?.boolValue ?? false
         var newRevision: RevisionID?
-        try storage.update(documentID: id) { current throws(GatewayError) in
+        try update(documentID: id) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             let stored = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: self.nextGeneration(document, parent: parent),
@@ -89,7 +112,7 @@ public final class DocumentStore: Sendable {
         }
         let revision = history[0]
         let deleted = members["_deleted"]?.boolValue ?? false
-        try storage.update(documentID: id) { current throws(GatewayError) in
+        try update(documentID: id) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             if document.tree.contains(revision) { return nil }
             let stored = try self.resolveAttachments(
@@ -177,20 +200,8 @@ public final class DocumentStore: Sendable {
     /// - Throws: 404 `missing` for unknown documents or revisions whose body is gone, 404 `deleted` for a
     ///   deleted document read without a revision.
     public func get(id: String, revision: String? = nil, includeRevisions: Bool = false) throws(GatewayError) -> JSONValue {
-        guard let document = try storage.document(id: id), let winner = document.winner else {
-            throw .notFound("missing")
-        }
-        let node: RevisionTree.Node
-        if let revision {
-            guard let found = document.tree[try DocumentValidation.parseRevision(revision)] else {
-                throw .notFound("missing")
-            }
-            node = found
-        } else {
-            guard !winner.isDeleted else { throw .notFound("deleted") }
-            node = winner
-        }
-        return try body(of: node, in: document, includeRevisions: includeRevisions)
+        let revisionID = try revision.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
+        return try read(id: id, revision: revisionID, as: .admin, options: ReadOptions(includeRevisions: includeRevisions))
     }
 
     func body(of node: RevisionTree.Node, in document: StoredDocument, includeRevisions: Bool) throws(GatewayError) -> JSONValue {
@@ -209,20 +220,14 @@ public final class DocumentStore: Sendable {
         return .object(members)
     }
 
-    /// `open_revs`: the given revisions (all leaves when nil), each as `{"ok": body}` or `{"missing": rev}`.
+    /// `open_revs` as the admin: the given revisions (all leaves when nil), each as `{"ok": body}` or
+    /// `{"missing": rev}`.
     public func openRevisions(id: String, revisions: [String]?, includeRevisions: Bool) throws(GatewayError) -> [JSONValue] {
-        guard let document = try storage.document(id: id) else { throw .notFound("missing") }
         let wanted = try revisions.map { texts throws(GatewayError) in
             try texts.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
-        } ?? document.tree.leaves.map(\.id)
-        return wanted.map { revision in
-            if let node = document.tree[revision],
-                let body = try? body(of: node, in: document, includeRevisions: includeRevisions)
-            {
-                return ["ok": body]
-            }
-            return ["missing": .string(revision.description)]
         }
+        guard try storage.document(id: id) != nil else { throw .notFound("missing") }
+        return try openRevisions(id: id, revisions: wanted, as: .admin, options: ReadOptions(includeRevisions: includeRevisions))
     }
 
     // MARK: - Bulk operations

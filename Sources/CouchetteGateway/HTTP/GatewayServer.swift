@@ -55,7 +55,11 @@ public final class GatewayServer: Service, Sendable {
             )
         }
         self.config = config
-        self.registry = registry ?? DatabaseRegistry(config: config)
+        if let registry {
+            self.registry = registry
+        } else {
+            self.registry = try DatabaseRegistry(config: config)
+        }
         self.logger = logger
     }
 
@@ -142,21 +146,15 @@ public final class GatewayServer: Service, Sendable {
     /// The Hummingbird application of one listener: its routes table behind request logging and error mapping.
     private func makeApplication(for listener: GatewayListener) -> some ApplicationProtocol {
         let renderer = JSONRenderer(pretty: config.pretty)
-        let routes: RouteTable
-        let address: InterfaceAddress
-        switch listener {
-        case .public:
-            routes = PublicRoutes.table(registry: registry, renderer: renderer)
-            address = config.interface
-        case .admin:
-            routes = AdminRoutes.table(registry: registry, renderer: renderer)
-            address = config.adminInterface
-        }
+        let environment = RouteEnvironment(registry: registry, listener: listener, config: config, renderer: renderer)
+        let routes = GatewayRoutes.table(environment)
+        let address = listener == .admin ? config.adminInterface : config.interface
 
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
         if config.logKeys.contains(LogKeys.http) {
             router.add(middleware: RequestLogMiddleware(listener: listener, logger: logger))
         }
+        router.add(middleware: ResponseHeadersMiddleware())
         router.add(middleware: ErrorMiddleware(routes: routes, renderer: renderer))
         routes.register(on: router)
 

@@ -1,3 +1,4 @@
+import CouchetteCore
 import Foundation
 import Hummingbird
 
@@ -54,6 +55,14 @@ public struct JSONRenderer: Sendable {
         -> Response
     {
         Self.jsonResponse(try data(object), status: status, headers: headers)
+    }
+
+    /// A response with a ``JSONValue`` body, serialized with sorted keys (pretty when configured).
+    public func response(json: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        let bytes = json.serialized(prettyPrinted: pretty)
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// The response for an error: `{"error": NAME, "reason": REASON}` with the error's status and headers.

@@ -5,8 +5,9 @@ import Foundation
 /// database-wide sequence, `_local` documents and attachments by digest.
 ///
 /// Implementations: ``SQLiteGatewayStorage`` (`walrus:` in memory, `walrus:DIR`, `sqlite:PATH`); later
-/// PostgreSQL behind the same protocol. All calls are synchronous and thread-safe.
-public protocol GatewayStorage: AnyObject, Sendable {
+/// PostgreSQL behind the same protocol. All calls are synchronous and thread-safe. The same storage keeps the
+/// database's users, roles and sessions (``PrincipalStore``).
+public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// The last sequence given out.
     var lastSequence: UInt64 { get throws(GatewayError) }
 

@@ -9,12 +9,18 @@ import Testing
 /// Runs gateways on loopback with system-chosen ports for end-to-end tests.
 enum GatewayFixture {
     /// A configuration binding both listeners to `127.0.0.1:0`, with one database per name.
-    static func config(databases: [DatabaseConfig] = [DatabaseConfig(name: "todo")]) -> GatewayConfig {
+    static func config(databases: [DatabaseConfig] = [GatewayFixture.guestDatabase()]) -> GatewayConfig {
         GatewayConfig(
             interface: InterfaceAddress(host: "127.0.0.1", port: 0),
             adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
             databases: Dictionary(uniqueKeysWithValues: databases.map { ($0.name, $0) })
         )
+    }
+
+    /// An in-memory database whose `GUEST` user is enabled and reads every channel.
+    static func guestDatabase(_ name: String = "todo", offline: Bool = false) -> DatabaseConfig {
+        DatabaseConfig(
+            name: name, users: ["GUEST": UserConfig(name: "GUEST", adminChannels: ["*"])], offline: offline)
     }
 
     /// A quiet logger for test servers.

@@ -1,36 +1,17 @@
-import Foundation
 import Hummingbird
 
 // MARK: - DatabaseHandlers
 
 /// Database-level endpoints (spec: gateway-rest-api.md §4).
 struct DatabaseHandlers: Sendable {
-    // MARK: - Properties
-
-    /// The served databases.
-    let registry: DatabaseRegistry
-
-    /// The JSON renderer.
-    let renderer: JSONRenderer
+    /// The listener's environment.
+    let environment: RouteEnvironment
 
     // MARK: - GET /{db}/
 
-    /// `GET /{db}/`, `GET /{db}` and their `HEAD`s: the database information.
+    /// `GET /{db}/`, `GET /{db}` and their `HEAD`s: the database information, in any state.
     @Sendable func getDatabase(_ request: Request, context: GatewayRequestContext) async throws -> Response {
-        let name = try Self.databaseName(from: context)
-        let info = try await registry.info(forDatabase: name)
-        return try renderer.response(info.jsonObject)
-    }
-
-    // MARK: - Parameters
-
-    /// The percent-decoded `{db}` path segment.
-    ///
-    /// - Throws: ``GatewayError/unknownURL`` for segments starting with `_` (reserved for special endpoints).
-    static func databaseName(from context: GatewayRequestContext) throws(GatewayError) -> String {
-        guard let raw = context.parameters.get("db") else { throw .unknownURL }
-        let name = raw.removingPercentEncoding ?? raw
-        guard !name.hasPrefix("_") else { throw .unknownURL }
-        return name
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        return try environment.renderer.response(target.database.info.jsonObject)
     }
 }

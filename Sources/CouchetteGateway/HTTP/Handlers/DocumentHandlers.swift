@@ -1,0 +1,143 @@
+import CouchetteCore
+import Foundation
+import Hummingbird
+
+// MARK: - DocumentHandlers
+
+/// `/{db}/{doc}` and `POST /{db}/` (spec: gateway-rest-api.md §4, §5).
+struct DocumentHandlers: Sendable {
+    /// The listener's environment.
+    let environment: RouteEnvironment
+
+    // MARK: - GET
+
+    /// `GET /{db}/{doc}`: the current or a given revision, or several with `open_revs`.
+    @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let id = try Self.documentID(from: context)
+        let query = QueryOptions(request)
+        let options = try Self.readOptions(query)
+        if let openRevs = query.string("open_revs") {
+            let revisions = try Self.openRevisions(openRevs)
+            let results = try target.documents.openRevisions(
+                id: id, revisions: revisions, as: target.caller, options: options)
+            return environment.renderer.response(json: .array(results))
+        }
+        let revision = try query.string("rev").map { text throws(GatewayError) in
+            try DocumentValidation.parseRevision(text)
+        }
+        let body = try target.documents.read(id: id, revision: revision, as: target.caller, options: options)
+        return environment.renderer.response(json: body, headers: Self.etag(body["_rev"]?.stringValue))
+    }
+
+    // MARK: - PUT
+
+    /// `PUT /{db}/{doc}`: a new revision (parent from `?rev`, `If-Match` or `_rev`), or with `new_edits=false` a
+    /// revision made elsewhere with its `_revisions`.
+    @Sendable func put(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let id = try Self.documentID(from: context)
+        let query = QueryOptions(request)
+        let body = try await environment.body.json(of: request)
+        if try !query.bool("new_edits", default: true) {
+            let revision = try target.documents.putExisting(id: id, body: body)
+            return Self.saved(id: id, revision: revision, status: .created, renderer: environment.renderer, etag: false)
+        }
+        let parent = query.string("rev") ?? Self.ifMatch(request)
+        let revision = try target.documents.put(id: id, body: body, parentRevision: parent)
+        return Self.saved(id: id, revision: revision, status: .created, renderer: environment.renderer)
+    }
+
+    // MARK: - DELETE
+
+    /// `DELETE /{db}/{doc}?rev=`: a tombstone on the given leaf.
+    @Sendable func delete(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let id = try Self.documentID(from: context)
+        guard let parent = QueryOptions(request).string("rev") ?? Self.ifMatch(request) else {
+            throw GatewayError.conflict("Document update conflict")
+        }
+        let revision = try target.documents.put(id: id, body: ["_deleted": true], parentRevision: parent)
+        return Self.saved(id: id, revision: revision, status: .ok, renderer: environment.renderer)
+    }
+
+    // MARK: - POST /{db}/
+
+    /// `POST /{db}/`: a new document with the body's `_id` or a generated one.
+    @Sendable func post(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        guard case .object(let members) = try await environment.body.json(of: request) else {
+            throw GatewayError.badRequest("Document body must be a JSON object")
+        }
+        let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
+        let revision = try target.documents.put(id: id, body: .object(members))
+        var response = Self.saved(id: id, revision: revision, status: .ok, renderer: environment.renderer)
+        response.headers[.location] = "/\(target.database.name)/\(Self.percentEncoded(id))"
+        return response
+    }
+
+    // MARK: - Helpers
+
+    /// The percent-decoded `{doc}` segment.
+    ///
+    /// - Throws: 404 unknown URL for IDs starting with `_` (special endpoints are routed elsewhere).
+    static func documentID(from context: GatewayRequestContext) throws(GatewayError) -> String {
+        guard let raw = context.parameters.get("doc") else { throw .unknownURL }
+        let id = raw.removingPercentEncoding ?? raw
+        guard !id.hasPrefix("_") else { throw .unknownURL }
+        return id
+    }
+
+    /// The revision named by `If-Match` (quotes removed).
+    static func ifMatch(_ request: Request) -> String? {
+        guard let value = request.headers[.ifMatch] else { return nil }
+        return value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+    }
+
+    /// The read options of a query: `revs`, `revs_limit`, `revs_from`, `revs_info`.
+    static func readOptions(_ query: QueryOptions) throws(GatewayError) -> ReadOptions {
+        var revsFrom: Set<RevisionID>?
+        var texts = try query.stringArray("revs_from")
+        if texts == nil { texts = try query.stringArray("atts_since") }
+        if let texts {
+            var revisions = Set<RevisionID>()
+            for text in texts { revisions.insert(try DocumentValidation.parseRevision(text)) }
+            revsFrom = revisions
+        }
+        return ReadOptions(
+            includeRevisions: try query.bool("revs"), revisionsLimit: try query.int("revs_limit"),
+            revisionsFrom: revsFrom, includeRevisionsInfo: try query.bool("revs_info"))
+    }
+
+    /// `open_revs=all` (nil) or a JSON array of revision IDs.
+    static func openRevisions(_ text: String) throws(GatewayError) -> [RevisionID]? {
+        if text == "all" { return nil }
+        guard case .array(let items)? = try? JSONValue(parsing: text) else { throw .badRequest("bad open_revs") }
+        return try items.map { item throws(GatewayError) in
+            guard let string = item.stringValue else { throw .badRequest("bad open_revs") }
+            return try DocumentValidation.parseRevision(string)
+        }
+    }
+
+    /// An `Etag` header with a quoted revision ID.
+    static func etag(_ revision: String?) -> HTTPFields {
+        var headers = HTTPFields()
+        if let revision { headers[.eTag] = "\"\(revision)\"" }
+        return headers
+    }
+
+    /// The `{"ok":true,"id","rev"}` response of a write.
+    static func saved(
+        id: String, revision: RevisionID, status: HTTPResponse.Status, renderer: JSONRenderer, etag: Bool = true
+    ) -> Response {
+        renderer.response(
+            json: ["ok": true, "id": .string(id), "rev": .string(revision.description)], status: status,
+            headers: etag ? Self.etag(revision.description) : [:])
+    }
+
+    /// A path segment with everything but unreserved characters percent-encoded.
+    static func percentEncoded(_ segment: String) -> String {
+        segment.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~")))
+            ?? segment
+    }
+}

@@ -1,0 +1,9 @@
+// MARK: - LocalDocumentRoutes
+
+/// The routes of this group of endpoints.
+enum LocalDocumentRoutes {
+    /// The routes for `environment.listener`.
+    static func routes(_ environment: RouteEnvironment) -> [GatewayRoute] {
+        []
+    }
+}

@@ -1,0 +1,24 @@
+import Hummingbird
+
+// MARK: - RouteEnvironment
+
+/// What every handler of one listener needs: the databases, the configuration, the listener and the renderer.
+struct RouteEnvironment: Sendable {
+    /// The served databases.
+    let registry: DatabaseRegistry
+    /// The listener the routes serve.
+    let listener: GatewayListener
+    /// The server configuration.
+    let config: GatewayConfig
+    /// The JSON renderer.
+    let renderer: JSONRenderer
+
+    /// Finds databases and authenticates callers.
+    var resolver: DatabaseResolver { DatabaseResolver(registry: registry, listener: listener) }
+
+    /// Reads request bodies within the configured limit.
+    var body: RequestBody { RequestBody(limit: config.maxRequestBodySize) }
+
+    /// Whether the routes are the admin listener's.
+    var isAdmin: Bool { listener == .admin }
+}

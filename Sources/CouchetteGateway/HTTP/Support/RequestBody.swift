@@ -1,0 +1,71 @@
+import CouchetteCore
+import Foundation
+import Hummingbird
+
+// MARK: - RequestBody
+
+/// Reads request bodies within the configured size limit and parses JSON ones (spec: gateway-rest-api.md §1.5).
+struct RequestBody: Sendable {
+    /// The largest body accepted, in bytes.
+    let limit: Int
+
+    /// The whole body.
+    ///
+    /// - Throws: 413 beyond ``limit``; 415 for a `Content-Encoding` other than `identity`.
+    func bytes(of request: Request) async throws(GatewayError) -> [UInt8] {
+        if let encoding = request.headers[.contentEncoding], encoding.lowercased() != "identity" {
+            throw .unsupportedMediaType("Unsupported Content-Encoding; use identity")
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw .payloadTooLarge("Request body too large (limit \(limit) bytes)")
+        }
+        do {
+            var buffer = try await request.body.collect(upTo: limit)
+            return buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw .payloadTooLarge("Request body too large (limit \(limit) bytes)")
+        } catch {
+            throw .badRequest("Could not read the request body")
+        }
+    }
+
+    /// The body parsed as JSON.
+    ///
+    /// - Throws: 415 unless `Content-Type` is absent or JSON; 400 "Bad JSON" for malformed or empty bodies.
+    func json(of request: Request) async throws(GatewayError) -> JSONValue {
+        try Self.requireJSONContentType(request)
+        let bytes = try await bytes(of: request)
+        return try Self.parse(bytes)
+    }
+
+    /// The body parsed as a JSON object.
+    ///
+    /// - Throws: As ``json(of:)``, and 400 when the body is not an object.
+    func jsonObject(of request: Request) async throws(GatewayError) -> [String: JSONValue] {
+        guard case .object(let object) = try await json(of: request) else {
+            throw .badRequest("Request body must be a JSON object")
+        }
+        return object
+    }
+
+    /// Parses JSON bytes; 400 with the parser's message when malformed.
+    static func parse(_ bytes: [UInt8]) throws(GatewayError) -> JSONValue {
+        guard !bytes.isEmpty else { throw .badRequest("Document body is empty") }
+        do {
+            return try JSONValue(parsing: bytes)
+        } catch {
+            throw .badRequest("Bad JSON: \(error.message)")
+        }
+    }
+
+    /// Throws 415 unless the request's `Content-Type` is absent or `application/json`.
+    static func requireJSONContentType(_ request: Request) throws(GatewayError) {
+        guard let contentType = request.headers[.contentType] else { return }
+        let mediaType = contentType.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        guard mediaType == "application/json" || mediaType == "text/plain" else {
+            throw .unsupportedMediaType("Invalid content type \(contentType)")
+        }
+    }
+}
