@@ -109,7 +109,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "CouchetteBenchmarks",
-            dependencies: ["CouchetteCore", "CouchetteSQLite", "Couchette", "CSQLite"],
+            dependencies: [
+                "CouchetteCore", "CouchetteSQLite", "Couchette", "CSQLite", "CouchetteGateway",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: swiftSettings
         ),
 

@@ -154,6 +154,10 @@ public final class GatewayServer: Service, Sendable {
         if config.logKeys.contains(LogKeys.http) {
             router.add(middleware: RequestLogMiddleware(listener: listener, logger: logger))
         }
+        router.add(middleware: MetricsMiddleware())
+        if listener == .public {
+            router.add(middleware: CORSMiddleware(cors: config.cors))
+        }
         router.add(middleware: ResponseHeadersMiddleware())
         router.add(middleware: ErrorMiddleware(routes: routes, renderer: renderer))
         routes.register(on: router)

@@ -13,6 +13,7 @@ enum GatewayRoutes {
                 + MaintenanceRoutes.routes(environment)
                 + ChangesRoutes.routes(environment)
                 + BulkRoutes.routes(environment)
+                + BulkGetRoutes.routes(environment)
                 + LocalDocumentRoutes.routes(environment)
                 + AttachmentRoutes.routes(environment)
                 + DocumentRoutes.routes(environment)
