@@ -1,3 +1,4 @@
+import CompressNIO
 import CouchetteCore
 import Foundation
 import Hummingbird
@@ -9,24 +10,40 @@ struct RequestBody: Sendable {
     /// The largest body accepted, in bytes.
     let limit: Int
 
-    /// The whole body.
+    /// The whole body, gunzipped when sent with `Content-Encoding: gzip`.
     ///
-    /// - Throws: 413 beyond ``limit``; 415 for a `Content-Encoding` other than `identity`.
+    /// - Throws: 413 beyond ``limit`` (before or after decompression); 415 for another `Content-Encoding`;
+    ///   400 for corrupt gzip data.
     func bytes(of request: Request) async throws(GatewayError) -> [UInt8] {
-        if let encoding = request.headers[.contentEncoding], encoding.lowercased() != "identity" {
-            throw .unsupportedMediaType("Unsupported Content-Encoding; use identity")
+        let encoding = request.headers[.contentEncoding]?.lowercased() ?? "identity"
+        guard encoding == "identity" || encoding == "gzip" else {
+            throw .unsupportedMediaType("Unsupported Content-Encoding; use gzip or identity")
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw .payloadTooLarge("Request body too large (limit \(limit) bytes)")
+            throw tooLarge
         }
+        var buffer: ByteBuffer
         do {
-            var buffer = try await request.body.collect(upTo: limit)
-            return buffer.readBytes(length: buffer.readableBytes) ?? []
+            buffer = try await request.body.collect(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw .payloadTooLarge("Request body too large (limit \(limit) bytes)")
+            throw tooLarge
         } catch {
             throw .badRequest("Could not read the request body")
         }
+        if encoding == "gzip" {
+            do {
+                buffer = try buffer.decompress(with: .gzip(), maxSize: limit)
+            } catch let error as CompressNIOError where error == .bufferOverflow {
+                throw tooLarge
+            } catch {
+                throw .badRequest("Invalid gzip request body")
+            }
+        }
+        return buffer.readBytes(length: buffer.readableBytes) ?? []
+    }
+
+    private var tooLarge: GatewayError {
+        .payloadTooLarge("Request body too large (limit \(limit) bytes)")
     }
 
     /// The body parsed as JSON.

@@ -1,0 +1,149 @@
+import AsyncHTTPClient
+import Couchette
+import CouchetteCore
+import CouchetteGateway
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The gateway's write path over loopback HTTP against the Lite library doing the same inserts in process:
+/// `_bulk_docs` batches of 100 from 4 concurrent clients (`gateway.bulk-docs`, goal ≥ 0.3 of Lite's batched
+/// insert), and single-document `PUT`s from 4 clients (`gateway.put`, against Lite's single saves).
+struct GatewayBenchmark {
+    let count: Int
+    let singleCount: Int
+    let clients = 4
+    let batchSize = 100
+
+    init(count: Int) {
+        self.count = count
+        self.singleCount = max(count / 10, 100)
+    }
+
+    func run() async throws {
+        let samples = (0..<count).map { index in
+            LiteBenchmark.Sample(
+                id: "user1.\(UUID().uuidString)", title: "Task \(index): " + String(repeating: "x", count: 40 + index % 80),
+                priority: index % 5, complete: index % 2 == 0, listID: "user1.\(index % 100)")
+        }
+        let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-gw-bench-\(UUID())")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        print("# gateway: \(count) documents, _bulk_docs batches of \(batchSize) from \(clients) clients")
+
+        // Baseline: the Lite library inserting the same documents in batches of the same size.
+        let liteBatched = try liteInsert(samples, directory: directory, name: "lite-batched", batchSize: batchSize)
+        let liteSingle = try liteInsert(
+            Array(samples.prefix(singleCount)), directory: directory, name: "lite-single", batchSize: 1)
+
+        var logger = Logger(label: "couchette.bench")
+        logger.logLevel = .critical
+        let config = GatewayConfig(
+            interface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            databases: [
+                "bulk": DatabaseConfig(name: "bulk", server: .directory(directory)),
+                "single": DatabaseConfig(name: "single", server: .directory(directory)),
+            ])
+        let server = try GatewayServer(config: config, logger: logger)
+        let serverTask = Task { try await server.run() }
+        let ports = try await server.waitUntilReady()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+
+        // _bulk_docs: request bodies are built before timing, as the Lite side's dictionaries are.
+        let batches: [ByteBuffer] = stride(from: 0, to: count, by: batchSize).map { start in
+            let docs = samples[start..<min(start + batchSize, count)].map { sample -> JSONValue in
+                var body = try! JSONValue(foundationObject: sample.properties)
+                if case .object(var members) = body {
+                    members["_id"] = .string(sample.id)
+                    body = .object(members)
+                }
+                return body
+            }
+            return ByteBuffer(bytes: JSONValue.object(["docs": .array(docs)]).serialized())
+        }
+        let bulkURL = "http://127.0.0.1:\(ports.adminPort)/bulk/_bulk_docs"
+        let bulkSeconds = try await Self.seconds {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        for index in stride(from: client, to: batches.count, by: clients) {
+                            try await Self.send(http, "POST", bulkURL, batches[index], expecting: 201)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        Benchmark.report("gateway.bulk-docs", baselineSeconds: liteBatched, measuredSeconds: bulkSeconds, goal: ">=0.3")
+        print("# gateway.bulk-docs: \(Int(Double(count) / bulkSeconds)) documents/s over HTTP")
+
+        // Single-document PUTs.
+        let bodies = samples.prefix(singleCount).map { ByteBuffer(bytes: try! JSONValue(foundationObject: $0.properties).serialized()) }
+        let putSeconds = try await Self.seconds {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        for index in stride(from: client, to: bodies.count, by: clients) {
+                            let url = "http://127.0.0.1:\(ports.adminPort)/single/\(samples[index].id)"
+                            try await Self.send(http, "PUT", url, bodies[index], expecting: 201)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        Benchmark.report("gateway.put", baselineSeconds: liteSingle, measuredSeconds: putSeconds, goal: "info")
+        print("# gateway.put: \(Int(Double(singleCount) / putSeconds)) requests/s from \(clients) clients")
+
+        try await http.shutdown()
+        await server.triggerGracefulShutdown()
+        try await serverTask.value
+    }
+
+    /// Seconds the Lite library takes to insert `samples` in transactions of `batchSize`.
+    private func liteInsert(_ samples: [LiteBenchmark.Sample], directory: String, name: String, batchSize: Int)
+        throws -> Double
+    {
+        var configuration = DatabaseConfiguration()
+        configuration.directory = directory
+        let database = try Database(name: name, config: configuration)
+        defer { try? database.close() }
+        let collection = try database.defaultCollection()
+        let properties = samples.map(\.properties)
+        let start = ContinuousClock.now
+        for first in stride(from: 0, to: samples.count, by: batchSize) {
+            try database.inBatch {
+                for index in first..<min(first + batchSize, samples.count) {
+                    try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
+                }
+            }
+        }
+        return Self.seconds(ContinuousClock.now - start)
+    }
+
+    private static func send(_ http: HTTPClient, _ method: String, _ url: String, _ body: ByteBuffer, expecting status: UInt)
+        async throws
+    {
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(body)
+        let response = try await http.execute(request, timeout: .seconds(60))
+        _ = try await response.body.collect(upTo: 16 << 20)
+        guard response.status.code == status else {
+            throw GatewayError(statusCode: Int(response.status.code), reason: "benchmark request failed: \(url)")
+        }
+    }
+
+    private static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        return seconds(ContinuousClock.now - start)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,140 @@
+import CouchetteCore
+import Hummingbird
+
+// MARK: - AllDocsHandler
+
+/// `GET`/`POST /{db}/_all_docs` (spec: gateway-rest-api.md §7).
+struct AllDocsHandler: Sendable {
+    /// The listener's environment.
+    let environment: RouteEnvironment
+
+    /// `GET /{db}/_all_docs` with `keys`, `startkey`, `endkey`, `limit`, `include_docs`, `channels`, `access`,
+    /// `revs`, `update_seq`.
+    @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let query = QueryOptions(request)
+        return try respond(target, query: query, keys: try query.stringArray("keys"))
+    }
+
+    /// `POST /{db}/_all_docs` with a body `{"keys":[…]}`; options from the query.
+    @Sendable func post(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let body = try await environment.body.jsonObject(of: request)
+        guard case .array(let items)? = body["keys"], items.allSatisfy({ $0.stringValue != nil }) else {
+            throw GatewayError.badRequest("Bad/missing keys")
+        }
+        return try respond(target, query: QueryOptions(request), keys: items.compactMap(\.stringValue))
+    }
+
+    private func respond(_ target: DatabaseRequest, query: QueryOptions, keys: [String]?) throws -> Response {
+        let options = try AllDocsOptions(query, caller: target.caller)
+        let updateSequence = try target.database.storage.lastSequence
+        let rows: [JSONValue]
+        if let keys {
+            rows = try keys.map { key throws(GatewayError) in try row(forKey: key, target, options) }
+        } else {
+            rows = try rangeRows(target, options)
+        }
+        return environment.renderer.response(
+            json: [
+                "rows": .array(rows), "total_rows": .int(Int64(rows.count)), "update_seq": .int(Int64(updateSequence)),
+            ])
+    }
+
+    /// Rows of the ID range, skipping tombstones and (for users) documents outside their channels.
+    private func rangeRows(_ target: DatabaseRequest, _ options: AllDocsOptions) throws(GatewayError) -> [JSONValue] {
+        let storage = target.database.storage
+        var rows: [JSONValue] = []
+        var startKey = options.startKey
+        var inclusiveStart = true
+        let pageSize = 500
+        while options.limit.map({ rows.count < $0 }) ?? true {
+            var ids = try storage.documentIDs(from: startKey, to: options.endKey, limit: pageSize + 1)
+            if !inclusiveStart, ids.first == startKey { ids.removeFirst() }
+            guard !ids.isEmpty else { break }
+            for id in ids {
+                guard let document = try storage.document(id: id), let winner = document.winner, !winner.isDeleted,
+                    target.caller.canSee(document.currentChannels)
+                else { continue }
+                rows.append(try row(for: document, target, options))
+                if let limit = options.limit, rows.count >= limit { break }
+            }
+            startKey = ids.last
+            inclusiveStart = false
+            if ids.count < pageSize { break }
+        }
+        return rows
+    }
+
+    /// The row of one requested key: the document, or a 404/403 error row.
+    private func row(forKey key: String, _ target: DatabaseRequest, _ options: AllDocsOptions) throws(GatewayError)
+        -> JSONValue
+    {
+        guard let document = try target.database.storage.document(id: key), let winner = document.winner else {
+            return ["key": .string(key), "error": "not_found", "status": 404]
+        }
+        guard target.caller.canSee(document.currentVisibilityChannels) else {
+            return ["key": .string(key), "error": "forbidden", "status": 403]
+        }
+        if winner.isDeleted {
+            return [
+                "key": .string(key), "id": .string(key),
+                "value": ["rev": .string(winner.id.description), "deleted": true],
+            ]
+        }
+        return try row(for: document, target, options)
+    }
+
+    private func row(for document: StoredDocument, _ target: DatabaseRequest, _ options: AllDocsOptions)
+        throws(GatewayError) -> JSONValue
+    {
+        guard let winner = document.winner else { throw .notFound("missing") }
+        var value: [String: JSONValue] = ["rev": .string(winner.id.description)]
+        if options.channels { value["channels"] = .array(document.currentChannels.sorted().map(JSONValue.string)) }
+        if options.access {
+            var access: [String: JSONValue] = [:]
+            for (name, channels) in document.access { access[name] = .array(channels.sorted().map(JSONValue.string)) }
+            value["access"] = .object(access)
+        }
+        var row: [String: JSONValue] = ["key": .string(document.id), "id": .string(document.id), "value": .object(value)]
+        if options.includeDocs {
+            row["doc"] = try target.documents.body(
+                of: winner, in: document, options: ReadOptions(includeRevisions: options.revisions))
+        }
+        if options.updateSequence { row["update_seq"] = .int(Int64(document.sequence)) }
+        return .object(row)
+    }
+}
+
+// MARK: - AllDocsOptions
+
+/// The query options of `_all_docs`.
+struct AllDocsOptions: Sendable {
+    var includeDocs: Bool
+    var channels: Bool
+    var access: Bool
+    var revisions: Bool
+    var updateSequence: Bool
+    var startKey: String?
+    var endKey: String?
+    var limit: Int?
+
+    /// Reads the options; `access` is honoured for the admin only.
+    init(_ query: QueryOptions, caller: Caller) throws(GatewayError) {
+        includeDocs = try query.bool("include_docs")
+        channels = try query.bool("channels")
+        access = try query.bool("access") && caller.isAdmin
+        revisions = try query.bool("revs")
+        updateSequence = try query.bool("update_seq")
+        startKey = Self.key(query.string("startkey") ?? query.string("start_key"))
+        endKey = Self.key(query.string("endkey") ?? query.string("end_key"))
+        limit = try query.int("limit")
+    }
+
+    /// A key given as a JSON string (`"abc"`) or raw text (`abc`).
+    static func key(_ text: String?) -> String? {
+        guard let text else { return nil }
+        if let value = try? JSONValue(parsing: text), let string = value.stringValue { return string }
+        return text
+    }
+}

@@ -1,0 +1,47 @@
+import CouchetteCore
+import Hummingbird
+
+// MARK: - BulkDocsHandler
+
+/// `_bulk_docs` and `_revs_diff` (spec: gateway-rest-api.md §8, §10).
+struct BulkDocsHandler: Sendable {
+    /// The listener's environment.
+    let environment: RouteEnvironment
+
+    // MARK: - _bulk_docs
+
+    /// `POST /{db}/_bulk_docs`: each document saved independently; 201 with one result per document in input
+    /// order (`_local/` documents last): `{"id","rev"}` or `{"id"?,"error","reason","status"}`.
+    @Sendable func bulkDocs(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let body = try await environment.body.jsonObject(of: request)
+        guard case .array(let documents)? = body["docs"] else {
+            throw GatewayError.badRequest("missing 'docs' property")
+        }
+        let newEdits: Bool
+        switch body["new_edits"] {
+        case nil, .null?: newEdits = true
+        case .bool(let value)?: newEdits = value
+        default: throw GatewayError.badRequest("new_edits must be a boolean")
+        }
+        let writer = BulkDocsWriter(documents: target.documents)
+        return environment.renderer.response(json: .array(writer.write(documents, newEdits: newEdits)), status: .created)
+    }
+
+    // MARK: - _revs_diff
+
+    /// `POST /{db}/_revs_diff`: for each document, the offered revisions missing here and possible ancestors.
+    @Sendable func revsDiff(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let body = try await environment.body.jsonObject(of: request)
+        var offered: [String: [String]] = [:]
+        for (id, revisions) in body {
+            guard case .array(let items) = revisions, items.allSatisfy({ $0.stringValue != nil }) else {
+                throw GatewayError.badRequest("_revs_diff values must be arrays of revision IDs")
+            }
+            if !target.caller.isAdmin && id.hasPrefix("_design/") { continue }
+            offered[id] = items.compactMap(\.stringValue)
+        }
+        return environment.renderer.response(json: try target.documents.revsDiff(offered))
+    }
+}

@@ -1,0 +1,42 @@
+import Hummingbird
+
+// MARK: - LocalDocumentHandlers
+
+/// `GET`/`PUT`/`DELETE /{db}/_local/{id}` (spec: gateway-rest-api.md §12).
+struct LocalDocumentHandlers: Sendable {
+    /// The listener's environment.
+    let environment: RouteEnvironment
+
+    /// `GET /{db}/_local/{id}`.
+    @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let body = try LocalDocumentStore(storage: target.database.storage).get(id: try Self.localID(from: context))
+        return environment.renderer.response(json: body)
+    }
+
+    /// `PUT /{db}/_local/{id}` → 201 `{"ok":true,"id":"_local/<id>","rev":"0-N"}`.
+    @Sendable func put(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let id = try Self.localID(from: context)
+        let body = try await environment.body.json(of: request)
+        let revision = try LocalDocumentStore(storage: target.database.storage).put(id: id, body: body)
+        return environment.renderer.response(
+            json: ["ok": true, "id": .string(LocalDocumentStore.prefix + id), "rev": .string(revision)],
+            status: .created)
+    }
+
+    /// `DELETE /{db}/_local/{id}?rev=0-N` → 200 `{"ok":true}`.
+    @Sendable func delete(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let id = try Self.localID(from: context)
+        let revision = QueryOptions(request).string("rev") ?? DocumentHandlers.ifMatch(request)
+        try LocalDocumentStore(storage: target.database.storage).delete(id: id, revision: revision)
+        return environment.renderer.response(json: ["ok": true])
+    }
+
+    /// The percent-decoded local document ID (without `_local/`).
+    static func localID(from context: GatewayRequestContext) throws(GatewayError) -> String {
+        guard let raw = context.parameters.get("local") else { throw .unknownURL }
+        return raw.removingPercentEncoding ?? raw
+    }
+}
