@@ -145,6 +145,180 @@ import Testing
     }
 }
 
+/// The attachment rules of the document store, without HTTP (replication-protocol.md §7.3, §9).
+@Suite struct DocumentStoreAttachmentTests {
+    private func makeStore() throws -> DocumentStore {
+        DocumentStore(storage: try SQLiteGatewayStorage(location: .memory, databaseName: "todo"))
+    }
+
+    private static let hello = Array("hello".utf8)
+    private static let world = Array("world".utf8)
+
+    @Test func attachmentsTrueIncludesBodiesAndAttsSinceKeepsOlderOnesAsStubs() throws {
+        let store = try makeStore()
+        let first = try store.put(id: "d", body: ["_attachments": ["a.txt": ["data": "aGVsbG8="]]])
+        let second = try store.put(
+            id: "d", body: ["_attachments": ["a.txt": ["stub": true, "revpos": 1], "b.txt": ["data": "d29ybGQ="]]],
+            parentRevision: first.description)
+        let all = try store.revision(id: "d", as: .admin, options: ReadOptions(includeAttachments: true))
+        #expect(all.attachmentBodies == ["a.txt": Self.hello, "b.txt": Self.world])
+        #expect(all.body["_attachments"]?["a.txt"]?["stub"] == nil)
+        #expect(all.json["_attachments"]?["a.txt"]?["data"] == "aGVsbG8=")
+        #expect(all.json["_attachments"]?["b.txt"]?["revpos"] == 2)
+        // The reader has the first revision: only b.txt (revpos 2) comes with its body.
+        let sinceFirst = try store.revision(
+            id: "d", as: .admin, options: ReadOptions(includeAttachments: true, attachmentsSince: [first]))
+        #expect(sinceFirst.attachmentBodies.keys.sorted() == ["b.txt"])
+        #expect(sinceFirst.json["_attachments"]?["a.txt"]?["stub"] == true)
+        let sinceSecond = try store.revision(
+            id: "d", as: .admin, options: ReadOptions(includeAttachments: true, attachmentsSince: [second]))
+        #expect(sinceSecond.attachmentBodies.isEmpty)
+        // Revisions the document does not have change nothing.
+        let unknown = try RevisionID(parsing: "1-unknown")
+        let sinceUnknown = try store.revision(
+            id: "d", as: .admin, options: ReadOptions(includeAttachments: true, attachmentsSince: [unknown]))
+        #expect(sinceUnknown.attachmentBodies.count == 2)
+        // Without attachments=true everything is a stub.
+        #expect(try store.read(id: "d", as: .admin)["_attachments"]?["b.txt"]?["stub"] == true)
+    }
+
+    @Test func followingAttachmentsTakeTheirBodiesAndAreChecked() throws {
+        let store = try makeStore()
+        let digest = AttachmentDigest.sha1(of: Self.hello).description
+        let rev = try store.put(
+            id: "f", body: ["_attachments": ["a": ["follows": true, "digest": .string(digest), "length": 5]]],
+            attachmentBodies: ["a": Self.hello])
+        #expect(try store.attachment(named: "a", documentID: "f", as: .admin).data == Self.hello)
+        #expect(rev.generation == 1)
+        let cases: [(JSONValue, [String: [UInt8]], String)] = [
+            (["follows": true], [:], "Missing body"),
+            (["follows": true, "digest": .string(digest)], ["a": Self.world], "digest"),
+            (["follows": true, "length": 4], ["a": Self.hello], "length"),
+            (["data": "not base64!"], [:], "base64"),
+            (["stub": true, "revpos": 1, "digest": "sha1-AAAAAAAAAAAAAAAAAAAAAAAAAAA="], [:], "stub"),
+        ]
+        for (entry, bodies, reason) in cases {
+            do {
+                try store.put(id: "g", body: ["_attachments": ["a": entry]], attachmentBodies: bodies)
+                Issue.record("expected a 400 for \(entry)")
+            } catch {
+                #expect(error.statusCode == 400)
+                #expect(error.reason.contains(reason), "\(error.reason)")
+            }
+        }
+    }
+
+    @Test func gzipEncodedAttachmentsAreStoredDecoded() throws {
+        let store = try makeStore()
+        // gzip of "hello", made with Python's gzip.compress(b"hello", mtime=0).
+        let gzipped: [UInt8] = [
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00,
+            0x86, 0xa6, 0x10, 0x36, 0x05, 0x00, 0x00, 0x00,
+        ]
+        try store.put(
+            id: "z", body: ["_attachments": ["a": ["follows": true, "encoding": "gzip", "length": 5]]],
+            attachmentBodies: ["a": gzipped])
+        let content = try store.attachment(named: "a", documentID: "z", as: .admin)
+        #expect(content.data == Self.hello)
+        #expect(content.metadata.encoding == nil && content.metadata.length == 5)
+    }
+
+    @Test func putAndDeleteAttachmentWriteRevisionsKeepingTheRest() throws {
+        let store = try makeStore()
+        // No document, no revision: an empty document with the attachment is created.
+        let first = try store.putAttachment(
+            named: "dir/a.txt", documentID: "p", data: Self.hello, contentType: "text/plain", parentRevision: nil)
+        #expect(first.generation == 1)
+        #expect(throws: GatewayError.conflict("Document exists")) {
+            try store.putAttachment(named: "b", documentID: "p", data: Self.world, parentRevision: nil)
+        }
+        try store.put(id: "p", body: ["title": "T", "_attachments": ["dir/a.txt": ["stub": true, "revpos": 1]]],
+            parentRevision: first.description)
+        let current = try #require(try store.read(id: "p", as: .admin)["_rev"]?.stringValue)
+        let third = try store.putAttachment(
+            named: "b", documentID: "p", data: Self.world, contentType: "text/plain", parentRevision: current)
+        let body = try store.read(id: "p", as: .admin)
+        #expect(body["title"] == "T")
+        #expect(body["_attachments"]?["dir/a.txt"]?["revpos"] == 1)
+        #expect(body["_attachments"]?["b"]?["revpos"] == 3)
+        #expect(body["_attachments"]?["b"]?["content_type"] == "text/plain")
+        let content = try store.attachment(named: "dir/a.txt", documentID: "p", as: .admin)
+        #expect(content.data == Self.hello && content.metadata.contentType == "text/plain")
+        // Older revisions keep their attachments.
+        #expect(throws: GatewayError.notFound("missing attachment b")) {
+            try store.attachment(named: "b", documentID: "p", revision: first, as: .admin)
+        }
+        let fourth = try store.deleteAttachment(named: "dir/a.txt", documentID: "p", parentRevision: third.description)
+        #expect(try store.read(id: "p", as: .admin)["_attachments"]?.objectValue?.keys.sorted() == ["b"])
+        #expect(throws: GatewayError.notFound("missing attachment dir/a.txt")) {
+            try store.deleteAttachment(named: "dir/a.txt", documentID: "p", parentRevision: fourth.description)
+        }
+        #expect(throws: GatewayError.conflict("Document revision conflict")) {
+            try store.putAttachment(named: "c", documentID: "p", data: [], parentRevision: third.description)
+        }
+        // Stored once per digest.
+        #expect(try store.storage.attachment(digest: AttachmentDigest.sha1(of: Self.hello).description) == Self.hello)
+    }
+
+    @Test func attachmentReadsAndWritesFollowTheDocumentsChannels() throws {
+        let store = try makeStore()
+        let rev = try store.put(id: "s", body: ["channels": ["secret"], "_attachments": ["a": ["data": "aGVsbG8="]]])
+        let outsider = Caller.user(User(name: "eve"), channels: ["public"])
+        let insider = Caller.user(User(name: "bob"), channels: ["secret"])
+        #expect(throws: GatewayError.forbidden("forbidden")) {
+            try store.attachment(named: "a", documentID: "s", as: outsider)
+        }
+        #expect(throws: GatewayError.forbidden("forbidden")) {
+            try store.attachment(named: "a", documentID: "s", revision: rev, as: outsider)
+        }
+        #expect(throws: GatewayError.forbidden("forbidden")) {
+            try store.putAttachment(named: "b", documentID: "s", data: [], parentRevision: rev.description, as: outsider)
+        }
+        #expect(try store.attachment(named: "a", documentID: "s", as: insider).data == Self.hello)
+        // A redacted revision carries no attachment bodies.
+        let redacted = try store.revision(
+            id: "s", revision: rev, as: outsider, options: ReadOptions(includeAttachments: true))
+        #expect(redacted.isRedacted && redacted.attachmentBodies.isEmpty)
+    }
+
+    @Test func showExpiryAddsExpAsRFC3339() throws {
+        let store = try makeStore()
+        try store.put(id: "e", body: ["v": 1])
+        #expect(try store.read(id: "e", as: .admin, options: ReadOptions(includeExpiry: true))["_exp"] == nil)
+        try store.storage.update(documentID: "e") { document throws(GatewayError) in
+            var document = document
+            document?.expiry = Date(timeIntervalSince1970: 1_800_000_000)
+            return document
+        }
+        #expect(try store.read(id: "e", as: .admin)["_exp"] == nil)
+        #expect(try store.read(id: "e", as: .admin, options: ReadOptions(includeExpiry: true))["_exp"] == "2027-01-15T08:00:00Z")
+    }
+
+    @Test func replicatedRevisionsKeepTheirRevposAndStubsResolveOnTheirOwnBranch() throws {
+        let store = try makeStore()
+        try store.putExisting(
+            id: "r",
+            body: ["_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]],
+                   "_attachments": ["a": ["data": "aGVsbG8=", "revpos": 2]]])
+        #expect(try store.read(id: "r", as: .admin)["_attachments"]?["a"]?["revpos"] == 2)
+        // A conflicting branch with another body for "a".
+        try store.putExisting(
+            id: "r",
+            body: ["_rev": "3-d", "_revisions": ["start": 3, "ids": ["d", "b", "a"]],
+                   "_attachments": ["a": ["data": "d29ybGQ=", "revpos": 9]]])
+        let losing = try #require(try store.openRevisions(id: "r", revisions: nil, as: .admin).first {
+            $0["ok"]?["_attachments"]?["a"]?["revpos"] == 2
+        }?["ok"]?["_rev"]?.stringValue)
+        // Editing the losing branch resolves its stub against that branch, not the winner.
+        let next = try store.put(
+            id: "r", body: ["_attachments": ["a": ["stub": true, "revpos": 2]]], parentRevision: losing)
+        let content = try store.attachment(named: "a", documentID: "r", revision: next, as: .admin)
+        #expect(content.data == Self.hello)
+        // An out-of-range incoming revpos becomes the revision's generation.
+        #expect(try store.read(id: "r", revision: try RevisionID(parsing: "3-d"), as: .admin)["_attachments"]?["a"]?["revpos"] == 3)
+    }
+}
+
 /// Records what routing saw.
 private final class RecordingRouter: ChannelRouter, @unchecked Sendable {
     private let lock = NSLock()

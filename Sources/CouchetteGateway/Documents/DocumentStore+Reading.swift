@@ -1,9 +1,11 @@
 import CouchetteCore
+import Foundation
 
 // MARK: - Reading as a caller
 
 extension DocumentStore {
-    /// A revision's body as `caller` may see it (spec: gateway-rest-api.md §5.1, sync-function.md §7).
+    /// A revision's body as `caller` may see it (spec: gateway-rest-api.md §5.1, sync-function.md §7), with
+    /// included attachment bodies inline as base64 `data`.
     ///
     /// - Parameters:
     ///   - id: The document ID.
@@ -11,11 +13,24 @@ extension DocumentStore {
     ///   - caller: Who reads. Without `revision`, a caller lacking the revision's channels gets 403; with it,
     ///     a redacted stub `{"_id","_rev","_removed":true}` (so replicators learn of removals).
     ///   - options: Extra members to include.
-    /// - Returns: The body with `_id`, `_rev`, and `_deleted`/`_revisions`/`_revs_info` as asked.
+    /// - Returns: The body with `_id`, `_rev`, and `_deleted`/`_revisions`/`_revs_info`/`_exp` as asked.
     /// - Throws: 404 `missing` or `deleted`, 403 `forbidden`, 400 for malformed revision IDs.
     public func read(
         id: String, revision: RevisionID? = nil, as caller: Caller, options: ReadOptions = ReadOptions()
     ) throws(GatewayError) -> JSONValue {
+        try self.revision(id: id, revision: revision, as: caller, options: options).json
+    }
+
+    /// A revision as `caller` may see it, with the attachment bodies `options` ask for kept apart from the JSON
+    /// (for multipart responses). Same rules and errors as ``read(id:revision:as:options:)``.
+    ///
+    /// ```swift
+    /// let revision = try store.revision(id: "doc", as: caller, options: ReadOptions(includeAttachments: true))
+    /// revision.attachmentBodies.keys   // the attachments whose bytes were included
+    /// ```
+    public func revision(
+        id: String, revision: RevisionID? = nil, as caller: Caller, options: ReadOptions = ReadOptions()
+    ) throws(GatewayError) -> DocumentRevision {
         guard let document = try storage.document(id: id), let winner = document.winner else {
             throw .notFound("missing")
         }
@@ -27,14 +42,59 @@ extension DocumentStore {
             guard !winner.isDeleted else { throw .notFound("deleted") }
             node = winner
         }
-        guard caller.canSee(document.channels[node.id] ?? []) else {
+        guard caller.canSee(document.visibilityChannels(of: node.id)) else {
             if revision == nil { throw .forbidden("forbidden") }
-            return redactedBody(of: node, in: document, options: options)
+            return DocumentRevision(body: redactedBody(of: node, in: document, options: options))
         }
-        return try body(of: node, in: document, options: options)
+        return try loadedRevision(of: node, in: document, options: options)
     }
 
-    /// A revision's full body with the members `options` ask for.
+    /// `open_revs` for a caller: the given revisions (all leaves, tombstones included, when nil), each as
+    /// `{"ok": body}` (redacted outside the caller's channels) or `{"missing": rev}`.
+    public func openRevisions(
+        id: String, revisions: [RevisionID]?, as caller: Caller, options: ReadOptions = ReadOptions()
+    ) throws(GatewayError) -> [JSONValue] {
+        try openRevisionResults(id: id, revisions: revisions, as: caller, options: options).map(\.json)
+    }
+
+    /// `open_revs` for a caller, with attachment bodies kept apart (for `multipart/mixed` responses): the given
+    /// revisions (all leaves, tombstones included, when nil), each found (redacted outside the caller's
+    /// channels) or missing.
+    public func openRevisionResults(
+        id: String, revisions: [RevisionID]?, as caller: Caller, options: ReadOptions = ReadOptions()
+    ) throws(GatewayError) -> [OpenRevision] {
+        guard let document = try storage.document(id: id) else {
+            return (revisions ?? []).map { .missing($0) }
+        }
+        let wanted = revisions ?? document.tree.leaves.map(\.id)
+        return wanted.map { revision in
+            guard let node = document.tree[revision] else { return .missing(revision) }
+            guard caller.canSee(document.visibilityChannels(of: revision)) else {
+                return .found(DocumentRevision(body: redactedBody(of: node, in: document, options: options)))
+            }
+            guard let loaded = try? loadedRevision(of: node, in: document, options: options) else {
+                return .missing(revision)
+            }
+            return .found(loaded)
+        }
+    }
+
+    // MARK: - Bodies
+
+    /// A revision's full body with the members and attachment bodies `options` ask for.
+    func loadedRevision(of node: RevisionTree.Node, in document: StoredDocument, options: ReadOptions)
+        throws(GatewayError) -> DocumentRevision
+    {
+        guard case .object(var members) = try body(of: node, in: document, options: options) else {
+            throw .notFound("missing")
+        }
+        guard options.includeAttachments else { return DocumentRevision(body: .object(members)) }
+        let bodies = try includeAttachments(
+            in: &members, of: node, in: document, since: options.attachmentsSince ?? [])
+        return DocumentRevision(body: .object(members), attachmentBodies: bodies)
+    }
+
+    /// A revision's full body with the members `options` ask for (attachments as stubs).
     func body(of node: RevisionTree.Node, in document: StoredDocument, options: ReadOptions) throws(GatewayError)
         -> JSONValue
     {
@@ -42,6 +102,7 @@ extension DocumentStore {
             throw .notFound("missing")
         }
         addHistory(to: &members, of: node, in: document, options: options)
+        addExpiry(to: &members, of: document, options: options)
         return .object(members)
     }
 
@@ -51,6 +112,39 @@ extension DocumentStore {
         if node.isDeleted { members["_deleted"] = true } else { members["_removed"] = true }
         addHistory(to: &members, of: node, in: document, options: options)
         return .object(members)
+    }
+
+    /// Loads the bytes of the attachments a reader lacks and turns their stubs into plain metadata.
+    ///
+    /// An attachment stays a stub when its `revpos` is at most the generation of the newest revision of
+    /// `since` in the revision's history (the reader has that revision, so it has the attachment):
+    /// replication-protocol.md §7.3, Sync Gateway's `findAncestorFromSet`.
+    ///
+    /// - Returns: The loaded bytes by name.
+    /// - Throws: 500 when stored metadata names bytes the storage lacks.
+    private func includeAttachments(
+        in members: inout [String: JSONValue], of node: RevisionTree.Node, in document: StoredDocument,
+        since: Set<RevisionID>
+    ) throws(GatewayError) -> [String: [UInt8]] {
+        guard case .object(var entries)? = members["_attachments"] else { return [:] }
+        var minimumRevpos = 1
+        if !since.isEmpty, let known = document.tree.history(of: node.id).first(where: { since.contains($0) }) {
+            minimumRevpos = known.generation + 1
+        }
+        var bodies: [String: [UInt8]] = [:]
+        for (name, entry) in entries {
+            guard case .object(var fields) = entry else { continue }
+            let revpos = fields["revpos"]?.intValue.map { Int($0) } ?? node.id.generation
+            guard revpos >= minimumRevpos else { continue }
+            guard let digest = fields["digest"]?.stringValue, let data = try storage.attachment(digest: digest) else {
+                throw .internalError("Attachment \"\(name)\" is missing from storage")
+            }
+            fields["stub"] = nil
+            entries[name] = .object(fields)
+            bodies[name] = data
+        }
+        members["_attachments"] = .object(entries)
+        return bodies
     }
 
     private func addHistory(
@@ -80,47 +174,9 @@ extension DocumentStore {
         }
     }
 
-    /// `open_revs` for a caller: the given revisions (all leaves, tombstones included, when nil), each as
-    /// `{"ok": body}` (redacted outside the caller's channels) or `{"missing": rev}`.
-    public func openRevisions(
-        id: String, revisions: [RevisionID]?, as caller: Caller, options: ReadOptions = ReadOptions()
-    ) throws(GatewayError) -> [JSONValue] {
-        guard let document = try storage.document(id: id) else {
-            return (revisions ?? []).map { ["missing": .string($0.description)] }
-        }
-        let wanted = revisions ?? document.tree.leaves.map(\.id)
-        return wanted.map { revision in
-            guard let node = document.tree[revision],
-                let body = caller.canSee(document.channels[revision] ?? [])
-                    ? try? body(of: node, in: document, options: options)
-                    : redactedBody(of: node, in: document, options: options)
-            else { return ["missing": .string(revision.description)] }
-            return ["ok": body]
-        }
-    }
-}
-
-// MARK: - ReadOptions
-
-/// What a document read includes besides the body.
-public struct ReadOptions: Sendable, Hashable {
-    /// Add `_revisions` (`revs=true`).
-    public var includeRevisions: Bool
-    /// Cap `_revisions` at this many IDs (`revs_limit`).
-    public var revisionsLimit: Int?
-    /// Stop `_revisions` at the first of these (`revs_from`, or `atts_since` for the history).
-    public var revisionsFrom: Set<RevisionID>?
-    /// Add `_revs_info` (`revs_info=true`).
-    public var includeRevisionsInfo: Bool
-
-    /// Creates options; by default the body only.
-    public init(
-        includeRevisions: Bool = false, revisionsLimit: Int? = nil, revisionsFrom: Set<RevisionID>? = nil,
-        includeRevisionsInfo: Bool = false
-    ) {
-        self.includeRevisions = includeRevisions
-        self.revisionsLimit = revisionsLimit
-        self.revisionsFrom = revisionsFrom
-        self.includeRevisionsInfo = includeRevisionsInfo
+    /// `_exp` as RFC 3339 (`show_exp=true`), when the document expires.
+    private func addExpiry(to members: inout [String: JSONValue], of document: StoredDocument, options: ReadOptions) {
+        guard options.includeExpiry, let expiry = document.expiry else { return }
+        members["_exp"] = .string(expiry.formatted(Date.ISO8601FormatStyle()))
     }
 }

@@ -47,14 +47,26 @@ public final class DocumentStore: Sendable {
 
     /// Saves a new revision made by a client (`PUT /{db}/{doc}`, `POST /{db}/`, `_bulk_docs` with new edits).
     ///
+    /// ```swift
+    /// let first = try store.put(id: "doc", body: ["title": "Groceries"])
+    /// let second = try store.put(
+    ///     id: "doc", body: ["title": "Groceries", "_attachments": ["list.txt": ["follows": true]]],
+    ///     parentRevision: first.description, attachmentBodies: ["list.txt": Array("milk".utf8)])
+    /// ```
+    ///
     /// - Parameters:
     ///   - id: The document ID.
     ///   - body: The JSON body; `_rev` (or `parentRevision`) names the parent; `_deleted: true` deletes.
+    ///     `_attachments` entries carry inline `data`, are stubs of the parent's (or stored) attachments, or are
+    ///     marked `"follows": true` with their bytes in `attachmentBodies`.
     ///   - parentRevision: The `rev` query parameter or `If-Match`, overriding `_rev`.
+    ///   - attachmentBodies: The bytes of `follows` attachments, by name (from a `multipart/related` body).
     /// - Returns: The new revision's ID.
-    /// - Throws: 400 for bad IDs or bodies, 409 for conflicts (§4.2), 403/401 from routing.
+    /// - Throws: 400 for bad IDs, bodies or attachments, 409 for conflicts (§4.2), 403/401 from routing.
     @discardableResult
-    public func put(id: String, body: JSONValue, parentRevision: String? = nil) throws(GatewayError) -> RevisionID {
+    public func put(
+        id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:]
+    ) throws(GatewayError) -> RevisionID {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let parentText = parentRevision ?? members["_rev"]?.stringValue
@@ -63,9 +75,11 @@ public final class DocumentStore: Sendable {
         var newRevision: RevisionID?
         try update(documentID: id) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
+            try Self.checkEditable(document, parent: parent)
+            let parentBody = parent.map { document.tree[$0]?.body } ?? document.winner?.body
             let stored = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: self.nextGeneration(document, parent: parent),
-                parentBody: document.winner?.body)
+                parentBody: parentBody, bodies: attachmentBodies, keepingIncomingRevpos: false)
             let revision: RevisionID
             do {
                 revision = try document.tree.addLocalEdit(parent: parent, body: deleted ? .object([:]) : stored, deleted: deleted)
@@ -87,9 +101,15 @@ public final class DocumentStore: Sendable {
     /// Inserts a revision made elsewhere with its history (`new_edits=false`): never a conflict; an
     /// existing revision is accepted as is.
     ///
-    /// - Throws: 400 for a missing or malformed `_rev`/`_revisions`.
+    /// - Parameters:
+    ///   - id: The document ID.
+    ///   - body: The body with `_rev` and `_revisions` (replication-protocol.md §4.3).
+    ///   - attachmentBodies: The bytes of `follows` attachments, by name (from a `multipart/related` body).
+    /// - Throws: 400 for a missing or malformed `_rev`/`_revisions` or bad attachments.
     @discardableResult
-    public func putExisting(id: String, body: JSONValue) throws(GatewayError) -> RevisionID {
+    public func putExisting(
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:]
+    ) throws(GatewayError) -> RevisionID {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let history: [RevisionID]
@@ -117,7 +137,8 @@ public final class DocumentStore: Sendable {
             if document.tree.contains(revision) { return nil }
             let stored = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: revision.generation,
-                parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first)
+                parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first,
+                bodies: attachmentBodies, keepingIncomingRevpos: true)
             do {
                 try document.tree.insert(revision, body: deleted ? .object([:]) : stored, deleted: deleted, history: history)
             } catch {
@@ -128,6 +149,15 @@ public final class DocumentStore: Sendable {
             return document
         }
         return revision
+    }
+
+    /// Throws the conflict a local edit on `parent` would meet (§4.2), before its attachments are resolved.
+    private static func checkEditable(_ document: StoredDocument, parent: RevisionID?) throws(GatewayError) {
+        if let parent {
+            guard document.tree.isLeaf(parent) else { throw .conflict("Document revision conflict") }
+        } else if let winner = document.winner, !winner.isDeleted {
+            throw .conflict("Document exists")
+        }
     }
 
     private func nextGeneration(_ document: StoredDocument, parent: RevisionID?) -> Int {
@@ -155,41 +185,6 @@ public final class DocumentStore: Sendable {
         }
         // Channels of revisions no longer in the tree are forgotten.
         document.channels = document.channels.filter { document.tree.contains($0.key) }
-    }
-
-    /// Replaces inline attachment data by stubs (storing the bytes by digest) and checks that stubs refer
-    /// to attachments the parent has or whose digest is stored.
-    private func resolveAttachments(
-        _ body: JSONValue, generation: Int, parentBody: JSONValue?
-    ) throws(GatewayError) -> JSONValue {
-        guard case .object(var members) = body, let attachmentsJSON = members["_attachments"] else { return body }
-        let attachments: [String: AttachmentMetadata]
-        do { attachments = try AttachmentMetadata.parseAll(attachmentsJSON) } catch {
-            throw .badRequest(error.message)
-        }
-        let parentAttachments = parentBody?["_attachments"]?.objectValue ?? [:]
-        var resolved: [String: JSONValue] = [:]
-        for (name, metadata) in attachments {
-            if let data = metadata.data {
-                let digest = try storage.putAttachment(data)
-                resolved[name] = AttachmentMetadata(
-                    contentType: metadata.contentType, length: data.count, digest: try? AttachmentDigest(parsing: digest),
-                    revpos: generation, isStub: true
-                ).json
-            } else if metadata.isStub {
-                if let parent = parentAttachments[name], metadata.digest == nil || parent["digest"]?.stringValue == metadata.digest?.description {
-                    resolved[name] = parent
-                } else if let digest = metadata.digest, try storage.attachment(digest: digest.description) != nil {
-                    resolved[name] = metadata.json
-                } else {
-                    throw .badRequest("Unknown attachment stub \"\(name)\"")
-                }
-            } else {
-                throw .badRequest("Attachment \"\(name)\" has no data")
-            }
-        }
-        members["_attachments"] = resolved.isEmpty ? nil : .object(resolved)
-        return .object(members)
     }
 
     // MARK: - Reading

@@ -11,41 +11,76 @@ struct DocumentHandlers: Sendable {
 
     // MARK: - GET
 
-    /// `GET /{db}/{doc}`: the current or a given revision, or several with `open_revs`.
+    /// `GET /{db}/{doc}`: the current or a given revision, or several with `open_revs`, as JSON or multipart
+    /// (spec: gateway-rest-api.md §5.1).
+    ///
+    /// - A single revision is `multipart/related` when `Accept` names `multipart/` and either attachment bodies
+    ///   are included or `Accept` does not allow JSON.
+    /// - `open_revs` is `multipart/mixed` when `Accept` names `multipart/` or allows only multipart; otherwise a
+    ///   JSON array.
+    /// - An `Accept` that allows neither JSON nor multipart is a 406.
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         let id = try Self.documentID(from: context)
+        let accept = AcceptHeader(request.headers[.accept])
+        try accept.requireJSONOrMultipart()
         let query = QueryOptions(request)
         let options = try Self.readOptions(query)
         if let openRevs = query.string("open_revs") {
             let revisions = try Self.openRevisions(openRevs)
-            let results = try target.documents.openRevisions(
+            let results = try target.documents.openRevisionResults(
                 id: id, revisions: revisions, as: target.caller, options: options)
-            return environment.renderer.response(json: .array(results))
+            if revisions == nil && results.isEmpty { throw GatewayError.notFound("missing") }
+            if accept.namesMultipart || !accept.allowsJSON {
+                return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()
+            }
+            return environment.renderer.response(json: .array(results.map(\.json)))
         }
         let revision = try query.string("rev").map { text throws(GatewayError) in
             try DocumentValidation.parseRevision(text)
         }
-        let body = try target.documents.read(id: id, revision: revision, as: target.caller, options: options)
-        return environment.renderer.response(json: body, headers: Self.etag(body["_rev"]?.stringValue))
+        let loaded = try target.documents.revision(id: id, revision: revision, as: target.caller, options: options)
+        let headers = Self.etag(loaded.revisionID)
+        let hasBodies = options.includeAttachments && loaded.body["_attachments"] != nil
+        if accept.namesMultipart && (hasBodies || !accept.allowsJSON) {
+            return loaded.multipartRelated().response(headers: headers)
+        }
+        return environment.renderer.response(json: loaded.json, headers: headers)
     }
 
     // MARK: - PUT
 
     /// `PUT /{db}/{doc}`: a new revision (parent from `?rev`, `If-Match` or `_rev`), or with `new_edits=false` a
-    /// revision made elsewhere with its `_revisions`.
+    /// revision made elsewhere with its `_revisions`. The body is JSON, or `multipart/related` with the
+    /// attachments marked `follows` in later parts (replication-protocol.md §8.2).
     @Sendable func put(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         let id = try Self.documentID(from: context)
         let query = QueryOptions(request)
-        let body = try await environment.body.json(of: request)
+        let document = try await Self.documentBody(of: request, reader: environment.body)
         if try !query.bool("new_edits", default: true) {
-            let revision = try target.documents.putExisting(id: id, body: body)
+            let revision = try target.documents.putExisting(
+                id: id, body: document.body, attachmentBodies: document.attachmentBodies)
             return Self.saved(id: id, revision: revision, status: .created, renderer: environment.renderer, etag: false)
         }
         let parent = query.string("rev") ?? Self.ifMatch(request)
-        let revision = try target.documents.put(id: id, body: body, parentRevision: parent)
+        let revision = try target.documents.put(
+            id: id, body: document.body, parentRevision: parent, attachmentBodies: document.attachmentBodies)
         return Self.saved(id: id, revision: revision, status: .created, renderer: environment.renderer)
+    }
+
+    /// A document body sent as JSON or as `multipart/related`.
+    ///
+    /// - Throws: 415 for other content types, 400 for malformed bodies.
+    static func documentBody(of request: Request, reader: RequestBody) async throws(GatewayError) -> MultipartDocument {
+        guard let contentType = request.headers[.contentType], HeaderValue(parsing: contentType).isMultipart else {
+            return MultipartDocument(body: try await reader.json(of: request), attachmentBodies: [:])
+        }
+        guard HeaderValue(parsing: contentType).mediaType == "multipart/related" else {
+            throw .unsupportedMediaType("Invalid content type \(contentType)")
+        }
+        let multipart = try MultipartBody(parsing: try await reader.bytes(of: request), contentType: contentType)
+        return try MultipartDocument(multipart)
     }
 
     // MARK: - DELETE
@@ -94,19 +129,26 @@ struct DocumentHandlers: Sendable {
         return value.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
     }
 
-    /// The read options of a query: `revs`, `revs_limit`, `revs_from`, `revs_info`.
+    /// The read options of a query: `revs`, `revs_limit`, `revs_from` (default `atts_since`), `revs_info`,
+    /// `attachments`, `atts_since`, `show_exp`.
     static func readOptions(_ query: QueryOptions) throws(GatewayError) -> ReadOptions {
-        var revsFrom: Set<RevisionID>?
-        var texts = try query.stringArray("revs_from")
-        if texts == nil { texts = try query.stringArray("atts_since") }
-        if let texts {
-            var revisions = Set<RevisionID>()
-            for text in texts { revisions.insert(try DocumentValidation.parseRevision(text)) }
-            revsFrom = revisions
-        }
+        let attachmentsSince = try revisionSet(query, "atts_since")
+        let includeAttachments = try query.bool("attachments")
         return ReadOptions(
             includeRevisions: try query.bool("revs"), revisionsLimit: try query.int("revs_limit"),
-            revisionsFrom: revsFrom, includeRevisionsInfo: try query.bool("revs_info"))
+            revisionsFrom: try revisionSet(query, "revs_from") ?? attachmentsSince,
+            includeRevisionsInfo: try query.bool("revs_info"), includeAttachments: includeAttachments,
+            attachmentsSince: includeAttachments ? attachmentsSince : nil, includeExpiry: try query.bool("show_exp"))
+    }
+
+    /// A query parameter holding a JSON array of revision IDs, or nil when absent.
+    ///
+    /// - Throws: 400 for malformed JSON or revision IDs.
+    private static func revisionSet(_ query: QueryOptions, _ name: String) throws(GatewayError) -> Set<RevisionID>? {
+        guard let texts = try query.stringArray(name) else { return nil }
+        var revisions = Set<RevisionID>()
+        for text in texts { revisions.insert(try DocumentValidation.parseRevision(text)) }
+        return revisions
     }
 
     /// `open_revs=all` (nil) or a JSON array of revision IDs.

@@ -1,0 +1,49 @@
+import CouchetteCore
+import Hummingbird
+
+// MARK: - BulkGetHandlers
+
+/// `POST /{db}/_bulk_get?revs=&revs_limit=&attachments=&show_exp=` (spec: gateway-rest-api.md §9,
+/// replication-protocol.md §7.1): many revisions in one request.
+///
+/// The answer is `multipart/mixed` (one part per entry, as Sync Gateway sends Couchbase Lite) unless `Accept`
+/// names JSON and not multipart, or allows JSON only: then CouchDB's JSON form
+/// `{"results":[{"id","docs":[{"ok":…}|{"error":…}]}]}`, which PouchDB reads.
+struct BulkGetHandlers: Sendable {
+    /// The listener's environment.
+    let environment: RouteEnvironment
+
+    /// `POST /{db}/_bulk_get`.
+    ///
+    /// - Throws: 400 when the body lacks `docs`, 406 when `Accept` allows neither JSON nor multipart.
+    @Sendable func post(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        let accept = AcceptHeader(request.headers[.accept])
+        try accept.requireJSONOrMultipart()
+        let base = try DocumentHandlers.readOptions(QueryOptions(request))
+        let object = try await environment.body.jsonObject(of: request)
+        guard case .array(let docs)? = object["docs"] else {
+            throw GatewayError.badRequest("missing 'docs' property")
+        }
+        let results = docs.map { Self.result(for: BulkGetItem(json: $0), in: target, base: base) }
+        if accept.namesMultipart || (accept.allowsMultipart && !accept.namesJSON) {
+            return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()
+        }
+        return environment.renderer.response(json: ["results": .array(results.map(\.json))])
+    }
+
+    /// Reads one entry as the caller.
+    static func result(for item: BulkGetItem, in target: DatabaseRequest, base: ReadOptions) -> BulkGetResult {
+        guard item.isValid, let id = item.id else {
+            return .failure(
+                id: item.id, revision: item.revisionText, error: .badRequest("Invalid doc/rev ID in _bulk_get"))
+        }
+        do {
+            let revision = try target.documents.revision(
+                id: id, revision: item.revision, as: target.caller, options: item.options(base))
+            return .success(revision)
+        } catch {
+            return .failure(id: id, revision: item.revisionText, error: error)
+        }
+    }
+}
