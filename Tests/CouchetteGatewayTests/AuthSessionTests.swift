@@ -67,8 +67,10 @@ struct AuthSessionTests {
         let short = try sessions.createSession(for: "user1", ttl: 60)
         clock.advance(by: 61)
         #expect(try sessions.session(id: short.id) == nil)
-        #expect(throws: GatewayError.notFound("missing")) { try sessions.createSession(for: "nobody") }
-        #expect(throws: GatewayError.badRequest("Invalid ttl")) { try sessions.createSession(for: "user1", ttl: 0) }
+        #expect(throws: GatewayError.notFound(#"No such user "nobody""#)) { try sessions.createSession(for: "nobody") }
+        #expect(throws: GatewayError.badRequest("Invalid or missing ttl")) {
+            try sessions.createSession(for: "user1", ttl: 0)
+        }
         #expect(throws: GatewayError.self) { try sessions.createSession(for: "GUEST") }
         #expect(throws: GatewayError.self) { try sessions.createSession(for: "") }
     }

@@ -159,7 +159,7 @@ struct GatewayServerTests {
         try await GatewayFixture.withRunningGateway { client, ports in
             let reply = try await client.send("OPTIONS", port: ports.publicPort, path: "/todo/")
             #expect(reply.status == 204)
-            #expect(reply.header("Allow") == "GET, HEAD, POST, OPTIONS")
+            #expect(reply.header("Allow") == "GET, HEAD, POST, PUT, OPTIONS")
         }
     }
 
@@ -188,7 +188,7 @@ struct GatewayServerTests {
         try await task.value
 
         await #expect(throws: (any Error).self) {
-            _ = try await HTTPTestClient().send(port: ports.publicPort, path: "/")
+            _ = try await client.send(port: ports.publicPort, path: "/")
         }
         // A server runs once.
         await #expect(throws: GatewayError.self) { try await server.run() }
@@ -203,13 +203,15 @@ struct GatewayServerTests {
         }
         var iterator = ready.stream.makeAsyncIterator()
         let ports = try #require(await iterator.next())
-        #expect(try await HTTPTestClient().send(port: ports.publicPort, path: "/").status == 200)
+        let client = HTTPTestClient()
+        defer { client.close() }
+        #expect(try await client.send(port: ports.publicPort, path: "/").status == 200)
 
         task.cancel()
         _ = await task.result
 
         await #expect(throws: (any Error).self) {
-            _ = try await HTTPTestClient().send(port: ports.adminPort, path: "/")
+            _ = try await client.send(port: ports.adminPort, path: "/")
         }
     }
 

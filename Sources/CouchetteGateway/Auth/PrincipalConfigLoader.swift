@@ -28,16 +28,26 @@ public struct PrincipalConfigLoader: Sendable {
 
     /// Applies the users and roles of `config` to `store`.
     ///
+    /// - Parameters:
+    ///   - config: The database configuration.
+    ///   - store: The store to update.
+    ///   - sequences: Allocates a database sequence for each principal created or changed (run-time
+    ///     configuration changes, spec: sync-function.md §8.1); `nil` at start-up, where configured principals
+    ///     keep sequence 0 (their grants count as made at sequence 1 and never backfill).
     /// - Throws: 400 ``GatewayError/invalidConfig(field:problem:)`` naming the field (e.g.
     ///   `databases.todo.users.user1.password`) for invalid names, illegal channel names, or a new user without a
     ///   usable password when `allow_empty_password` is off; store errors as they are.
-    public func apply(_ config: DatabaseConfig, to store: any PrincipalStore) throws(GatewayError) {
+    public func apply(
+        _ config: DatabaseConfig, to store: any PrincipalStore,
+        sequences: (() throws(GatewayError) -> UInt64)? = nil
+    ) throws(GatewayError) {
         try apply(
             users: config.users,
             roles: config.roles,
             allowEmptyPassword: config.allowEmptyPassword,
             fieldPrefix: "databases.\(config.name)",
-            to: store
+            to: store,
+            sequences: sequences
         )
     }
 
@@ -49,19 +59,25 @@ public struct PrincipalConfigLoader: Sendable {
     ///   - allowEmptyPassword: Whether new users may have no or an empty password.
     ///   - fieldPrefix: The configuration path of the database, for error messages.
     ///   - store: The store to update.
+    ///   - sequences: Allocates the sequence of each principal created or changed; `nil` leaves sequences alone.
+    ///     Unchanged principals are not written.
     public func apply(
         users: [String: UserConfig],
         roles: [String: RoleConfig],
         allowEmptyPassword: Bool,
         fieldPrefix: String = "",
-        to store: any PrincipalStore
+        to store: any PrincipalStore,
+        sequences: (() throws(GatewayError) -> UInt64)? = nil
     ) throws(GatewayError) {
         let prefix = fieldPrefix.isEmpty ? "" : fieldPrefix + "."
         for name in roles.keys.sorted() {
             guard let config = roles[name] else { continue }
             try validate(name: name, channels: config.adminChannels, field: "\(prefix)roles.\(name)")
-            var role = try store.role(named: name) ?? Role(name: name)
+            let existing = try store.role(named: name)
+            var role = existing ?? Role(name: name)
             role.adminChannels = Set(config.adminChannels)
+            guard role != existing else { continue }
+            if let sequences { role.sequence = try sequences() }
             try store.putRole(role)
         }
         for name in users.keys.sorted() {
@@ -71,11 +87,18 @@ public struct PrincipalConfigLoader: Sendable {
             for role in config.adminRoles where role.isEmpty || !PrincipalName.isValid(role) {
                 throw .invalidConfig(field: "\(field).admin_roles", problem: "invalid role name \"\(role)\"")
             }
+            let existing = try store.user(named: name)
+            var user: User
             if config.isGuest {
-                try store.putUser(guest(from: config, existing: try store.user(named: name)))
-            } else if try store.user(named: name) == nil {
-                try store.putUser(try newUser(from: config, allowEmptyPassword: allowEmptyPassword, field: field))
+                user = guest(from: config, existing: existing)
+                guard user != existing else { continue }
+            } else if existing == nil {
+                user = try newUser(from: config, allowEmptyPassword: allowEmptyPassword, field: field)
+            } else {
+                continue
             }
+            if let sequences { user.sequence = try sequences() }
+            try store.putUser(user)
         }
     }
 

@@ -39,15 +39,16 @@ public struct SessionManager: Sendable {
     /// - Parameters:
     ///   - username: The user; `GUEST` cannot have sessions.
     ///   - ttl: The lifetime in seconds, at least 1; 24 hours by default.
-    /// - Throws: 400 for an empty or `GUEST` name or a TTL below 1 second, 404 for an unknown user.
+    /// - Throws: 400 `Invalid or missing user name` for an empty, invalid or `GUEST` name, 404 `No such user "x"`,
+    ///   400 `Invalid or missing ttl` for a TTL below 1 second (Sync Gateway's checks, in its order).
     public func createSession(for username: String, ttl: TimeInterval = Session.defaultTTL) throws(GatewayError)
         -> Session
     {
-        guard !username.isEmpty, username != PrincipalName.guest else {
-            throw .badRequest("Invalid or missing name")
+        guard !username.isEmpty, username != PrincipalName.guest, PrincipalName.isValid(username) else {
+            throw .badRequest("Invalid or missing user name")
         }
-        guard ttl >= 1 else { throw .badRequest("Invalid ttl") }
-        guard try store.user(named: username) != nil else { throw .notFound("missing") }
+        guard try store.user(named: username) != nil else { throw .notFound("No such user \"\(username)\"") }
+        guard ttl >= 1, ttl.isFinite else { throw .badRequest("Invalid or missing ttl") }
         let session = Session(username: username, ttl: ttl, now: now())
         try store.putSession(session)
         return session

@@ -26,3 +26,29 @@ extension User {
         return .object(object)
     }
 }
+
+// MARK: - Session context
+
+extension User {
+    /// The `userCtx` of `GET`/`POST /{db}/_session` (spec: gateway-rest-api.md §13): the name (`null` for
+    /// `GUEST`) and the user's own channels, each with the sequence it was granted at; `"!"` at 1, the others at
+    /// the user's last change (its `admin_channels` and document grants, not its roles' channels).
+    ///
+    /// ```json
+    /// {"name":"user1","channels":{"!":1,"user1":4}}
+    /// ```
+    public var userContext: JSONValue {
+        let grantSequence = JSONValue.int(Int64(max(sequence, 1)))
+        var channels: [String: JSONValue] = [:]
+        for channel in PrincipalName.collapsingWildcard(adminChannels.union(channelsFromGrants)) {
+            channels[channel] = grantSequence
+        }
+        channels[PrincipalName.publicChannel] = 1
+        return .object(["name": isGuest ? .null : .string(name), "channels": .object(channels)])
+    }
+
+    /// The `userCtx` of a caller that is no user at all (GUEST disabled, or the admin port).
+    public static var anonymousContext: JSONValue {
+        .object(["name": .null, "channels": .object([:])])
+    }
+}

@@ -2,7 +2,8 @@ import Foundation
 
 // MARK: - DatabaseRegistry
 
-/// The databases a gateway serves, by name: the gateway's state, usable without HTTP.
+/// The databases a gateway serves, by name, and the log settings in force: the gateway's state, usable without
+/// HTTP.
 ///
 /// ```swift
 /// let registry = try DatabaseRegistry(config: config)
@@ -15,6 +16,9 @@ public actor DatabaseRegistry {
     private var databases: [String: GatewayDatabase]
     private let now: @Sendable () -> Int64
     private let hasher: any PasswordHashing
+
+    /// The log keys and level the server runs with; `PUT /_logging` changes them.
+    public nonisolated let logSettings: LogSettings
 
     // MARK: - Initialiser
 
@@ -43,6 +47,7 @@ public actor DatabaseRegistry {
         self.databases = databases
         self.now = now
         self.hasher = hasher
+        self.logSettings = LogSettings(config: config)
     }
 
     // MARK: - Queries
@@ -79,7 +84,8 @@ public actor DatabaseRegistry {
 
     // MARK: - Adding and removing
 
-    /// Opens and registers a database at run time (`PUT /{db}/` on the admin port).
+    /// Opens and registers a database at run time (`PUT /{db}/` on the admin port). The database is not added to
+    /// any configuration file: it is served until the server stops or ``remove(named:)``.
     ///
     /// - Throws: 412 "Database already exists" on a name clash; storage or user errors.
     @discardableResult

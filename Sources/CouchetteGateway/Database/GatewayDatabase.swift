@@ -11,6 +11,10 @@ import Synchronization
 /// try database.documents.put(id: "doc1", body: ["channels": ["public"]])
 /// database.info.updateSequence  // 1
 /// ```
+///
+/// Users, roles and sessions are administered through ``principals``; run-state changes (`_online`, `_offline`)
+/// and maintenance (`_compact`, `_purge`, `_raw`) live in `GatewayDatabase+State.swift` and
+/// `GatewayDatabase+Maintenance.swift`.
 public final class GatewayDatabase: Sendable {
     // MARK: - Properties
 
@@ -23,21 +27,36 @@ public final class GatewayDatabase: Sendable {
     /// The storage: documents, sequences, local documents, attachments, users, roles and sessions.
     public let storage: any GatewayStorage
 
-    /// The document operations.
-    public let documents: DocumentStore
-
     /// Checks credentials and sessions against this database's users.
     public let authenticator: Authenticator
 
-    /// Wakes `_changes` feeds when the sequence advances.
-    public var changeNotifier: ChangeNotifier { documents.changeNotifier }
+    /// Wakes `_changes` feeds when the sequence advances (document writes and principal changes).
+    public let changeNotifier: ChangeNotifier
 
-    private struct Mutable {
-        var config: DatabaseConfig
-        var state: DatabaseState
+    /// The document operations; replaced (sharing the storage and the notifier) when a new configuration changes
+    /// `revs_limit`.
+    public var documents: DocumentStore {
+        mutable.withLock { $0.documents }
     }
 
-    private let mutable: Mutex<Mutable>
+    /// The admin API's operations on users, roles and sessions.
+    public var principals: DatabasePrincipals {
+        DatabasePrincipals(database: self)
+    }
+
+    /// What changes while the database runs.
+    struct Mutable {
+        var config: DatabaseConfig
+        var state: DatabaseState
+        var documents: DocumentStore
+        var nextWaiterID: UInt64 = 0
+        var stateWaiters: [UInt64: (state: DatabaseState, continuation: CheckedContinuation<Void, Never>)] = [:]
+    }
+
+    let mutable: Mutex<Mutable>
+
+    /// Serializes read-modify-write changes of users and roles.
+    let principalLock = Mutex(())
 
     // MARK: - Initialiser
 
@@ -59,44 +78,71 @@ public final class GatewayDatabase: Sendable {
             storage.close()
             throw error
         }
+        let changeNotifier = ChangeNotifier(sequence: (try? storage.lastSequence) ?? 0)
         self.name = config.name
         self.instanceStartTime = startTime
         self.storage = storage
-        self.documents = DocumentStore(storage: storage, revsLimit: config.revsLimit)
+        self.changeNotifier = changeNotifier
         self.authenticator = Authenticator(store: storage, hasher: hasher)
-        self.mutable = Mutex(Mutable(config: config, state: config.offline ? .offline : .online))
+        let documents = DocumentStore(storage: storage, revsLimit: config.revsLimit, changeNotifier: changeNotifier)
+        self.mutable = Mutex(
+            Mutable(config: config, state: config.offline ? .offline : .online, documents: documents))
     }
 
-    // MARK: - Configuration and state
+    // MARK: - Configuration
 
     /// The configuration the database runs with.
     public var config: DatabaseConfig {
-        get { mutable.withLock { $0.config } }
+        mutable.withLock { $0.config }
     }
 
-    /// Replaces the configuration (`PUT /{db}/_config`); storage location changes apply at the next load.
+    /// Replaces the configuration without touching users and roles (see ``applyConfig(_:)``).
+    ///
+    /// `revs_limit` applies at once; `server` (the storage location) and `offline` at the next load. The name
+    /// stays the database's.
     public func updateConfig(_ config: DatabaseConfig) {
-        mutable.withLock { $0.config = config }
-    }
-
-    /// The run state.
-    public var state: DatabaseState {
-        mutable.withLock { $0.state }
-    }
-
-    /// Changes the run state; going offline closes open `_changes` feeds.
-    public func setState(_ state: DatabaseState) {
-        mutable.withLock { $0.state = state }
-        if state == .online { changeNotifier.reopen() } else { changeNotifier.close() }
-    }
-
-    /// Throws 503 unless the database is online.
-    public func requireOnline() throws(GatewayError) {
-        let state = state
-        guard state == .online else {
-            throw .serviceUnavailable(
-                state == .offline ? "DB is currently under maintenance" : "DB is \(state.rawValue) - try again later")
+        var config = config
+        config.name = name
+        let storage = storage
+        let changeNotifier = changeNotifier
+        mutable.withLock { state in
+            if config.revsLimit != state.documents.revsLimit {
+                state.documents = DocumentStore(
+                    storage: storage, router: state.documents.router, revsLimit: config.revsLimit,
+                    changeNotifier: changeNotifier)
+            }
+            state.config = config
         }
+    }
+
+    /// Sets the sync function source kept in the configuration (`PUT`/`DELETE /{db}/_config/sync`); `nil` is the
+    /// default function. Compiling and running it belongs to the document layer.
+    public func setSyncFunction(_ source: String?) {
+        mutable.withLock { $0.config.sync = source }
+    }
+
+    /// Replaces the configuration as `PUT /{db}/_config` does: its roles are created or updated, its new users
+    /// created and `GUEST` re-applied, each change at a new sequence; then ``updateConfig(_:)``.
+    ///
+    /// Users the new configuration lists without a password keep the password the current one gives them, so
+    /// that sending back `GET /{db}/_config` (which leaves passwords out) changes nothing.
+    ///
+    /// - Throws: 400 naming the field for an invalid user or role; nothing is replaced then.
+    public func applyConfig(_ config: DatabaseConfig) throws(GatewayError) {
+        var config = config.keepingPasswords(from: self.config)
+        config.name = name
+        let storage = storage
+        var lastSequence: UInt64 = 0
+        try principalLock.withLock { _ throws(GatewayError) in
+            try PrincipalConfigLoader(hasher: authenticator.hasher).apply(config, to: storage) {
+                () throws(GatewayError) -> UInt64 in
+                lastSequence = try storage.nextSequence()
+                GatewayMetrics.shared.principalUpdated()
+                return lastSequence
+            }
+        }
+        if lastSequence > 0 { changeNotifier.notify(lastSequence) }
+        updateConfig(config)
     }
 
     // MARK: - Information

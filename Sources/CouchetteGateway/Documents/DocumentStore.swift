@@ -227,22 +227,9 @@ public final class DocumentStore: Sendable {
 
     // MARK: - Bulk operations
 
-    /// `_bulk_docs`: one result per document, in order: `{"id","rev"}` or `{"id","error","reason","status"}`.
+    /// `_bulk_docs`: one result per document, in order (see ``BulkDocsWriter``).
     public func bulkDocs(_ documents: [JSONValue], newEdits: Bool) -> [JSONValue] {
-        documents.map { document in
-            let id = document["_id"]?.stringValue ?? DocumentStore.generateID()
-            do {
-                let revision = try newEdits ? put(id: id, body: document) : putExisting(id: id, body: document)
-                return ["id": .string(id), "rev": .string(revision.description)]
-            } catch let error as GatewayError {
-                return [
-                    "id": .string(id), "error": .string(GatewayError.couchErrorName(forStatus: error.statusCode)),
-                    "reason": .string(error.reason), "status": .int(Int64(error.statusCode)),
-                ]
-            } catch {
-                return ["id": .string(id), "error": "500", "reason": "Internal error", "status": 500]
-            }
-        }
+        BulkDocsWriter(documents: self).write(documents, newEdits: newEdits)
     }
 
     /// `_revs_diff`: for each document, the revisions missing here and possible ancestors.

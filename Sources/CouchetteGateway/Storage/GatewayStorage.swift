@@ -58,6 +58,26 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     @discardableResult
     func putAttachment(_ data: [UInt8]) throws(GatewayError) -> String
 
+    // MARK: - Principal sequences and maintenance
+
+    /// Allocates the next database sequence for a change that is not a document revision (a user or role
+    /// update, spec: sync-function.md §8.1). The sequence is durable: it is never given out again, by this
+    /// call or by a document write, even after a restart.
+    func nextSequence() throws(GatewayError) -> UInt64
+
+    /// Drops the stored bodies of non-leaf revisions and empties tombstone bodies, without changing any
+    /// document's sequence (`POST /{db}/_compact`, gateway-rest-api.md §16).
+    ///
+    /// - Returns: How many revision bodies were removed.
+    func compact() throws(GatewayError) -> Int
+
+    /// The channels a document is in or has left, each with the sequence of its last change there
+    /// (`GET /{db}/_raw/{doc}`); empty for an unknown document.
+    func channelMemberships(documentID: String) throws(GatewayError) -> [String: ChannelMembership]
+
+    /// A UUID naming this storage, made when it was created and kept with its data (`server_uuid` of `_status`).
+    var storageUUID: String { get throws(GatewayError) }
+
     /// Closes the storage; later calls throw 503.
     func close()
 }

@@ -122,6 +122,17 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         get throws(GatewayError) { try withConnection { _ in sequence } }
     }
 
+    /// Allocates a sequence for a principal change, recording it as the last sequence so that no document
+    /// takes it, even after a crash.
+    public func nextSequence() throws(GatewayError) -> UInt64 {
+        try withConnection { connection in
+            let next = sequence + 1
+            try connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(next))
+            sequence = next
+            return next
+        }
+    }
+
     public func document(id: String) throws(GatewayError) -> StoredDocument? {
         let row: (UInt64, [UInt8], [UInt8])? = try withConnection { connection in
             let statement = try connection.cachedStatement(

@@ -24,8 +24,8 @@ struct BulkDocsHandler: Sendable {
         case .bool(let value)?: newEdits = value
         default: throw GatewayError.badRequest("new_edits must be a boolean")
         }
-        let writer = BulkDocsWriter(documents: target.documents)
-        return environment.renderer.response(json: .array(writer.write(documents, newEdits: newEdits)), status: .created)
+        let results = target.documents.bulkDocs(documents, newEdits: newEdits)
+        return environment.renderer.response(json: .array(results), status: .created)
     }
 
     // MARK: - _revs_diff

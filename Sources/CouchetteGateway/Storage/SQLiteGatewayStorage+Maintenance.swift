@@ -1,0 +1,88 @@
+import CouchetteCore
+import CouchetteSQLite
+import Foundation
+
+// MARK: - Maintenance
+
+/// Compaction, channel membership and the storage's UUID (spec: gateway-rest-api.md §3, §16).
+extension SQLiteGatewayStorage {
+    /// Drops the bodies of non-leaf revisions and empties non-empty tombstone bodies, in one transaction; rows
+    /// keep their sequences, so compaction never shows in a changes feed.
+    ///
+    /// - Returns: How many revision bodies were removed.
+    /// - Throws: 500 for a corrupt document, 503 when closed.
+    public func compact() throws(GatewayError) -> Int {
+        try withConnection { connection in
+            try connection.transaction { connection in
+                var rewrites: [(sequence: Int64, body: [UInt8], metadata: [UInt8])] = []
+                var removed = 0
+                try connection.forEachRow("SELECT sequence, id, body, metadata FROM documents") { row in
+                    var document = try StoredDocumentCodec.decode(
+                        id: row.string(at: 1), sequence: UInt64(row.int64(at: 0)), winnerBody: row.blob(at: 2),
+                        metadata: row.blob(at: 3))
+                    let count = Self.compact(&document.tree)
+                    guard count > 0, let winner = document.tree.winner else { return }
+                    removed += count
+                    rewrites.append(
+                        (
+                            Int64(document.sequence), (winner.body ?? .object([:])).serialized(),
+                            StoredDocumentCodec.encodeMetadata(document)
+                        ))
+                }
+                for rewrite in rewrites {
+                    try connection.execute(
+                        "UPDATE documents SET body = ?, metadata = ? WHERE sequence = ?", rewrite.body,
+                        rewrite.metadata, rewrite.sequence)
+                }
+                return removed
+            }
+        }
+    }
+
+    /// Removes the bodies compaction drops from one revision tree.
+    ///
+    /// - Returns: How many bodies were removed or emptied.
+    static func compact(_ tree: inout RevisionTree) -> Int {
+        var removed = 0
+        for node in tree.nodes {
+            if !tree.isLeaf(node.id) {
+                guard node.body != nil else { continue }
+                tree.setBody(nil, of: node.id)
+                removed += 1
+            } else if node.isDeleted, let body = node.body, body != .object([:]) {
+                tree.setBody(.object([:]), of: node.id)
+                removed += 1
+            }
+        }
+        return removed
+    }
+
+    /// The channels the document is in or has left, from the membership table.
+    public func channelMemberships(documentID: String) throws(GatewayError) -> [String: ChannelMembership] {
+        try withConnection { connection in
+            var memberships: [String: ChannelMembership] = [:]
+            for row in try connection.query(
+                "SELECT channel, sequence, removed FROM channel_membership WHERE doc_id = ?", documentID)
+            {
+                guard let channel = row[0].stringValue else { continue }
+                memberships[channel] = ChannelMembership(
+                    sequence: UInt64(row[1].int64Value ?? 0), removed: (row[2].int64Value ?? 0) != 0)
+            }
+            return memberships
+        }
+    }
+
+    /// The storage's UUID, made and saved at the first request.
+    public var storageUUID: String {
+        get throws(GatewayError) {
+            try withConnection { connection in
+                if let uuid = try connection.firstValue("SELECT value FROM meta WHERE key = 'uuid'")?.stringValue {
+                    return uuid
+                }
+                let uuid = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+                try connection.execute("INSERT INTO meta (key, value) VALUES ('uuid', ?)", uuid)
+                return uuid
+            }
+        }
+    }
+}
