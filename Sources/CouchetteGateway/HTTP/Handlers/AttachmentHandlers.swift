@@ -60,7 +60,7 @@ struct AttachmentHandlers: Sendable {
         let revision = try target.documents.putAttachment(
             named: name, documentID: id, data: data, contentType: contentType, parentRevision: parent,
             as: target.caller)
-        return DocumentHandlers.saved(id: id, revision: revision, status: .created, renderer: environment.renderer)
+        return DocumentHandlers.saved(id: id, revision: revision, status: .created, environment: environment)
     }
 
     // MARK: - DELETE
@@ -76,7 +76,7 @@ struct AttachmentHandlers: Sendable {
         }
         let revision = try target.documents.deleteAttachment(
             named: name, documentID: id, parentRevision: parent, as: target.caller)
-        return DocumentHandlers.saved(id: id, revision: revision, status: .ok, renderer: environment.renderer)
+        return DocumentHandlers.saved(id: id, revision: revision, status: .ok, environment: environment)
     }
 
     // MARK: - Helpers

@@ -25,6 +25,13 @@ struct BulkDocsHandler: Sendable {
         default: throw GatewayError.badRequest("new_edits must be a boolean")
         }
         let results = target.documents.bulkDocs(documents, newEdits: newEdits)
+        if environment.log.isEnabled(LogKeys.crud) {
+            let failures = results.filter { $0["error"] != nil }.count
+            environment.log(
+                LogKeys.crud,
+                "_bulk_docs on db \"\(target.database.name)\": \(results.count - failures) stored, \(failures) refused"
+                    + (newEdits ? "" : " (new_edits=false)"))
+        }
         return environment.renderer.response(json: .array(results), status: .created)
     }
 

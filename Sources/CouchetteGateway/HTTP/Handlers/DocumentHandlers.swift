@@ -61,12 +61,12 @@ struct DocumentHandlers: Sendable {
         if try !query.bool("new_edits", default: true) {
             let revision = try target.documents.putExisting(
                 id: id, body: document.body, attachmentBodies: document.attachmentBodies)
-            return Self.saved(id: id, revision: revision, status: .created, renderer: environment.renderer, etag: false)
+            return Self.saved(id: id, revision: revision, status: .created, environment: environment, etag: false)
         }
         let parent = query.string("rev") ?? Self.ifMatch(request)
         let revision = try target.documents.put(
             id: id, body: document.body, parentRevision: parent, attachmentBodies: document.attachmentBodies)
-        return Self.saved(id: id, revision: revision, status: .created, renderer: environment.renderer)
+        return Self.saved(id: id, revision: revision, status: .created, environment: environment)
     }
 
     /// A document body sent as JSON or as `multipart/related`.
@@ -93,7 +93,7 @@ struct DocumentHandlers: Sendable {
             throw GatewayError.conflict("Document update conflict")
         }
         let revision = try target.documents.put(id: id, body: ["_deleted": true], parentRevision: parent)
-        return Self.saved(id: id, revision: revision, status: .ok, renderer: environment.renderer)
+        return Self.saved(id: id, revision: revision, status: .ok, environment: environment)
     }
 
     // MARK: - POST /{db}/
@@ -106,7 +106,7 @@ struct DocumentHandlers: Sendable {
         }
         let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
         let revision = try target.documents.put(id: id, body: .object(members))
-        var response = Self.saved(id: id, revision: revision, status: .ok, renderer: environment.renderer)
+        var response = Self.saved(id: id, revision: revision, status: .ok, environment: environment)
         response.headers[.location] = "/\(target.database.name)/\(Self.percentEncoded(id))"
         return response
     }
@@ -168,11 +168,12 @@ struct DocumentHandlers: Sendable {
         return headers
     }
 
-    /// The `{"ok":true,"id","rev"}` response of a write.
+    /// The `{"ok":true,"id","rev"}` response of a write, logged under `CRUD`.
     static func saved(
-        id: String, revision: RevisionID, status: HTTPResponse.Status, renderer: JSONRenderer, etag: Bool = true
+        id: String, revision: RevisionID, status: HTTPResponse.Status, environment: RouteEnvironment, etag: Bool = true
     ) -> Response {
-        renderer.response(
+        environment.log(LogKeys.crud, "Stored doc \"\(id)\" / \"\(revision)\"")
+        return environment.renderer.response(
             json: ["ok": true, "id": .string(id), "rev": .string(revision.description)], status: status,
             headers: etag ? Self.etag(revision.description) : [:])
     }

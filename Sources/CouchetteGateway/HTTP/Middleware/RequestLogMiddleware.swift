@@ -3,7 +3,8 @@ import Logging
 
 // MARK: - RequestLogMiddleware
 
-/// Logs one line per request when the `HTTP` log key is enabled: listener, method, path, status, duration.
+/// Logs one line per request when the `HTTP` log key is enabled (checked per request, so `PUT /_logging`
+/// applies at once): listener, method, path, status, duration.
 ///
 /// ```text
 /// HTTP: GET /todo/ -> 200 (0.3 ms) [admin]
@@ -18,8 +19,8 @@ struct RequestLogMiddleware: RouterMiddleware {
     /// The listener, shown in each line.
     let listener: GatewayListener
 
-    /// The logger lines go to.
-    let logger: Logger
+    /// The log lines go to.
+    let log: GatewayLog
 
     // MARK: - Handling
 
@@ -28,6 +29,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
+        guard log.isEnabled(LogKeys.http) else { return try await next(request, context) }
         let start = ContinuousClock.now
         do {
             let response = try await next(request, context)
@@ -43,8 +45,6 @@ struct RequestLogMiddleware: RouterMiddleware {
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         let rounded = (milliseconds * 10).rounded() / 10
-        logger.info(
-            "HTTP: \(request.method.rawValue) \(request.uri.path) -> \(status) (\(rounded) ms) [\(listener.rawValue)]"
-        )
+        log(LogKeys.http, "\(request.method.rawValue) \(request.uri.path) -> \(status) (\(rounded) ms) [\(listener.rawValue)]")
     }
 }

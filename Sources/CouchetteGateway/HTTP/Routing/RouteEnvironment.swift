@@ -12,9 +12,11 @@ struct RouteEnvironment: Sendable {
     let config: GatewayConfig
     /// The JSON renderer.
     let renderer: JSONRenderer
+    /// Logging by log keys.
+    let log: GatewayLog
 
     /// Finds databases and authenticates callers.
-    var resolver: DatabaseResolver { DatabaseResolver(registry: registry, listener: listener) }
+    var resolver: DatabaseResolver { DatabaseResolver(registry: registry, listener: listener, log: log) }
 
     /// Reads request bodies within the configured limit.
     var body: RequestBody { RequestBody(limit: config.maxRequestBodySize) }

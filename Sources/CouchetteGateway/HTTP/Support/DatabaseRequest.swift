@@ -32,6 +32,8 @@ struct DatabaseResolver: Sendable {
     let registry: DatabaseRegistry
     /// The listener requests arrive on.
     let listener: GatewayListener
+    /// Logs `Auth` lines (names only, never credentials).
+    let log: GatewayLog
 
     /// Resolves the `{db}` segment and the caller.
     ///
@@ -54,10 +56,19 @@ struct DatabaseResolver: Sendable {
     ) throws(GatewayError) -> Caller {
         if listener == .admin { return .admin }
         let authenticator = database.authenticator
-        if let authorization = request.headers[.authorization],
-            let user = try authenticator.authenticate(authorization: authorization)
-        {
-            return try caller(for: user, in: database)
+        if let authorization = request.headers[.authorization] {
+            let user: User?
+            do {
+                user = try authenticator.authenticate(authorization: authorization)
+            } catch {
+                let name = BasicCredentials(authorization: authorization)?.username ?? "?"
+                log(LogKeys.auth, "Invalid login for user \"\(name)\" on db \"\(database.name)\"")
+                throw error
+            }
+            if let user {
+                log(LogKeys.auth, "User \"\(user.name)\" authenticated by password on db \"\(database.name)\"")
+                return try caller(for: user, in: database)
+            }
         }
         if let sessionID = Self.cookie(named: Session.cookieName, in: request),
             let session = try authenticator.sessions.session(id: sessionID),
@@ -67,6 +78,7 @@ struct DatabaseResolver: Sendable {
                 context.extraResponseHeaders.append(
                     .setCookie, Self.sessionCookie(refreshed, databaseName: database.name))
             }
+            log(LogKeys.auth, "User \"\(user.name)\" authenticated by session cookie on db \"\(database.name)\"")
             return try caller(for: user, in: database)
         }
         if let guest = try authenticator.guest() {
