@@ -5,4 +5,11 @@ import Foundation
 print("# Couchette benchmarks: BENCH <figure> <ratio against baseline> <goal>")
 try JSONBenchmark().run()
 let documents = ProcessInfo.processInfo.environment["BENCH_DOCUMENTS"].flatMap(Int.init) ?? 100_000
-try LiteBenchmark(count: documents).run()
+let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
+if only == nil || only == "batched" || only == "lite" {
+    try LiteBenchmark(count: documents).run()
+}
+if only == nil || only == "gateway" {
+    try await GatewayBenchmark(count: documents).run()
+}
+if only == nil || only == "changes" { try await ChangesBenchmark().run() }

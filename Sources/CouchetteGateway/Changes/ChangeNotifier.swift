@@ -4,21 +4,45 @@ import Synchronization
 
 /// Wakes `_changes` feeds when a database's sequence advances: the one place writes announce themselves.
 ///
-/// Writers call ``notify(_:)`` after each committed change; feeds wait with ``wait(after:)``, which returns
-/// as soon as the last sequence exceeds theirs. ``close()`` (database offline, server shutdown) wakes every
-/// waiter with `nil` and makes later waits return `nil` at once, until ``reopen()``.
+/// Writers call ``notify(_:)`` after each committed change; feeds wait with ``wait(after:deadline:)``, which returns
+/// as soon as the last sequence exceeds theirs, or when their deadline (next heartbeat, timeout) passes.
+/// ``close()`` (database offline, server shutdown) wakes every waiter with ``WaitOutcome/closed`` and makes later
+/// waits return at once, until ``reopen()``.
 ///
 /// ```swift
 /// let notifier = ChangeNotifier(sequence: 0)
 /// Task { notifier.notify(1) }
-/// let sequence = await notifier.wait(after: 0)  // 1
+/// await notifier.wait(after: 0, deadline: .now + .seconds(25))  // .changed(1)
 /// ```
+///
+/// Deadlines cost no task per wait: one timer task per notifier sleeps until the earliest deadline among the
+/// waiters, so a thousand idle feeds woken by every write re-register in constant time.
 public final class ChangeNotifier: Sendable {
+    // MARK: - WaitOutcome
+
+    /// How a wait ended.
+    public enum WaitOutcome: Sendable, Hashable {
+        /// The last sequence passed the one waited after; it is now this.
+        case changed(UInt64)
+        /// The deadline passed first.
+        case deadline
+        /// The notifier was closed (database offline, server shutdown) or the task was cancelled.
+        case closed
+    }
+
     // MARK: - State
 
     private struct Waiter {
         let after: UInt64
-        let continuation: CheckedContinuation<UInt64?, Never>
+        let deadline: ContinuousClock.Instant?
+        let continuation: CheckedContinuation<WaitOutcome, Never>
+    }
+
+    /// The task sleeping until the earliest deadline; a new generation replaces it when an earlier one comes.
+    private struct DeadlineTimer {
+        let generation: UInt64
+        var target: ContinuousClock.Instant
+        let task: Task<Void, Never>
     }
 
     private struct State {
@@ -26,6 +50,8 @@ public final class ChangeNotifier: Sendable {
         var closed = false
         var nextID: UInt64 = 0
         var waiters: [UInt64: Waiter] = [:]
+        var timer: DeadlineTimer?
+        var timerGeneration: UInt64 = 0
     }
 
     private let state: Mutex<State>
@@ -35,6 +61,10 @@ public final class ChangeNotifier: Sendable {
     /// Creates a notifier starting at `sequence` (the storage's last sequence).
     public init(sequence: UInt64) {
         state = Mutex(State(sequence: sequence))
+    }
+
+    deinit {
+        state.withLock { $0.timer?.task.cancel() }
     }
 
     // MARK: - Reading
@@ -58,28 +88,30 @@ public final class ChangeNotifier: Sendable {
 
     /// Announces that `sequence` was committed, waking every waiter it concerns. Older sequences are ignored.
     public func notify(_ sequence: UInt64) {
-        let woken: [(CheckedContinuation<UInt64?, Never>, UInt64)] = state.withLock { state in
+        let woken: [CheckedContinuation<WaitOutcome, Never>] = state.withLock { state in
             guard sequence > state.sequence else { return [] }
             state.sequence = sequence
-            var woken: [(CheckedContinuation<UInt64?, Never>, UInt64)] = []
+            var woken: [CheckedContinuation<WaitOutcome, Never>] = []
             for (id, waiter) in state.waiters where waiter.after < sequence {
-                woken.append((waiter.continuation, sequence))
+                woken.append(waiter.continuation)
                 state.waiters[id] = nil
             }
             return woken
         }
-        for (continuation, sequence) in woken { continuation.resume(returning: sequence) }
+        for continuation in woken { continuation.resume(returning: .changed(sequence)) }
     }
 
-    /// Wakes every waiter with `nil`; later waits return `nil` immediately until ``reopen()``.
+    /// Wakes every waiter with ``WaitOutcome/closed``; later waits return at once until ``reopen()``.
     public func close() {
         let woken = state.withLock { state in
             state.closed = true
             let woken = state.waiters.values.map(\.continuation)
             state.waiters = [:]
+            state.timer?.task.cancel()
+            state.timer = nil
             return woken
         }
-        for continuation in woken { continuation.resume(returning: nil) }
+        for continuation in woken { continuation.resume(returning: .closed) }
     }
 
     /// Lets waits block again after ``close()``.
@@ -89,27 +121,96 @@ public final class ChangeNotifier: Sendable {
 
     // MARK: - Waiting
 
-    /// Waits until the last sequence exceeds `sequence`.
+    /// Waits until the last sequence exceeds `sequence`, or until `deadline`.
     ///
-    /// - Returns: The new last sequence, or `nil` when the notifier is closed or the task is cancelled.
-    public func wait(after sequence: UInt64) async -> UInt64? {
+    /// ```swift
+    /// switch await notifier.wait(after: position, deadline: .now + .seconds(25)) {
+    /// case .changed: // read the new entries
+    /// case .deadline: // write a heartbeat
+    /// case .closed: // end the feed
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sequence: The sequence already seen.
+    ///   - deadline: When to give up; nil to wait without one.
+    /// - Returns: ``WaitOutcome/closed`` also when the task is cancelled.
+    public func wait(after sequence: UInt64, deadline: ContinuousClock.Instant?) async -> WaitOutcome {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<UInt64?, Never>) in
-                let immediate: UInt64?? = state.withLock { state in
-                    if state.closed || Task.isCancelled { return .some(nil) }
-                    if state.sequence > sequence { return .some(state.sequence) }
-                    state.waiters[id] = Waiter(after: sequence, continuation: continuation)
-                    return .none
+            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                let immediate: WaitOutcome? = state.withLock { state in
+                    if state.closed || Task.isCancelled { return .closed }
+                    if state.sequence > sequence { return .changed(state.sequence) }
+                    if let deadline, deadline <= .now { return .deadline }
+                    state.waiters[id] = Waiter(after: sequence, deadline: deadline, continuation: continuation)
+                    if let deadline { armTimer(&state, for: deadline) }
+                    return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(returning: nil)
+            waiter?.continuation.resume(returning: .closed)
         }
+    }
+
+    /// Waits until the last sequence exceeds `sequence`.
+    ///
+    /// - Returns: The new last sequence, or `nil` when the notifier is closed or the task is cancelled.
+    public func wait(after sequence: UInt64) async -> UInt64? {
+        if case .changed(let sequence) = await wait(after: sequence, deadline: nil) { return sequence }
+        return nil
+    }
+
+    // MARK: - Deadlines
+
+    /// Makes sure the timer fires by `deadline`: a timer aiming earlier is kept, a later one is replaced.
+    private func armTimer(_ state: inout State, for deadline: ContinuousClock.Instant) {
+        if let timer = state.timer, timer.target <= deadline { return }
+        state.timer?.task.cancel()
+        state.timerGeneration += 1
+        let generation = state.timerGeneration
+        let task = Task { [weak self] in
+            var target = deadline
+            while true {
+                try? await Task.sleep(until: target, clock: .continuous)
+                guard let self, let next = self.expireDeadlines(generation: generation) else { return }
+                target = next
+            }
+        }
+        state.timer = DeadlineTimer(generation: generation, target: deadline, task: task)
+    }
+
+    /// Wakes the waiters whose deadline passed and returns the next deadline, or nil when the timer of
+    /// `generation` should stop (replaced, closed, or no deadline left).
+    private func expireDeadlines(generation: UInt64) -> ContinuousClock.Instant? {
+        let (expired, next): ([CheckedContinuation<WaitOutcome, Never>], ContinuousClock.Instant?) =
+            state.withLock { state in
+                guard state.timer?.generation == generation else { return ([], nil) }
+                let now = ContinuousClock.now
+                var expired: [CheckedContinuation<WaitOutcome, Never>] = []
+                var next: ContinuousClock.Instant?
+                for (id, waiter) in state.waiters {
+                    guard let deadline = waiter.deadline else { continue }
+                    if deadline <= now {
+                        expired.append(waiter.continuation)
+                        state.waiters[id] = nil
+                    } else if next.map({ deadline < $0 }) ?? true {
+                        next = deadline
+                    }
+                }
+                if let next {
+                    state.timer?.target = next
+                } else {
+                    state.timer = nil
+                }
+                return (expired, next)
+            }
+        for continuation in expired { continuation.resume(returning: .deadline) }
+        return next
     }
 }

@@ -111,7 +111,11 @@ public final class GatewayServer: Service, Sendable {
         }
 
         let group = ServiceGroup(
-            services: [makeApplication(for: .public), makeApplication(for: .admin)],
+            // Shut down in reverse order: the feeds end first, so the listeners' graceful shutdown can finish.
+            services: [
+                makeApplication(for: .public), makeApplication(for: .admin),
+                ChangesFeedShutdownService(registry: registry),
+            ],
             gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [],
             logger: logger
         )
@@ -146,15 +150,18 @@ public final class GatewayServer: Service, Sendable {
     /// The Hummingbird application of one listener: its routes table behind request logging and error mapping.
     private func makeApplication(for listener: GatewayListener) -> some ApplicationProtocol {
         let renderer = JSONRenderer(pretty: config.pretty)
-        let environment = RouteEnvironment(registry: registry, listener: listener, config: config, renderer: renderer)
+        let log = GatewayLog(logger: logger, settings: registry.logSettings)
+        let environment = RouteEnvironment(
+            registry: registry, listener: listener, config: config, renderer: renderer, log: log)
         let routes = GatewayRoutes.table(environment)
         let address = listener == .admin ? config.adminInterface : config.interface
 
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
-        if config.logKeys.contains(LogKeys.http) {
-            router.add(middleware: RequestLogMiddleware(listener: listener, logger: logger))
+        router.add(middleware: RequestLogMiddleware(listener: listener, log: log))
+        router.add(middleware: MetricsMiddleware(listener: listener))
+        if listener == .admin {
+            router.add(middleware: AdminCredentialsMiddleware(credentials: config.adminCredentials, renderer: renderer))
         }
-        router.add(middleware: MetricsMiddleware())
         if listener == .public {
             router.add(middleware: CORSMiddleware(cors: config.cors))
         }
@@ -168,6 +175,7 @@ public final class GatewayServer: Service, Sendable {
         let lifecycle = lifecycle
         return Application(
             router: router,
+            server: ChangesRoutes.server(environment),
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port),
                 serverName: GatewayVersion.serverHeader

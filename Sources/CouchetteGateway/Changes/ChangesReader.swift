@@ -1,0 +1,187 @@
+import CouchetteCore
+
+// MARK: - ChangesReader
+
+/// Reads one caller's `_changes` entries from a database: which changes they may see, the filters, and the
+/// form of each entry (spec: gateway-rest-api.md §11.2 points 1–4).
+///
+/// The admin sees every change, including documents in no channel; a user sees the channels they can read
+/// (all of them with `*`). A `sync_gateway/bychannel` list narrows that set; channels the user cannot read are
+/// silently dropped. Removals come from ``ChangeEntry/removedFrom``.
+///
+/// ```swift
+/// let reader = ChangesReader(database: database, caller: .admin, options: ChangesOptions(since: 3))
+/// let batch = try reader.read(after: 3, limit: nil)
+/// batch.rows.map(\.sequence)  // [4, 5]
+/// ```
+public struct ChangesReader: Sendable {
+    // MARK: - Selection
+
+    /// The changes a reader selects by channel.
+    public enum Selection: Sendable, Hashable {
+        /// Every change, documents in no channel included.
+        case everything
+        /// Changes of documents that are, or were until the change, in one of these channels.
+        case channels(Set<String>)
+    }
+
+    // MARK: - Batch
+
+    /// The result of one read.
+    public struct Batch: Sendable, Hashable {
+        /// The entries, in sequence order.
+        public var rows: [ChangesRow]
+        /// The sequence the read got to: the next read continues after it.
+        public var position: UInt64
+        /// Whether the read reached the end of the changes (rather than a limit).
+        public var isExhausted: Bool
+    }
+
+    // MARK: - Properties
+
+    /// The database read.
+    public let database: GatewayDatabase
+
+    /// Who reads.
+    public let caller: Caller
+
+    /// The request's options.
+    public let options: ChangesOptions
+
+    /// The channels selected.
+    public let selection: Selection
+
+    /// How many changes one storage query fetches when no limit is smaller.
+    public static let fetchSize = 200
+
+    // MARK: - Initialiser
+
+    /// Creates a reader for `caller`'s changes in `database`.
+    public init(database: GatewayDatabase, caller: Caller, options: ChangesOptions) {
+        self.database = database
+        self.caller = caller
+        self.options = options
+        self.selection = Self.selection(caller: caller, filter: options.filter)
+    }
+
+    /// The channels a caller's feed selects: the bychannel list (`*` meaning all) intersected with what the
+    /// caller can read.
+    public static func selection(caller: Caller, filter: ChangesFilter) -> Selection {
+        var requested: Set<String>?
+        if case .channels(let channels) = filter, !channels.contains(PrincipalName.allChannels) {
+            requested = channels
+        }
+        switch (requested, caller.readableChannels) {
+        case (nil, nil): return .everything
+        case (nil, let readable?): return .channels(readable)
+        case (let requested?, nil): return .channels(requested)
+        case (let requested?, let readable?): return .channels(requested.intersection(readable))
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Reads the entries after `position`, up to `limit` of them.
+    ///
+    /// Without a limit a read returns at most about ``fetchSize`` entries; call again after
+    /// ``Batch/position`` until ``Batch/isExhausted``.
+    ///
+    /// - Throws: ``GatewayError`` from the storage (503 once it is closed).
+    public func read(after position: UInt64, limit: Int?) throws(GatewayError) -> Batch {
+        if case .documentIDs(let ids) = options.filter {
+            return try readDocuments(ids, after: position, limit: limit)
+        }
+        let fetchSize = limit.map { min(max($0, 1), Self.fetchSize) } ?? Self.fetchSize
+        var rows: [ChangesRow] = []
+        var position = position
+        while true {
+            let entries = try fetch(after: position, limit: fetchSize)
+            for entry in entries {
+                position = entry.sequence
+                guard accepts(entry) else { continue }
+                rows.append(try row(for: entry))
+                if let limit, rows.count >= limit {
+                    return Batch(rows: rows, position: position, isExhausted: false)
+                }
+            }
+            if entries.count < fetchSize { return Batch(rows: rows, position: position, isExhausted: true) }
+            if !rows.isEmpty { return Batch(rows: rows, position: position, isExhausted: false) }
+        }
+    }
+
+    private func fetch(after position: UInt64, limit: Int) throws(GatewayError) -> [ChangeEntry] {
+        switch selection {
+        case .everything: try database.storage.changes(since: position, limit: limit)
+        case .channels(let channels): try database.storage.changes(inChannels: channels, since: position, limit: limit)
+        }
+    }
+
+    /// `_doc_ids`: each named document's latest change, if the caller may see it.
+    private func readDocuments(_ ids: [String], after position: UInt64, limit: Int?) throws(GatewayError) -> Batch {
+        var entries: [ChangeEntry] = []
+        for id in Set(ids) {
+            guard let document = try database.storage.document(id: id), document.sequence > position,
+                let entry = visibleEntry(of: document), accepts(entry)
+            else { continue }
+            entries.append(entry)
+        }
+        entries.sort { $0.sequence < $1.sequence }
+        var isExhausted = true
+        if let limit, entries.count > limit {
+            entries.removeLast(entries.count - limit)
+            isExhausted = false
+        }
+        var rows: [ChangesRow] = []
+        for entry in entries { rows.append(try row(for: entry)) }
+        return Batch(rows: rows, position: entries.last?.sequence ?? position, isExhausted: isExhausted)
+    }
+
+    /// A document's latest change as the selection sees it: an entry, a removal (its previous revision was
+    /// in a selected channel, its current one is in none), or nothing.
+    private func visibleEntry(of document: StoredDocument) -> ChangeEntry? {
+        guard let winner = document.winner else { return nil }
+        var entry = ChangeEntry(
+            sequence: document.sequence, documentID: document.id, revisionID: winner.id, isDeleted: winner.isDeleted)
+        guard case .channels(let channels) = selection else { return entry }
+        if !document.currentChannels.isDisjoint(with: channels) { return entry }
+        let previous = winner.parent.flatMap { document.channels[$0] } ?? []
+        let lost = previous.intersection(channels)
+        guard !lost.isEmpty else { return nil }
+        entry.removedFrom = lost
+        return entry
+    }
+
+    /// Whether `active_only` keeps an entry: it drops deletions and removals.
+    private func accepts(_ entry: ChangeEntry) -> Bool {
+        !(options.activeOnly && (entry.isDeleted || !entry.removedFrom.isEmpty))
+    }
+
+    // MARK: - Entries
+
+    /// The JSON entry of a change.
+    func row(for entry: ChangeEntry) throws(GatewayError) -> ChangesRow {
+        var revisions = [entry.revisionID]
+        if options.includeAllLeaves, let document = try database.storage.document(id: entry.documentID) {
+            let others = document.tree.leaves.map(\.id).filter { $0 != entry.revisionID }
+            revisions += others.sorted(by: >)
+        }
+        var members: [String: JSONValue] = [
+            "seq": .int(Int64(clamping: entry.sequence)),
+            "id": .string(entry.documentID),
+            "changes": .array(revisions.map { ["rev": .string($0.description)] }),
+        ]
+        if entry.isDeleted { members["deleted"] = true }
+        if !entry.removedFrom.isEmpty { members["removed"] = .array(entry.removedFrom.sorted().map(JSONValue.string)) }
+        if options.includeDocs, let body = body(of: entry) { members["doc"] = body }
+        return ChangesRow(sequence: entry.sequence, json: .object(members))
+    }
+
+    /// The body `include_docs` adds: the revision as the caller may see it (a `_removed` stub outside their
+    /// channels), or `{"_id","_rev","_deleted":true}` for a tombstone; nil when it cannot be read.
+    private func body(of entry: ChangeEntry) -> JSONValue? {
+        if entry.isDeleted {
+            return ["_id": .string(entry.documentID), "_rev": .string(entry.revisionID.description), "_deleted": true]
+        }
+        return try? database.documents.read(id: entry.documentID, revision: entry.revisionID, as: caller)
+    }
+}

@@ -1,0 +1,76 @@
+import CouchetteCore
+import NIOCore
+
+// MARK: - ChangesFraming
+
+/// The bytes of `_changes` responses (spec: gateway-rest-api.md §11.3, §11.4).
+///
+/// - normal / longpoll: `{"results":[` + entries joined by `,\n` + `],\n"last_seq":"N"}`, heartbeats `\n`
+///   before the closing bracket;
+/// - continuous: one entry per line, heartbeats `\n`;
+/// - websocket: JSON arrays of at most ``webSocketBatchSize`` entries.
+///
+/// ```swift
+/// var buffer = ChangesFraming.resultsOpening
+/// buffer.writeImmutableBuffer(ChangesFraming.results(rows, continuing: false))
+/// buffer.writeImmutableBuffer(ChangesFraming.resultsClosing(lastSequence: 4))
+/// // {"results":[{…},\n{…}],\n"last_seq":"4"}
+/// ```
+enum ChangesFraming {
+    /// `Content-Type` of normal and longpoll responses.
+    static let jsonContentType = "application/json"
+
+    /// `Content-Type` of continuous responses.
+    static let continuousContentType = "application/octet-stream"
+
+    /// `Cache-Control` of every `_changes` response.
+    static let cacheControl = "private, max-age=0, no-cache, no-store"
+
+    /// The most entries in one WebSocket message.
+    static let webSocketBatchSize = 20
+
+    /// A heartbeat: one newline.
+    static let heartbeat = ByteBuffer(string: "\n")
+
+    // MARK: - normal / longpoll
+
+    /// The start of a JSON response.
+    static let resultsOpening = ByteBuffer(string: #"{"results":["#)
+
+    /// Entries inside `results`, each preceded by `,\n` when `continuing` (entries were written before).
+    static func results(_ rows: [ChangesRow], continuing: Bool) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for (index, row) in rows.enumerated() {
+            if continuing || index > 0 { buffer.writeString(",\n") }
+            buffer.writeBytes(row.json.serialized())
+        }
+        return buffer
+    }
+
+    /// The end of a JSON response: `],\n"last_seq":"N"}`.
+    static func resultsClosing(lastSequence: UInt64) -> ByteBuffer {
+        ByteBuffer(string: "],\n\"last_seq\":\"\(lastSequence)\"}")
+    }
+
+    // MARK: - continuous
+
+    /// Entries one per line.
+    static func lines(_ rows: [ChangesRow]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for row in rows {
+            buffer.writeBytes(row.json.serialized())
+            buffer.writeString("\n")
+        }
+        return buffer
+    }
+
+    // MARK: - websocket
+
+    /// Entries as WebSocket messages: JSON arrays of at most ``webSocketBatchSize`` entries.
+    static func webSocketMessages(_ rows: [ChangesRow]) -> [[UInt8]] {
+        stride(from: 0, to: rows.count, by: webSocketBatchSize).map { start in
+            let batch = rows[start..<min(start + webSocketBatchSize, rows.count)]
+            return JSONValue.array(batch.map(\.json)).serialized()
+        }
+    }
+}

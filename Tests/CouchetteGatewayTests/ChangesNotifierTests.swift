@@ -1,0 +1,61 @@
+import Testing
+
+@testable import CouchetteGateway
+
+// MARK: - Notifier
+
+extension ChangesTests {
+    /// ``ChangeNotifier``'s waits: changes, deadlines from its shared timer, closing and cancellation.
+    @Suite("_changes notifier")
+    struct Notifier {
+        @Test("A wait returns the new sequence when a later one is announced, at once if it already was")
+        func changed() async {
+            let notifier = ChangeNotifier(sequence: 3)
+            #expect(await notifier.wait(after: 2, deadline: nil) == .changed(3))
+            // Whether the wait registers before or after the announcements, it sees 4.
+            async let outcome = notifier.wait(after: 3, deadline: .now + .seconds(60))
+            notifier.notify(2)  // older: ignored
+            notifier.notify(4)
+            #expect(await outcome == .changed(4))
+            #expect(notifier.waiterCount == 0)
+        }
+
+        @Test("Deadlines fire in order, an earlier one re-arming the shared timer")
+        func deadlines() async {
+            let notifier = ChangeNotifier(sequence: 0)
+            let start = ContinuousClock.now
+            async let late = notifier.wait(after: 0, deadline: start + .milliseconds(1_000))
+            // The late wait must be registered first, so the early one re-arms the timer (no time passes here).
+            while notifier.waiterCount < 1 { await Task.yield() }
+            async let early = notifier.wait(after: 0, deadline: start + .milliseconds(20))
+            #expect(await early == .deadline)
+            #expect(ContinuousClock.now - start < .milliseconds(1_000))
+            #expect(notifier.waiterCount == 1)
+            #expect(await late == .deadline)
+            #expect(ContinuousClock.now - start >= .milliseconds(1_000))
+            #expect(await notifier.wait(after: 0, deadline: .now - .seconds(1)) == .deadline)
+        }
+
+        @Test("Closing wakes waiters and makes waits return at once until reopened")
+        func closing() async {
+            let notifier = ChangeNotifier(sequence: 0)
+            async let outcome = notifier.wait(after: 0, deadline: .now + .seconds(60))
+            notifier.close()  // before or after the wait registers: either way it ends closed
+            #expect(await outcome == .closed)
+            #expect(await notifier.wait(after: 0, deadline: nil) == .closed)
+            #expect(await notifier.wait(after: 0) == nil)
+            notifier.reopen()
+            notifier.notify(1)
+            #expect(await notifier.wait(after: 0) == 1)
+        }
+
+        @Test("Cancelling the waiting task ends its wait")
+        func cancellation() async {
+            let notifier = ChangeNotifier(sequence: 0)
+            let task = Task { await notifier.wait(after: 0, deadline: .now + .seconds(60)) }
+            task.cancel()  // before or after the wait registers: either way it ends closed
+            #expect(await task.value == .closed)
+            #expect(notifier.waiterCount == 0)
+        }
+    }
+}
