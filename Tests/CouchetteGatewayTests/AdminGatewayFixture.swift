@@ -25,19 +25,7 @@ enum AdminGatewayFixture {
     ) async throws {
         let registry = try DatabaseRegistry(config: config, hasher: PasswordHasher(cost: 4))
         let server = try GatewayServer(config: config, registry: registry, logger: GatewayFixture.logger)
-        let task = Task { try await server.run() }
-        let client = HTTPTestClient()
-        defer { client.close() }
-        do {
-            let ports = try await server.waitUntilReady()
-            try await body(client, ports, registry)
-        } catch {
-            await server.triggerGracefulShutdown()
-            _ = await task.result
-            throw error
-        }
-        await server.triggerGracefulShutdown()
-        try await task.value
+        try await GatewayFixture.withRunning(server) { client, ports in try await body(client, ports, registry) }
     }
 
     /// The `SyncGatewaySession` value of a response's `Set-Cookie` header(s), or `nil`.

@@ -189,3 +189,30 @@ struct BulkEndpointsTests {
         }
     }
 }
+
+// MARK: - open_revs latest
+
+extension BulkEndpointsTests {
+    @Test("open_revs with latest=true answers the winning leaf descending from each revision")
+    func openRevsLatest() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let docs: JSONValue = [
+                "new_edits": false,
+                "docs": [
+                    ["_id": "d", "_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]], "v": 3],
+                    ["_id": "d", "_rev": "2-x", "_revisions": ["start": 2, "ids": ["x", "a"]], "v": 2],
+                ],
+            ]
+            _ = try await client.send("POST", port: ports.adminPort, path: "/db/_bulk_docs", json: docs)
+            let path = "/db/d?open_revs=%5B%222-b%22,%223-c%22,%221-a%22,%229-z%22%5D&latest=true"
+            let reply = try await client.send(port: ports.adminPort, path: path, headers: ["Accept": "application/json"])
+            let results = try #require(try reply.jsonValue().arrayValue)
+            // 2-b and 3-c both lead to 3-c (listed once); 1-a's winning descendant is 3-c too; 9-z is missing.
+            #expect(results.compactMap { $0["ok"]?["_rev"]?.stringValue } == ["3-c"])
+            #expect(results.compactMap { $0["missing"]?.stringValue } == ["9-z"])
+            let plain = try await client.send(
+                port: ports.adminPort, path: "/db/d?open_revs=%5B%222-b%22%5D", headers: ["Accept": "application/json"])
+            #expect(try plain.jsonValue()[0]?["missing"] == "2-b")
+        }
+    }
+}

@@ -21,17 +21,7 @@ extension DocumentStore {
     public func attachment(
         named name: String, documentID id: String, revision: RevisionID? = nil, as caller: Caller
     ) throws(GatewayError) -> AttachmentContent {
-        guard let document = try storage.document(id: id), let winner = document.winner else {
-            throw .notFound("missing")
-        }
-        let node: RevisionTree.Node
-        if let revision {
-            guard let found = document.tree[revision] else { throw .notFound("missing") }
-            node = found
-        } else {
-            guard !winner.isDeleted else { throw .notFound("deleted") }
-            node = winner
-        }
+        let (document, node) = try storedRevision(id: id, revision: revision)
         guard caller.canSee(document.visibilityChannels(of: node.id)) else { throw .forbidden("forbidden") }
         guard let entry = node.body?["_attachments"]?[name], let metadata = try? AttachmentMetadata(json: entry) else {
             throw .notFound("missing attachment \(name)")

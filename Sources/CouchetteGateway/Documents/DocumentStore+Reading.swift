@@ -31,17 +31,7 @@ extension DocumentStore {
     public func revision(
         id: String, revision: RevisionID? = nil, as caller: Caller, options: ReadOptions = ReadOptions()
     ) throws(GatewayError) -> DocumentRevision {
-        guard let document = try storage.document(id: id), let winner = document.winner else {
-            throw .notFound("missing")
-        }
-        let node: RevisionTree.Node
-        if let revision {
-            guard let found = document.tree[revision] else { throw .notFound("missing") }
-            node = found
-        } else {
-            guard !winner.isDeleted else { throw .notFound("deleted") }
-            node = winner
-        }
+        let (document, node) = try storedRevision(id: id, revision: revision)
         guard caller.canSee(document.visibilityChannels(of: node.id)) else {
             if revision == nil { throw .forbidden("forbidden") }
             return DocumentRevision(body: redactedBody(of: node, in: document, options: options))
@@ -60,13 +50,21 @@ extension DocumentStore {
     /// `open_revs` for a caller, with attachment bodies kept apart (for `multipart/mixed` responses): the given
     /// revisions (all leaves, tombstones included, when nil), each found (redacted outside the caller's
     /// channels) or missing.
+    ///
+    /// With `latest`, each given revision that is no longer a leaf is replaced by the winning leaf descending
+    /// from it (CouchDB's `latest=true`, used by replicators that fetch a revision that changed meanwhile).
     public func openRevisionResults(
-        id: String, revisions: [RevisionID]?, as caller: Caller, options: ReadOptions = ReadOptions()
+        id: String, revisions: [RevisionID]?, as caller: Caller, options: ReadOptions = ReadOptions(),
+        latest: Bool = false
     ) throws(GatewayError) -> [OpenRevision] {
         guard let document = try storage.document(id: id) else {
             return (revisions ?? []).map { .missing($0) }
         }
-        let wanted = revisions ?? document.tree.leaves.map(\.id)
+        var wanted = revisions ?? document.tree.leaves.map(\.id)
+        if latest, revisions != nil {
+            var seen = Set<RevisionID>()
+            wanted = wanted.map { Self.latestLeaf(descendingFrom: $0, in: document.tree) }.filter { seen.insert($0).inserted }
+        }
         return wanted.map { revision in
             guard let node = document.tree[revision] else { return .missing(revision) }
             guard caller.canSee(document.visibilityChannels(of: revision)) else {
@@ -77,6 +75,35 @@ extension DocumentStore {
             }
             return .found(loaded)
         }
+    }
+
+    /// A stored document and one of its revisions: the given one, or the current one when nil.
+    ///
+    /// - Throws: 404 `missing` for an unknown document or revision, 404 `deleted` for a deleted document read
+    ///   without a revision.
+    func storedRevision(id: String, revision: RevisionID?) throws(GatewayError)
+        -> (StoredDocument, RevisionTree.Node)
+    {
+        guard let document = try storage.document(id: id), let winner = document.winner else {
+            throw .notFound("missing")
+        }
+        guard let revision else {
+            guard !winner.isDeleted else { throw .notFound("deleted") }
+            return (document, winner)
+        }
+        guard let node = document.tree[revision] else { throw .notFound("missing") }
+        return (document, node)
+    }
+
+    /// The winning leaf among `revision` and its descendants; `revision` itself when unknown or a leaf.
+    static func latestLeaf(descendingFrom revision: RevisionID, in tree: RevisionTree) -> RevisionID {
+        guard tree.contains(revision), !tree.isLeaf(revision) else { return revision }
+        let descendants = tree.leaves.filter { tree.isAncestor(revision, of: $0.id) }
+        let best = descendants.dropFirst().reduce(descendants.first) { best, leaf in
+            guard let best else { return leaf }
+            return RevisionTree.wins(leaf, over: best) ? leaf : best
+        }
+        return best?.id ?? revision
     }
 
     // MARK: - Bodies

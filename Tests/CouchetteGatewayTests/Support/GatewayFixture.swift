@@ -36,7 +36,14 @@ enum GatewayFixture {
         _ config: GatewayConfig = GatewayFixture.config(),
         _ body: (HTTPTestClient, BoundPorts) async throws -> Void
     ) async throws {
-        let server = try GatewayServer(config: config, logger: logger)
+        try await withRunning(try GatewayServer(config: config, logger: logger), body)
+    }
+
+    /// Runs `server`, waits until both listeners are bound, runs `body` with a client and the ports, then shuts
+    /// the server down gracefully and checks that `run` returned without error.
+    static func withRunning(
+        _ server: GatewayServer, _ body: (HTTPTestClient, BoundPorts) async throws -> Void
+    ) async throws {
         let task = Task { try await server.run() }
         let client = HTTPTestClient()
         defer { client.close() }

@@ -29,7 +29,7 @@ struct DocumentHandlers: Sendable {
         if let openRevs = query.string("open_revs") {
             let revisions = try Self.openRevisions(openRevs)
             let results = try target.documents.openRevisionResults(
-                id: id, revisions: revisions, as: target.caller, options: options)
+                id: id, revisions: revisions, as: target.caller, options: options, latest: try query.bool("latest"))
             if revisions == nil && results.isEmpty { throw GatewayError.notFound("missing") }
             if accept.namesMultipart || !accept.allowsJSON {
                 return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()
