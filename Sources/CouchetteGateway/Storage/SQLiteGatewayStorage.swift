@@ -256,12 +256,18 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                     group_concat(CASE WHEN m.removed = 1 THEN m.channel END, char(31))
                 FROM channel_membership m JOIN documents d ON d.id = m.doc_id
                 WHERE m.channel IN (\(placeholders))
+                    AND m.doc_id IN (
+                        SELECT doc_id FROM channel_membership WHERE channel IN (\(placeholders)) AND sequence > ?)
                 GROUP BY m.doc_id
                 HAVING max(m.sequence) > ?
                 ORDER BY max(m.sequence)
                 LIMIT ?
                 """
+            // Only documents with a membership change after `since` are grouped (a range scan of the
+            // (channel, sequence) index), so a feed's cost follows its new changes, not the channel's size.
             var arguments: [(any SQLiteBindable)?] = channelList
+            arguments += channelList
+            arguments.append(Int64(since))
             arguments.append(Int64(since))
             arguments.append(Int64(limit ?? -1))
             return try connection.query(sql, arguments: arguments).map { row in
