@@ -12,4 +12,7 @@ if only == nil || only == "batched" || only == "lite" {
 if only == nil || only == "gateway" {
     try await GatewayBenchmark(count: documents).run()
 }
+if only == nil || only == "syncfn" {
+    try await SyncIngestBenchmark(count: max(documents / 5, 1_000)).run()
+}
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }

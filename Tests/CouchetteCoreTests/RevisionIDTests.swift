@@ -43,6 +43,19 @@ import Testing
         #expect(try RevisionID.next(after: parent, body: ["type": "task", "title": "Eggs"], deleted: false) != first)
     }
 
+    @Test func nextIDsAreSyncGatewaysAsTheSeedsShow() throws {
+        // The tutorial's _bulk_docs answers (Sync Gateway 1.4): the IDs depend on the body only.
+        #expect(
+            try RevisionID.next(after: nil, body: ["name": "Today", "type": "task-list", "owner": "user1"], deleted: false)
+                .description == "1-477f7c4f36a31ce9e86a5f465b168b8a")
+        #expect(
+            try RevisionID.next(after: nil, body: ["type": "task-list", "name": "Groceries"], deleted: false).description
+                == "1-e4ac377fc9bd3345ddf5892b509c4d79")
+        #expect(
+            try RevisionID.next(after: nil, body: ["_id": "x.1", "type": "task-list", "owner": "user1"], deleted: false)
+                .description == "1-39539a8ec6ddd252d6aafe1f7e3efd9a")
+    }
+
     @Test func nextIDIgnoresSpecialPropertiesButNotAttachments() throws {
         let body: JSONValue = ["type": "task"]
         let plain = try RevisionID.next(after: nil, body: body, deleted: false)

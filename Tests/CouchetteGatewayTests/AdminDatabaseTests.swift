@@ -146,7 +146,7 @@ struct AdminDatabaseTests {
         #expect(throws: GatewayError.self) { try database.applyConfig(invalid) }
         #expect(database.config.users["bad name"] == nil)
 
-        database.setSyncFunction("function(doc){}")
+        try database.setSyncFunction("function(doc){}")
         #expect(database.config.sync == "function(doc){}")
     }
 

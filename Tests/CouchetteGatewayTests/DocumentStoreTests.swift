@@ -325,7 +325,7 @@ private final class RecordingRouter: ChannelRouter, @unchecked Sendable {
     private var seen: [(document: JSONValue, old: JSONValue?)] = []
     var calls: [(document: JSONValue, old: JSONValue?)] { lock.withLock { seen } }
 
-    func route(document: JSONValue, oldDocument: JSONValue?) throws(GatewayError) -> RoutingResult {
+    func route(document: JSONValue, oldDocument: JSONValue?, user: SyncUserContext?) throws(GatewayError) -> RoutingResult {
         lock.withLock { seen.append((document, oldDocument)) }
         return RoutingResult()
     }
@@ -345,9 +345,10 @@ private final class RecordingRouter: ChannelRouter, @unchecked Sendable {
         try store.put(id: "new", body: ["v": 1])
         #expect(router.calls.last?.old == nil)
         let deleted = try store.put(id: "new", body: ["_deleted": true], parentRevision: try store.get(id: "new")["_rev"]?.stringValue)
-        #expect(router.calls.last?.document == ["_id": "new", "_deleted": true])
+        #expect(router.calls.last?.document == ["_id": "new", "_deleted": true, "_rev": .string(deleted.description)])
         #expect(router.calls.last?.old?["v"] == 1)
+        // Resurrecting a tombstone: oldDoc is the tombstone (Sync Gateway ≥ 2.7.2, sync-function.md §2).
         try store.put(id: "new", body: ["v": 2], parentRevision: deleted.description)
-        #expect(router.calls.last?.old == nil)
+        #expect(router.calls.last?.old == ["_id": "new", "_deleted": true])
     }
 }

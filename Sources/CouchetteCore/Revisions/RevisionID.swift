@@ -81,9 +81,15 @@ extension RevisionID {
     /// The ID of the revision that an edit of `parent` (or a new document, when `parent` is nil) creates.
     ///
     /// A pure function of its inputs, so two nodes making the same edit get the same ID: MD5 over
-    /// `[length of parent ID][parent ID][deleted flag][canonical body]`, where the canonical body drops
-    /// top-level keys starting with `_` except `_attachments`, which is reduced to each attachment's
-    /// `content_type`, `digest`, `length` and `encoding` (`replication-protocol.md` §2.3).
+    /// `[length of parent ID][parent ID][canonical body]`, Sync Gateway's algorithm (so the seeds' revision IDs
+    /// come out identical), where the canonical body drops top-level keys starting with `_` except
+    /// `_attachments`, which is reduced to each attachment's `content_type`, `digest`, `length` and `encoding`
+    /// (`replication-protocol.md` §2.3), and gains `"_deleted":true` for a deletion.
+    ///
+    /// ```swift
+    /// try RevisionID.next(after: nil, body: ["name": "Today", "type": "task-list", "owner": "user1"], deleted: false)
+    /// // 1-477f7c4f36a31ce9e86a5f465b168b8a, as Sync Gateway 1.4 answers in the tutorial
+    /// ```
     ///
     /// - Parameter serializedBody: `body.serialized()` when the caller already has it, to save serializing
     ///   the body again.
@@ -97,11 +103,15 @@ extension RevisionID {
         }
         var input: [UInt8] = [UInt8(parentText.count)]
         input.append(contentsOf: parentText)
-        input.append(deleted ? 1 : 0)
-        if let serializedBody, !hasSpecialKeys(body) {
+        if let serializedBody, !deleted, !hasSpecialKeys(body) {
             input.append(contentsOf: serializedBody)
         } else {
-            input.append(contentsOf: digestableBody(body).canonicalBytes)
+            var digestable = digestableBody(body)
+            if deleted, case .object(var members) = digestable {
+                members["_deleted"] = true
+                digestable = .object(members)
+            }
+            input.append(contentsOf: digestable.canonicalBytes)
         }
         let hash = Insecure.MD5.hash(data: input)
         // A hex digest is always valid: no need to check it.

@@ -36,3 +36,17 @@ public enum Caller: Sendable, Equatable {
         return !readable.isDisjoint(with: channels)
     }
 }
+
+// MARK: - Sync function context
+
+extension Caller {
+    /// The user context the sync function sees: nil for the admin (every `require*` passes); `GUEST` is named `""`.
+    public var syncContext: SyncUserContext? {
+        switch self {
+        case .admin: nil
+        case .user(let user, let channels):
+            SyncUserContext(name: user.isGuest ? "" : user.name, roles: user.roleNames, channels: channels)
+        case .anonymous: SyncUserContext(name: "", roles: [], channels: [])
+        }
+    }
+}

@@ -84,7 +84,15 @@ public final class GatewayDatabase: Sendable {
         self.storage = storage
         self.changeNotifier = changeNotifier
         self.authenticator = Authenticator(store: storage, hasher: hasher)
-        let documents = DocumentStore(storage: storage, revsLimit: config.revsLimit, changeNotifier: changeNotifier)
+        let router: any ChannelRouter
+        do {
+            router = try SyncFunctionLoader.router(for: config.sync)
+        } catch {
+            storage.close()
+            throw .invalidConfig(field: "databases.\(config.name).sync", problem: error.reason)
+        }
+        let documents = DocumentStore(
+            storage: storage, router: router, revsLimit: config.revsLimit, changeNotifier: changeNotifier)
         self.mutable = Mutex(
             Mutable(config: config, state: config.offline ? .offline : .online, documents: documents))
     }
@@ -98,27 +106,41 @@ public final class GatewayDatabase: Sendable {
 
     /// Replaces the configuration without touching users and roles (see ``applyConfig(_:)``).
     ///
-    /// `revs_limit` applies at once; `server` (the storage location) and `offline` at the next load. The name
+    /// `revs_limit` and the sync function apply at once (later writes use them; stored documents keep their
+    /// channels until `_resync`); `server` (the storage location) and `offline` at the next load. The name
     /// stays the database's.
-    public func updateConfig(_ config: DatabaseConfig) {
+    ///
+    /// - Throws: 400 naming the line when the sync function does not compile; nothing changes then.
+    public func updateConfig(_ config: DatabaseConfig) throws(GatewayError) {
         var config = config
         config.name = name
+        let current = self.config
+        let router: (any ChannelRouter)? = config.sync == current.sync ? nil : try SyncFunctionLoader.router(for: config.sync)
         let storage = storage
         let changeNotifier = changeNotifier
         mutable.withLock { state in
-            if config.revsLimit != state.documents.revsLimit {
+            if config.revsLimit != state.documents.revsLimit || router != nil {
                 state.documents = DocumentStore(
-                    storage: storage, router: state.documents.router, revsLimit: config.revsLimit,
+                    storage: storage, router: router ?? state.documents.router, revsLimit: config.revsLimit,
                     changeNotifier: changeNotifier)
             }
             state.config = config
         }
     }
 
-    /// Sets the sync function source kept in the configuration (`PUT`/`DELETE /{db}/_config/sync`); `nil` is the
-    /// default function. Compiling and running it belongs to the document layer.
-    public func setSyncFunction(_ source: String?) {
-        mutable.withLock { $0.config.sync = source }
+    /// Deploys a sync function (`PUT`/`DELETE /{db}/_config/sync`, the Admin UI's Deploy To Server); `nil` is the
+    /// default function. Later writes run it; stored documents keep their channels until `_resync`.
+    ///
+    /// - Throws: 400 naming the line when it does not compile; the previous function stays active.
+    public func setSyncFunction(_ source: String?) throws(GatewayError) {
+        var config = self.config
+        config.sync = source
+        try updateConfig(config)
+    }
+
+    /// The sync function in use.
+    public var router: any ChannelRouter {
+        documents.router
     }
 
     /// Replaces the configuration as `PUT /{db}/_config` does: its roles are created or updated, its new users
@@ -131,6 +153,8 @@ public final class GatewayDatabase: Sendable {
     public func applyConfig(_ config: DatabaseConfig) throws(GatewayError) {
         var config = config.keepingPasswords(from: self.config)
         config.name = name
+        // A sync function that does not compile refuses the whole configuration before anything changes.
+        if config.sync != self.config.sync { _ = try SyncFunctionLoader.router(for: config.sync) }
         let storage = storage
         var lastSequence: UInt64 = 0
         try principalLock.withLock { _ throws(GatewayError) in
@@ -142,7 +166,7 @@ public final class GatewayDatabase: Sendable {
             }
         }
         if lastSequence > 0 { changeNotifier.notify(lastSequence) }
-        updateConfig(config)
+        try updateConfig(config)
     }
 
     // MARK: - Information

@@ -16,9 +16,13 @@ public struct BulkDocsWriter: Sendable {
     /// The document operations to write through.
     public let documents: DocumentStore
 
+    /// The user writing, for the sync function; nil on the admin port.
+    public let user: SyncUserContext?
+
     /// Creates a writer.
-    public init(documents: DocumentStore) {
+    public init(documents: DocumentStore, user: SyncUserContext? = nil) {
         self.documents = documents
+        self.user = user
     }
 
     /// Saves every document and returns one result per document.
@@ -40,7 +44,9 @@ public struct BulkDocsWriter: Sendable {
                 guard case .object = body else { throw GatewayError.badRequest("Document body must be a JSON object") }
                 if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
                 let id = givenID ?? DocumentStore.generateID()
-                let revision = try newEdits ? documents.put(id: id, body: body) : documents.putExisting(id: id, body: body)
+                let revision =
+                    try newEdits
+                    ? documents.put(id: id, body: body, user: user) : documents.putExisting(id: id, body: body, user: user)
                 results.append(["id": .string(id), "rev": .string(revision.description)])
             } catch {
                 results.append(Self.failure(id: givenID, error: error))

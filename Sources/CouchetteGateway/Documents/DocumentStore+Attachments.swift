@@ -67,7 +67,9 @@ extension DocumentStore {
         var entries = members["_attachments"]?.objectValue ?? [:]
         entries[name] = ["content_type": .string(contentType), "length": .int(Int64(data.count)), "follows": true]
         members["_attachments"] = .object(entries)
-        return try put(id: id, body: .object(members), parentRevision: parentRevision, attachmentBodies: [name: data])
+        return try put(
+            id: id, body: .object(members), parentRevision: parentRevision, attachmentBodies: [name: data],
+            user: caller.syncContext)
     }
 
     /// Removes one attachment by writing a new revision without it (CouchDB's `DELETE /{db}/{doc}/{attachment}`).
@@ -92,7 +94,7 @@ extension DocumentStore {
         }
         entries[name] = nil
         members["_attachments"] = entries.isEmpty ? nil : .object(entries)
-        return try put(id: id, body: .object(members), parentRevision: parentRevision)
+        return try put(id: id, body: .object(members), parentRevision: parentRevision, user: caller.syncContext)
     }
 
     /// The stored body (user properties and attachment stubs) an attachment edit starts from: the parent's, or

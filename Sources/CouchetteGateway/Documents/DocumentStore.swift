@@ -61,11 +61,13 @@ public final class DocumentStore: Sendable {
     ///     marked `"follows": true` with their bytes in `attachmentBodies`.
     ///   - parentRevision: The `rev` query parameter or `If-Match`, overriding `_rev`.
     ///   - attachmentBodies: The bytes of `follows` attachments, by name (from a `multipart/related` body).
+    ///   - user: The user writing, for the sync function's `require*` checks; nil on the admin port.
     /// - Returns: The new revision's ID.
     /// - Throws: 400 for bad IDs, bodies or attachments, 409 for conflicts (§4.2), 403/401 from routing.
     @discardableResult
     public func put(
-        id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:]
+        id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:],
+        user: SyncUserContext? = nil
     ) throws(GatewayError) -> RevisionID {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
@@ -90,7 +92,7 @@ public final class DocumentStore: Sendable {
             } catch {
                 throw .internalError("\(error)")
             }
-            try self.route(&document, revision: revision)
+            try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
             newRevision = revision
             return document
@@ -105,10 +107,12 @@ public final class DocumentStore: Sendable {
     ///   - id: The document ID.
     ///   - body: The body with `_rev` and `_revisions` (replication-protocol.md §4.3).
     ///   - attachmentBodies: The bytes of `follows` attachments, by name (from a `multipart/related` body).
-    /// - Throws: 400 for a missing or malformed `_rev`/`_revisions` or bad attachments.
+    ///   - user: The user writing, for the sync function's `require*` checks; nil on the admin port.
+    /// - Throws: 400 for a missing or malformed `_rev`/`_revisions` or bad attachments; 403/401/500 from the sync
+    ///   function.
     @discardableResult
     public func putExisting(
-        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:]
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil
     ) throws(GatewayError) -> RevisionID {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
@@ -144,7 +148,7 @@ public final class DocumentStore: Sendable {
             } catch {
                 throw .badRequest("Bad _revisions")
             }
-            try self.route(&document, revision: revision)
+            try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
             return document
         }
@@ -165,26 +169,56 @@ public final class DocumentStore: Sendable {
         return (document.winner?.id.generation ?? 0) + 1
     }
 
-    /// Runs routing for a new revision and records its channels (and, when it wins, its grants). The old
-    /// document is the revision's parent, unless that is missing or a deletion.
-    private func route(_ document: inout StoredDocument, revision: RevisionID) throws(GatewayError) {
-        guard let node = document.tree[revision] else { return }
-        let parent = node.parent.flatMap { document.tree[$0] }
-        let oldBody = parent?.isDeleted == false ? parent?.body : nil
-        var input = node.body?.objectValue ?? [:]
-        input["_id"] = .string(document.id)
-        input["_rev"] = .string(revision.description)
-        if node.isDeleted { input = ["_id": .string(document.id), "_deleted": true] }
-        var old = oldBody?.objectValue
-        old?["_id"] = .string(document.id)
-        let result = try router.route(document: .object(input), oldDocument: old.map(JSONValue.object))
+    /// Runs the sync function for a new revision and records its channels; when it wins, its grants and expiry
+    /// (spec: sync-function.md §1). When the edit made another, older revision the winner (a conflict's winner
+    /// deleted), the function re-runs on that winner, without a user, to recompute the document's grants.
+    private func route(
+        _ document: inout StoredDocument, revision: RevisionID, user: SyncUserContext?, previousWinner: RevisionID?
+    ) throws(GatewayError) {
+        let result = try routing(of: revision, in: document, user: user)
         document.channels[revision] = result.channels
-        if document.winner?.id == revision {
-            document.access = result.access
-            document.roleAccess = result.roles
+        if let winner = document.winner?.id {
+            if winner == revision {
+                apply(result, to: &document)
+            } else if winner != previousWinner, let rerun = try? routing(of: winner, in: document, user: nil) {
+                apply(rerun, to: &document)
+            }
         }
         // Channels of revisions no longer in the tree are forgotten.
         document.channels = document.channels.filter { document.tree.contains($0.key) }
+    }
+
+    /// The sync function's result for one revision: `doc` is its body with `_id` and `_rev` (`{_id, _deleted}`
+    /// for a tombstone), `oldDoc` its parent's body with `_id` (`{_id, _deleted}` for a tombstone parent), or nil.
+    func routing(of revision: RevisionID, in document: StoredDocument, user: SyncUserContext?) throws(GatewayError)
+        -> RoutingResult
+    {
+        guard let node = document.tree[revision] else { return RoutingResult() }
+        var input: [String: JSONValue]
+        if node.isDeleted {
+            input = ["_id": .string(document.id), "_deleted": true]
+        } else {
+            input = node.body?.objectValue ?? [:]
+            input["_id"] = .string(document.id)
+        }
+        input["_rev"] = .string(revision.description)
+        var old: JSONValue?
+        if let parent = node.parent.flatMap({ document.tree[$0] }) {
+            if parent.isDeleted {
+                old = ["_id": .string(document.id), "_deleted": true]
+            } else if var body = parent.body?.objectValue {
+                body["_id"] = .string(document.id)
+                old = .object(body)
+            }
+        }
+        return try router.route(document: .object(input), oldDocument: old, user: user)
+    }
+
+    /// Makes `result` the document's current grants and expiry.
+    private func apply(_ result: RoutingResult, to document: inout StoredDocument) {
+        document.access = result.access
+        document.roleAccess = result.roles
+        if let expiry = result.expiry { document.expiry = expiry }
     }
 
     // MARK: - Reading
@@ -228,8 +262,8 @@ public final class DocumentStore: Sendable {
     // MARK: - Bulk operations
 
     /// `_bulk_docs`: one result per document, in order (see ``BulkDocsWriter``).
-    public func bulkDocs(_ documents: [JSONValue], newEdits: Bool) -> [JSONValue] {
-        BulkDocsWriter(documents: self).write(documents, newEdits: newEdits)
+    public func bulkDocs(_ documents: [JSONValue], newEdits: Bool, user: SyncUserContext? = nil) -> [JSONValue] {
+        BulkDocsWriter(documents: self, user: user).write(documents, newEdits: newEdits)
     }
 
     /// `_revs_diff`: for each document, the revisions missing here and possible ancestors.

@@ -78,6 +78,14 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// A UUID naming this storage, made when it was created and kept with its data (`server_uuid` of `_status`).
     var storageUUID: String { get throws(GatewayError) }
 
+    /// Channel grants that documents' `access()` calls make to `principal` (a user name or `role:NAME`), each
+    /// channel with the sequence of the change that first granted it.
+    func documentChannelGrants(to principal: String) throws(GatewayError) -> [String: UInt64]
+
+    /// Role grants that documents' `role()` calls make to user `name` (bare role names), each with the sequence of
+    /// the change that first granted it.
+    func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64]
+
     /// Closes the storage; later calls throw 503.
     func close()
 }

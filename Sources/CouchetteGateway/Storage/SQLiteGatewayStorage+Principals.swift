@@ -37,7 +37,24 @@ extension SQLiteGatewayStorage: PrincipalStore {
     // MARK: - Users
 
     public func user(named name: String) throws(GatewayError) -> User? {
-        try load(User.self, from: "users", key: "name", value: name)
+        guard var user = try load(User.self, from: "users", key: "name", value: name) else { return nil }
+        user.channelsFromGrants = Set(try documentChannelGrants(to: name).keys)
+        user.rolesFromGrants = Set(try documentRoleGrants(to: name).keys)
+        return user
+    }
+
+    // MARK: - Grants made by documents
+
+    public func documentChannelGrants(to principal: String) throws(GatewayError) -> [String: UInt64] {
+        try withConnection { connection in
+            try GrantIndex.grants(kind: GrantIndex.channelGrant, to: principal, connection)
+        }
+    }
+
+    public func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64] {
+        try withConnection { connection in
+            try GrantIndex.grants(kind: GrantIndex.roleGrant, to: name, connection)
+        }
     }
 
     public func putUser(_ user: User) throws(GatewayError) {
@@ -57,7 +74,9 @@ extension SQLiteGatewayStorage: PrincipalStore {
     // MARK: - Roles
 
     public func role(named name: String) throws(GatewayError) -> Role? {
-        try load(Role.self, from: "roles", key: "name", value: name)
+        guard var role = try load(Role.self, from: "roles", key: "name", value: name) else { return nil }
+        role.channelsFromGrants = Set(try documentChannelGrants(to: "role:\(name)").keys)
+        return role
     }
 
     public func putRole(_ role: Role) throws(GatewayError) {

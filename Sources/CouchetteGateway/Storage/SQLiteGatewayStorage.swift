@@ -49,12 +49,17 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// The schema version this code writes.
+    static let schemaVersion = 2
+
     private static func migrate(_ connection: Connection) throws {
         let version = try connection.userVersion
-        guard version < 1 else {
-            if version > 1 { throw GatewayError.internalError("The database was written by a newer gateway") }
-            return
-        }
+        if version > schemaVersion { throw GatewayError.internalError("The database was written by a newer gateway") }
+        if version < 1 { try createVersion1(connection) }
+        if version < 2 { try GrantIndex.migrate(connection) }
+    }
+
+    private static func createVersion1(_ connection: Connection) throws {
         try connection.transaction { connection in
             try connection.execute(
                 """
@@ -177,6 +182,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 Int64(sequence), documentID, winner.isDeleted, winner.id.description, body,
                 StoredDocumentCodec.encodeMetadata(updated))
             try updateMembership(of: updated, previous: current, connection)
+            try GrantIndex.update(of: updated, connection)
             try connection.execute("COMMIT")
             return updated
         } catch {
@@ -221,6 +227,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 try connection.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(sequence))
                 try connection.execute("DELETE FROM channel_membership WHERE doc_id = ?", documentID)
+                try connection.execute("DELETE FROM grants WHERE doc_id = ?", documentID)
                 try connection.execute("DELETE FROM documents WHERE id = ?", documentID)
                 return try connection.changes > 0
             }

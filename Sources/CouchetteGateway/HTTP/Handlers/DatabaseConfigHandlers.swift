@@ -53,14 +53,14 @@ struct DatabaseConfigHandlers: Sendable {
     @Sendable func putSync(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let database = try await database(request, context: context)
         let source = String(decoding: try await environment.body.bytes(of: request), as: UTF8.self)
-        database.setSyncFunction(source.trimmingWhitespace().isEmpty ? nil : source)
+        try database.setSyncFunction(source.trimmingWhitespace().isEmpty ? nil : source)
         return Response(status: .ok)
     }
 
     /// `DELETE /{db}/_config/sync`: back to the default function → 200.
     @Sendable func deleteSync(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let database = try await database(request, context: context)
-        database.setSyncFunction(nil)
+        try database.setSyncFunction(nil)
         return Response(status: .ok)
     }
 

@@ -60,12 +60,14 @@ struct DocumentHandlers: Sendable {
         let document = try await Self.documentBody(of: request, reader: environment.body)
         if try !query.bool("new_edits", default: true) {
             let revision = try target.documents.putExisting(
-                id: id, body: document.body, attachmentBodies: document.attachmentBodies)
+                id: id, body: document.body, attachmentBodies: document.attachmentBodies,
+                user: target.caller.syncContext)
             return Self.saved(id: id, revision: revision, status: .created, environment: environment, etag: false)
         }
         let parent = query.string("rev") ?? Self.ifMatch(request)
         let revision = try target.documents.put(
-            id: id, body: document.body, parentRevision: parent, attachmentBodies: document.attachmentBodies)
+            id: id, body: document.body, parentRevision: parent, attachmentBodies: document.attachmentBodies,
+            user: target.caller.syncContext)
         return Self.saved(id: id, revision: revision, status: .created, environment: environment)
     }
 
@@ -92,7 +94,8 @@ struct DocumentHandlers: Sendable {
         guard let parent = QueryOptions(request).string("rev") ?? Self.ifMatch(request) else {
             throw GatewayError.conflict("Document update conflict")
         }
-        let revision = try target.documents.put(id: id, body: ["_deleted": true], parentRevision: parent)
+        let revision = try target.documents.put(
+            id: id, body: ["_deleted": true], parentRevision: parent, user: target.caller.syncContext)
         return Self.saved(id: id, revision: revision, status: .ok, environment: environment)
     }
 
@@ -105,7 +108,7 @@ struct DocumentHandlers: Sendable {
             throw GatewayError.badRequest("Document body must be a JSON object")
         }
         let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
-        let revision = try target.documents.put(id: id, body: .object(members))
+        let revision = try target.documents.put(id: id, body: .object(members), user: target.caller.syncContext)
         var response = Self.saved(id: id, revision: revision, status: .ok, environment: environment)
         response.headers[.location] = "/\(target.database.name)/\(Self.percentEncoded(id))"
         return response

@@ -11,6 +11,7 @@ enum GatewayRoutes {
                 + SessionRoutes.routes(environment)
                 + PrincipalRoutes.routes(environment)
                 + MaintenanceRoutes.routes(environment)
+                + SyncRoutes.routes(environment)
                 + ChangesRoutes.routes(environment)
                 + BulkRoutes.routes(environment)
                 + BulkGetRoutes.routes(environment)

@@ -1,0 +1,87 @@
+import AsyncHTTPClient
+import CouchetteCore
+import CouchetteGateway
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// `_bulk_docs` ingest through the seeds' Todo sync function (validation, routing and grants for every task
+/// list) against the same ingest with no sync function, in one gateway over loopback (`syncfn.bulk-docs`, goal
+/// ≥ 0.5).
+struct SyncIngestBenchmark {
+    let count: Int
+    let clients = 4
+    let batchSize = 100
+
+    func run() async throws {
+        let todoConfig = try GatewayConfig.load(contentsOf: "examples/todo/sync-gateway-config.json")
+        guard let sync = todoConfig.databases["todo"]?.sync else {
+            throw GatewayError.internalError("examples/todo/sync-gateway-config.json has no sync function")
+        }
+        let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-sync-bench-\(UUID())")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var logger = Logger(label: "couchette.bench")
+        logger.logLevel = .critical
+        let config = GatewayConfig(
+            interface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            databases: [
+                "plain": DatabaseConfig(name: "plain", server: .directory(directory)),
+                "todo": DatabaseConfig(name: "todo", server: .directory(directory), sync: sync),
+            ])
+        let server = try GatewayServer(config: config, logger: logger)
+        let serverTask = Task { try await server.run() }
+        let ports = try await server.waitUntilReady()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        print("# syncfn: \(count) task lists by _bulk_docs, batches of \(batchSize) from \(clients) clients")
+
+        // Task lists that pass the Todo function's validation, written on the admin port (require* pass).
+        let batches: [ByteBuffer] = stride(from: 0, to: count, by: batchSize).map { start in
+            let docs = (start..<min(start + batchSize, count)).map { index -> JSONValue in
+                let owner = "user\(index % 50)"
+                return [
+                    "_id": .string("\(owner).\(UUID().uuidString)"), "type": "task-list",
+                    "name": .string("List \(index)"), "owner": .string(owner),
+                ]
+            }
+            return ByteBuffer(bytes: JSONValue.object(["docs": .array(docs)]).serialized())
+        }
+        let plain = try await ingest(batches, url: "http://127.0.0.1:\(ports.adminPort)/plain/_bulk_docs", http: http)
+        let todo = try await ingest(batches, url: "http://127.0.0.1:\(ports.adminPort)/todo/_bulk_docs", http: http)
+        Benchmark.report("syncfn.bulk-docs", baselineSeconds: plain, measuredSeconds: todo, goal: ">=0.5")
+        print("# syncfn.bulk-docs: \(Int(Double(count) / todo)) documents/s through the Todo sync function")
+
+        try await http.shutdown()
+        await server.triggerGracefulShutdown()
+        try await serverTask.value
+    }
+
+    /// Seconds to post every batch from `clients` concurrent clients; every document must be accepted.
+    private func ingest(_ batches: [ByteBuffer], url: String, http: HTTPClient) async throws -> Double {
+        let clients = clients
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    for index in stride(from: client, to: batches.count, by: clients) {
+                        var request = HTTPClientRequest(url: url)
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(batches[index])
+                        let response = try await http.execute(request, timeout: .seconds(60))
+                        var body = try await response.body.collect(upTo: 16 << 20)
+                        let text = body.readString(length: body.readableBytes) ?? ""
+                        guard response.status == .created, !text.contains("\"error\"") else {
+                            throw GatewayError.internalError("benchmark batch refused: \(text.prefix(200))")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,127 @@
+import CouchetteCore
+import Foundation
+import Hummingbird
+
+// MARK: - SyncHandlers
+
+/// `POST /{db}/_resync` and `POST /{db}/_sync_preview` (admin).
+struct SyncHandlers: Sendable {
+    /// The listener's environment.
+    let environment: RouteEnvironment
+
+    // MARK: - _resync
+
+    /// `POST /{db}/_resync`: with the database offline, re-runs the sync function over every document →
+    /// `{"changes": N}`; online → 503 "Database must be _offline before calling /_resync".
+    @Sendable func resync(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        let database = target.database
+        switch database.state {
+        case .offline: break
+        case .resyncing: throw GatewayError.serviceUnavailable("Database _resync is already in progress")
+        default: throw GatewayError.serviceUnavailable("Database must be _offline before calling /_resync")
+        }
+        database.setState(.resyncing)
+        defer { database.setState(.offline) }
+        let changed = try database.documents.resync()
+        environment.log(LogKeys.crud, "_resync of db \"\(database.name)\": \(changed) documents changed")
+        return environment.renderer.response(json: ["changes": .int(Int64(changed))])
+    }
+
+    // MARK: - _sync_preview
+
+    /// `POST /{db}/_sync_preview`: runs a sync function over documents and persists nothing (the Admin UI's
+    /// Live Preview). Body:
+    ///
+    /// ```json
+    /// {"sync": "function(doc, oldDoc){…}",      // optional: the function to try (default: the one in use)
+    ///  "docs": [{"_id": "a", "type": "task-list"}],  // documents to route (oldDoc: the stored one with that _id)
+    ///  "doc_ids": ["b"],                          // stored documents, routed as they are
+    ///  "random": true,                            // one random stored document
+    ///  "user": "user1"}                           // run as this user (default: the admin, require* pass)
+    /// ```
+    ///
+    /// → `{"results":[{"id","channels":[…],"access":{…},"roles":{…},"expiry"?} | {"id","error","reason","status"}]}`;
+    /// a function that does not compile → 400 naming the line.
+    @Sendable func preview(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        let body = try await environment.body.jsonObject(of: request)
+        let documents = target.database.documents
+        let router: any ChannelRouter
+        switch body["sync"] {
+        case .string(let source)?: router = try SyncFunctionLoader.router(for: source)
+        case nil, .null?: router = documents.router
+        default: throw GatewayError.badRequest("sync must be a string")
+        }
+        let user = try previewUser(body["user"], in: target.database)
+        var results: [JSONValue] = []
+        if let docs = body["docs"] {
+            guard case .array(let items) = docs else { throw GatewayError.badRequest("docs must be an array") }
+            for item in items { results.append(try preview(item, router: router, user: user, documents: documents)) }
+        }
+        var ids: [String] = []
+        if let docIDs = body["doc_ids"] {
+            guard case .array(let items) = docIDs, items.allSatisfy({ $0.stringValue != nil }) else {
+                throw GatewayError.badRequest("doc_ids must be an array of strings")
+            }
+            ids += items.compactMap(\.stringValue)
+        }
+        if body["random"]?.boolValue == true, let id = try randomDocumentID(in: target.database) { ids.append(id) }
+        for id in ids {
+            results.append(Self.result(id: id) { () throws(GatewayError) in try documents.preview(id: id, with: router, user: user) })
+        }
+        return environment.renderer.response(json: ["results": .array(results)])
+    }
+
+    /// Routes a given document body, with the stored document of the same `_id` as `oldDoc`.
+    private func preview(_ item: JSONValue, router: any ChannelRouter, user: SyncUserContext?, documents: DocumentStore)
+        throws(GatewayError) -> JSONValue
+    {
+        guard case .object(var members) = item else { throw GatewayError.badRequest("docs must hold JSON objects") }
+        let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
+        members["_id"] = .string(id)
+        var oldDocument: JSONValue?
+        if let stored = try documents.storage.document(id: id), let winner = stored.winner {
+            if winner.isDeleted {
+                oldDocument = ["_id": .string(id), "_deleted": true]
+            } else if var old = winner.body?.objectValue {
+                old["_id"] = .string(id)
+                oldDocument = .object(old)
+            }
+        }
+        let document = JSONValue.object(members)
+        return Self.result(id: id) { () throws(GatewayError) in
+            try router.route(document: document, oldDocument: oldDocument, user: user)
+        }
+    }
+
+    /// The user context of `"user"`, or nil (admin) when absent.
+    private func previewUser(_ value: JSONValue?, in database: GatewayDatabase) throws(GatewayError) -> SyncUserContext? {
+        guard let value, !value.isNull else { return nil }
+        guard let name = value.stringValue else { throw GatewayError.badRequest("user must be a string") }
+        guard let user = try database.storage.user(named: name) else { throw GatewayError.notFound("missing user \(name)") }
+        return Caller.user(user, channels: try database.storage.allChannels(of: user)).syncContext
+    }
+
+    private func randomDocumentID(in database: GatewayDatabase) throws(GatewayError) -> String? {
+        let ids = try database.storage.documentIDs(from: nil, to: nil, limit: 1_000)
+        return ids.randomElement()
+    }
+
+    /// `{"id","channels","access","roles","expiry"?}` or the rejection `{"id","error","reason","status"}`.
+    static func result(id: String, _ body: () throws(GatewayError) -> RoutingResult) -> JSONValue {
+        do {
+            let result = try body()
+            var json: [String: JSONValue] = [
+                "id": .string(id),
+                "channels": .array(result.channels.sorted().map(JSONValue.string)),
+                "access": .object(result.access.mapValues { .array($0.sorted().map(JSONValue.string)) }),
+                "roles": .object(result.roles.mapValues { .array($0.sorted().map(JSONValue.string)) }),
+            ]
+            if let expiry = result.expiry { json["expiry"] = .string(ISO8601DateFormatter().string(from: expiry)) }
+            return .object(json)
+        } catch {
+            return BulkDocsWriter.failure(id: id, error: error)
+        }
+    }
+}

@@ -1,0 +1,15 @@
+// MARK: - SyncRoutes
+
+/// Sync function routes of the admin listener: `_resync` (spec: gateway-rest-api.md §16) and `_sync_preview`,
+/// the Admin UI's Live Preview.
+enum SyncRoutes {
+    /// The routes for `environment.listener`.
+    static func routes(_ environment: RouteEnvironment) -> [GatewayRoute] {
+        guard environment.isAdmin else { return [] }
+        let handlers = SyncHandlers(environment: environment)
+        return [
+            GatewayRoute(.post, "/{db}/_resync", handlers.resync),
+            GatewayRoute(.post, "/{db}/_sync_preview", handlers.preview),
+        ]
+    }
+}

@@ -1,0 +1,35 @@
+// MARK: - Channel grant sequences
+
+extension GatewayStorage {
+    /// Every channel `user` can read, each with the sequence at which they gained it (spec: sync-function.md
+    /// §7.3): `admin_channels` at the user record's sequence; channels documents granted them; for each role
+    /// (explicit at the user record's sequence, or granted by a document) its `admin_channels` and the channels
+    /// documents granted `role:NAME`, at the later of the role grant and the channel grant; `!` at 1. On
+    /// duplicates the earliest sequence wins. Configuration principals (sequence 0) count as 1: they never
+    /// trigger backfill.
+    ///
+    /// The user record's sequence stands for the sequence of every admin-made grant: any admin update of the user
+    /// (a password change too) makes its admin channels count as new, so a feed may re-send them; sending a
+    /// document twice is harmless to replicators, missing one is not.
+    public func channelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64] {
+        var sequences: [String: UInt64] = [PrincipalName.publicChannel: 1]
+        func grant(_ channel: String, at sequence: UInt64) {
+            sequences[channel] = min(sequences[channel] ?? .max, max(sequence, 1))
+        }
+        for channel in user.adminChannels { grant(channel, at: user.sequence) }
+        for (channel, sequence) in try documentChannelGrants(to: user.name) { grant(channel, at: sequence) }
+        var roles: [String: UInt64] = [:]
+        for role in user.adminRoles { roles[role] = max(user.sequence, 1) }
+        for (role, sequence) in try documentRoleGrants(to: user.name) {
+            roles[role] = min(roles[role] ?? .max, max(sequence, 1))
+        }
+        for (name, roleSequence) in roles {
+            guard let role = try role(named: name) else { continue }
+            for channel in role.adminChannels { grant(channel, at: max(roleSequence, role.sequence)) }
+            for (channel, sequence) in try documentChannelGrants(to: "role:\(name)") {
+                grant(channel, at: max(roleSequence, sequence))
+            }
+        }
+        return sequences
+    }
+}

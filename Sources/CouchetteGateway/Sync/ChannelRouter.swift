@@ -1,0 +1,82 @@
+import CouchetteCore
+import Foundation
+
+// MARK: - RoutingResult
+
+/// What the sync function decided for a revision: its channels, the access and roles it grants, and its expiry
+/// (spec: sync-function.md §3).
+public struct RoutingResult: Sendable, Hashable {
+    /// The channels the revision goes to (`channel()`).
+    public var channels: Set<String>
+    /// Channels granted, by user name or `role:NAME` (`access()`).
+    public var access: [String: Set<String>]
+    /// Roles granted, by user name; role names without the `role:` prefix (`role()`).
+    public var roles: [String: Set<String>]
+    /// When the document expires (`expiry()`), if set.
+    public var expiry: Date?
+
+    /// Creates a result.
+    public init(
+        channels: Set<String> = [], access: [String: Set<String>] = [:], roles: [String: Set<String>] = [:],
+        expiry: Date? = nil
+    ) {
+        self.channels = channels
+        self.access = access
+        self.roles = roles
+        self.expiry = expiry
+    }
+}
+
+// MARK: - SyncUserContext
+
+/// The user a sync function runs for: what `requireUser`, `requireRole` and `requireAccess` check
+/// (spec: sync-function.md §2 "Hidden context"). Requests on the admin port run with no context.
+public struct SyncUserContext: Sendable, Hashable {
+    /// The user's name; `""` for `GUEST`.
+    public var name: String
+    /// The user's roles (explicit and granted), bare names.
+    public var roles: Set<String>
+    /// Every channel the user can read, including `!` and role channels.
+    public var channels: Set<String>
+
+    /// Creates a context.
+    public init(name: String, roles: Set<String>, channels: Set<String>) {
+        self.name = name
+        self.roles = roles
+        self.channels = channels
+    }
+}
+
+// MARK: - ChannelRouter
+
+/// Decides where a new revision goes and what it grants: the sync function's job. ``PropertyChannelRouter`` is
+/// the default (`function(doc){channel(doc.channels);}`); ``JavaScriptSyncFunction`` runs a configured one.
+public protocol ChannelRouter: Sendable {
+    /// Routes a revision, or throws to reject it: 403 `throw({forbidden})` and failed `require*`, 401
+    /// `throw({unauthorized})`, 500 for exceptions and time-outs.
+    ///
+    /// - Parameters:
+    ///   - document: The new revision's body with `_id` and `_rev` (a deletion is `{"_id", "_deleted": true}`).
+    ///   - oldDocument: The parent revision's body with `_id`, nil when creating.
+    ///   - user: The user writing, or nil on the admin port (every `require*` passes).
+    func route(document: JSONValue, oldDocument: JSONValue?, user: SyncUserContext?) throws(GatewayError)
+        -> RoutingResult
+}
+
+// MARK: - PropertyChannelRouter
+
+/// The default routing: the document's `channels` property, a string or an array of strings.
+public struct PropertyChannelRouter: ChannelRouter {
+    /// Creates the default router.
+    public init() {}
+
+    public func route(document: JSONValue, oldDocument: JSONValue?, user: SyncUserContext?) throws(GatewayError)
+        -> RoutingResult
+    {
+        switch document["channels"] {
+        case .string(let channel)?: RoutingResult(channels: [channel])
+        case .array(let channels)?: RoutingResult(channels: Set(channels.compactMap(\.stringValue)))
+        default: RoutingResult()
+        }
+    }
+}
