@@ -15,10 +15,7 @@ struct SyncIngestBenchmark {
     let batchSize = 100
 
     func run() async throws {
-        let todoConfig = try GatewayConfig.load(contentsOf: "examples/todo/sync-gateway-config.json")
-        guard let sync = todoConfig.databases["todo"]?.sync else {
-            throw GatewayError.internalError("examples/todo/sync-gateway-config.json has no sync function")
-        }
+        let sync = try SyncFunctionBenchmark.todoSource()
         let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-sync-bench-\(UUID())")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

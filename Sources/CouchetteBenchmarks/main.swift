@@ -15,4 +15,5 @@ if only == nil || only == "gateway" {
 if only == nil || only == "syncfn" {
     try await SyncIngestBenchmark(count: max(documents / 5, 1_000)).run()
 }
+if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }

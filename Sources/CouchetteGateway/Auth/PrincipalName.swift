@@ -29,7 +29,7 @@ public enum PrincipalName {
 
     /// Whether `name` is a valid channel name: non-empty and without a comma (SG ≥ 1.3).
     public static func isValidChannel(_ name: String) -> Bool {
-        !name.isEmpty && !name.contains(",")
+        !name.isEmpty && !name.utf8.contains(UInt8(ascii: ","))
     }
 
     /// A channel set as a principal holds it: when it contains `*`, just `{"*"}` (sync-function.md §6).

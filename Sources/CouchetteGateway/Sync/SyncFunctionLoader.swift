@@ -8,6 +8,6 @@ enum SyncFunctionLoader {
     /// - Throws: 400 naming the line when the source does not compile.
     static func router(for source: String?) throws(GatewayError) -> any ChannelRouter {
         guard let source, !source.trimmingWhitespace().isEmpty else { return PropertyChannelRouter() }
-        return PropertyChannelRouter()  // JAVASCRIPT-PENDING: replaced by JavaScriptSyncFunction(source:) once it lands
+        return try JavaScriptSyncFunction(source: source)
     }
 }

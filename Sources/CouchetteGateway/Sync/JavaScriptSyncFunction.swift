@@ -1,0 +1,138 @@
+import CouchetteCore
+import Foundation
+
+// MARK: - JavaScriptSyncFunction
+
+/// A configured JavaScript sync function, run on JavaScriptCore (spec: sync-function.md §1–§6).
+///
+/// The source is a function expression, as in a configuration file's `sync`. It is compiled once per
+/// JavaScriptCore context; a pool of contexts lets concurrent writes run the function in parallel, each call
+/// borrowing one context (and waiting while all are busy). Each context has its own context group, so the time
+/// limit applies per call.
+///
+/// ```swift
+/// let sync = try JavaScriptSyncFunction(source: """
+///     function(doc, oldDoc) {
+///       if (!doc.type) throw({forbidden: "type is required"});
+///       requireUser(doc.owner);
+///       channel("lists." + doc._id);
+///       access(doc.owner, "lists." + doc._id);
+///     }
+///     """)
+/// let user = SyncUserContext(name: "user1", roles: [], channels: ["!"])
+/// let result = try sync.route(document: ["_id": "a", "type": "list", "owner": "user1"], oldDocument: nil, user: user)
+/// result.channels  // ["lists.a"]
+/// result.access    // ["user1": ["lists.a"]]
+/// ```
+///
+/// Built-ins: `channel`, `access`, `role`, `expiry`, `reject`, `requireUser`, `requireRole`, `requireAccess` and
+/// `requireAdmin` with Sync Gateway 1.x's messages (`wrong user`, `missing role`, `missing channel access`,
+/// `admin required`), thrown as `{forbidden: message}` objects that the function may catch. The third argument,
+/// `meta`, is `{"xattrs": {}}`.
+///
+/// Documents reach JavaScript through JSON, so integers beyond ±2^53 lose precision there (the stored document
+/// keeps them exact; only what the function sees and computes from them is affected).
+public final class JavaScriptSyncFunction: ChannelRouter {
+    /// The function used when a database configures none (spec: sync-function.md §1.5).
+    public static let defaultSource = "function(doc){channel(doc.channels);}"
+
+    /// The source as configured.
+    public let source: String
+    /// The most contexts that run the function at once.
+    public let poolSize: Int
+    /// How long one call may run before it is stopped with 500 `JS sync function timed out`.
+    public let timeLimit: Duration
+
+    private let pool: SyncFunctionRunnerPool
+
+    /// Compiles a sync function.
+    ///
+    /// - Parameters:
+    ///   - source: A function expression, e.g. `function(doc, oldDoc) { channel(doc.channels); }`; surrounding
+    ///     whitespace and comments are allowed.
+    ///   - poolSize: The most calls that run in parallel (contexts are created as needed, up to this many).
+    ///   - timeLimit: The longest one call may run.
+    /// - Throws: 400 `Invalid sync function: <error> (line N)` when the source does not compile or is not a
+    ///   function; `N` counts lines of `source`.
+    public init(
+        source: String, poolSize: Int = ProcessInfo.processInfo.activeProcessorCount,
+        timeLimit: Duration = .seconds(1)
+    ) throws(GatewayError) {
+        let script = SyncFunctionScript(source: source)
+        let first: SyncFunctionRunner
+        do {
+            first = try SyncFunctionRunner(script: script, timeLimit: timeLimit)
+        } catch {
+            let line = error.line.map { " (line \(script.sourceLine($0)))" } ?? ""
+            throw .invalidSyncFunction(error.message + line)
+        }
+        self.source = source
+        self.poolSize = max(1, poolSize)
+        self.timeLimit = timeLimit
+        self.pool = SyncFunctionRunnerPool(size: poolSize, first: first) { () throws(JavaScriptException) in
+            try SyncFunctionRunner(script: script, timeLimit: timeLimit)
+        }
+    }
+
+    // MARK: - Running
+
+    /// Runs the function for a new revision and reports the outcome with failure details for logs.
+    ///
+    /// - Parameters:
+    ///   - document: The new revision's body with `_id`, `_rev` and `_deleted` when it is a tombstone.
+    ///   - oldDocument: The parent revision's body with `_id`, nil when there is none (`oldDoc` is `null`).
+    ///   - user: The user writing, or nil for admin and internal writes (every `require*` passes).
+    public func evaluate(document: JSONValue, oldDocument: JSONValue?, user: SyncUserContext?) -> SyncFunctionOutcome {
+        let documentJSON = document.serialized()
+        let oldDocumentJSON = oldDocument.map { $0.serialized() }
+        let userJSON = user.map(Self.json)
+        let runner: SyncFunctionRunner
+        do {
+            runner = try pool.borrow()
+        } catch {
+            return .failed(.syncFunctionException, detail: "cannot start a JavaScript context: \(error.description)")
+        }
+        let result = runner.run(document: documentJSON, oldDocument: oldDocumentJSON, user: userJSON)
+        let now = Date()
+        switch result {
+        case .timedOut:
+            pool.giveBack(runner, reusable: false)
+            return .failed(.syncFunctionTimedOut, detail: "the sync function ran longer than \(timeLimit)")
+        case .exception(let exception):
+            pool.giveBack(runner, reusable: true)
+            return .failed(.syncFunctionException, detail: exception.description)
+        case .output(let bytes):
+            pool.giveBack(runner, reusable: true)
+            do {
+                return try SyncFunctionOutput(json: bytes).outcome(now: now)
+            } catch {
+                return .failed(.syncFunctionException, detail: error.description)
+            }
+        }
+    }
+
+    /// Runs the function for a new revision (``ChannelRouter``).
+    ///
+    /// - Throws: 403 for `throw({forbidden})` and failed `require*`, 401 for `throw({unauthorized})`, the status
+    ///   given to `reject()`, 500 for exceptions, time-outs and invalid names (spec: sync-function.md §4).
+    public func route(document: JSONValue, oldDocument: JSONValue?, user: SyncUserContext?) throws(GatewayError)
+        -> RoutingResult
+    {
+        try evaluate(document: document, oldDocument: oldDocument, user: user).result.get()
+    }
+
+    /// How many JavaScriptCore contexts exist now (idle or running), at most ``poolSize``.
+    var contextCount: Int { pool.runnerCount }
+
+    // MARK: - Helpers
+
+    /// The user context the wrapper expects, `{"name", "roles": […], "channels": […]}`.
+    private static func json(_ user: SyncUserContext) -> [UInt8] {
+        let value: JSONValue = .object([
+            "name": .string(user.name),
+            "roles": .array(user.roles.map(JSONValue.string)),
+            "channels": .array(user.channels.map(JSONValue.string)),
+        ])
+        return value.serialized()
+    }
+}

@@ -1,0 +1,145 @@
+import CouchetteCore
+import Foundation
+
+// MARK: - SyncFunctionOutput
+
+/// The calls one sync function invocation made, as the JavaScript wrapper reports them (see
+/// ``SyncFunctionScript``), and their validation into a ``SyncFunctionOutcome`` (spec: sync-function.md §3, §4, §6).
+///
+/// Checks run in Sync Gateway's order: invalid channel names and `role()` values without the `role:` prefix fail
+/// the call first (500 `Exception in JS sync function`, even when the function also rejected the document), then a
+/// rejection wins, then invalid user or role names in `access()`/`role()` fail it (500 `Error in JS sync function`).
+struct SyncFunctionOutput {
+    /// Names passed to `channel()`, in call order.
+    var channels: [String] = []
+    /// Each `access(principals, channels)` call.
+    var access: [(principals: [String], channels: [String])] = []
+    /// Each `role(users, roles)` call, roles as written (`role:NAME`).
+    var roles: [(users: [String], roles: [String])] = []
+    /// Each number or string passed to `expiry()`, in call order.
+    var expiry: [JSONValue] = []
+    /// The first `reject(status, message)`, including thrown `{forbidden}`/`{unauthorized}`.
+    var rejection: (status: Int, message: String)?
+
+    private static let rolePrefix = "role:"
+
+    /// Creates an empty output.
+    init() {}
+
+    /// Decodes the wrapper's JSON output.
+    ///
+    /// - Throws: A description of what is malformed (which only a function tampering with the runtime causes).
+    init(json bytes: [UInt8]) throws(JavaScriptException) {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: bytes)
+        } catch {
+            throw JavaScriptException(message: "the sync function's output is not valid JSON: \(error)")
+        }
+        guard let channels = value["channels"].flatMap(Self.strings), let expiry = value["expiry"]?.arrayValue,
+            let access = value["access"].flatMap(Self.pairs), let roles = value["roles"].flatMap(Self.pairs)
+        else {
+            throw JavaScriptException(message: "the sync function's output is malformed")
+        }
+        self.channels = channels
+        self.expiry = expiry
+        self.access = access.map { (principals: $0.0, channels: $0.1) }
+        self.roles = roles.map { (users: $0.0, roles: $0.1) }
+        if let reject = value["reject"]?.arrayValue, reject.count == 2, let status = reject[0].intValue,
+            let message = reject[1].stringValue
+        {
+            rejection = (Int(status), message)
+        }
+    }
+
+    // MARK: - Outcome
+
+    /// Validates the calls and builds the outcome.
+    ///
+    /// - Parameter now: The time relative expiries count from.
+    func outcome(now: Date) -> SyncFunctionOutcome {
+        // 1. Values Sync Gateway refuses while collecting the output (sync_runner.go `After`).
+        if let invalid = channels.first(where: { !PrincipalName.isValidChannel($0) }) {
+            return .failed(.syncFunctionException, detail: "channel() was given an invalid channel name \(quoted(invalid))")
+        }
+        if let invalid = access.lazy.flatMap(\.channels).first(where: { !PrincipalName.isValidChannel($0) }) {
+            return .failed(.syncFunctionException, detail: "access() was given an invalid channel name \(quoted(invalid))")
+        }
+        if let invalid = roles.lazy.flatMap(\.roles).first(where: { !$0.hasPrefix(Self.rolePrefix) }) {
+            return .failed(
+                .syncFunctionException, detail: "role() was given \(quoted(invalid)), which does not begin with \"role:\"")
+        }
+        // 2. A rejection discards everything else.
+        if let rejection {
+            return .rejected(Self.error(status: rejection.status, message: rejection.message))
+        }
+        // 3. Principal names, checked when grants are applied (crud.go).
+        for principal in access.lazy.flatMap(\.principals) where !Self.isValidPrincipal(principal) {
+            return .failed(.syncFunctionError, detail: "access() was given an invalid user or role name \(quoted(principal))")
+        }
+        for user in roles.lazy.flatMap(\.users) where !PrincipalName.isValid(user) {
+            return .failed(.syncFunctionError, detail: "role() was given an invalid user name \(quoted(user))")
+        }
+        for role in roles.lazy.flatMap(\.roles) where !PrincipalName.isValid(String(role.dropFirst(Self.rolePrefix.count))) {
+            return .failed(.syncFunctionError, detail: "role() was given an invalid role name \(quoted(role))")
+        }
+        return .routed(routingResult(now: now))
+    }
+
+    private func routingResult(now: Date) -> RoutingResult {
+        var result = RoutingResult()
+        let channelSet = Set(channels)
+        result.channels = channelSet.contains(PrincipalName.allChannels) ? [PrincipalName.allChannels] : channelSet
+        for call in access {
+            let granted = Set(call.channels).subtracting([PrincipalName.allChannels])
+            guard !granted.isEmpty else { continue }
+            for principal in call.principals { result.access[principal, default: []].formUnion(granted) }
+        }
+        for call in roles {
+            let granted = Set(call.roles.map { String($0.dropFirst(Self.rolePrefix.count)) })
+            guard !granted.isEmpty else { continue }
+            for user in call.users { result.roles[user, default: []].formUnion(granted) }
+        }
+        result.expiry = expiry.reversed().lazy.compactMap { SyncExpiry($0, now: now) }.first?.date
+        return result
+    }
+
+    // MARK: - Helpers
+
+    /// A user name, or `role:` and a role name.
+    private static func isValidPrincipal(_ name: String) -> Bool {
+        PrincipalName.isValid(name.hasPrefix(rolePrefix) ? String(name.dropFirst(rolePrefix.count)) : name)
+    }
+
+    /// The error for a rejection: `throw({forbidden})` is 403, `throw({unauthorized})` 401 (with the
+    /// `WWW-Authenticate` challenge every 401 of the gateway carries).
+    private static func error(status: Int, message: String) -> GatewayError {
+        switch status {
+        case 401: .unauthorized(message)
+        case 403: .forbidden(message)
+        default: GatewayError(statusCode: status, reason: message)
+        }
+    }
+
+    private func quoted(_ text: String) -> String {
+        JSONValue.string(text).serializedString()
+    }
+
+    private static func strings(_ value: JSONValue) -> [String]? {
+        guard let elements = value.arrayValue else { return nil }
+        let strings = elements.compactMap(\.stringValue)
+        return strings.count == elements.count ? strings : nil
+    }
+
+    private static func pairs(_ value: JSONValue) -> [([String], [String])]? {
+        guard let elements = value.arrayValue else { return nil }
+        var pairs: [([String], [String])] = []
+        for element in elements {
+            guard let pair = element.arrayValue, pair.count == 2, let names = strings(pair[0]),
+                let values = strings(pair[1])
+            else { return nil }
+            pairs.append((names, values))
+        }
+        return pairs
+    }
+}
