@@ -21,12 +21,15 @@ struct SyncIngestBenchmark {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var logger = Logger(label: "couchette.bench")
         logger.logLevel = .critical
+        // In memory (`walrus:`, the seeds' mode) and in files (`walrus:DIR`), each with and without the function.
         let config = GatewayConfig(
             interface: InterfaceAddress(host: "127.0.0.1", port: 0),
             adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
             databases: [
-                "plain": DatabaseConfig(name: "plain", server: .directory(directory)),
-                "todo": DatabaseConfig(name: "todo", server: .directory(directory), sync: sync),
+                "plain": DatabaseConfig(name: "plain"),
+                "todo": DatabaseConfig(name: "todo", sync: sync),
+                "plainfile": DatabaseConfig(name: "plainfile", server: .directory(directory)),
+                "todofile": DatabaseConfig(name: "todofile", server: .directory(directory), sync: sync),
             ])
         let server = try GatewayServer(config: config, logger: logger)
         let serverTask = Task { try await server.run() }
@@ -45,10 +48,14 @@ struct SyncIngestBenchmark {
             }
             return ByteBuffer(bytes: JSONValue.object(["docs": .array(docs)]).serialized())
         }
-        let plain = try await ingest(batches, url: "http://127.0.0.1:\(ports.adminPort)/plain/_bulk_docs", http: http)
-        let todo = try await ingest(batches, url: "http://127.0.0.1:\(ports.adminPort)/todo/_bulk_docs", http: http)
+        let base = "http://127.0.0.1:\(ports.adminPort)"
+        let plain = try await ingest(batches, url: "\(base)/plain/_bulk_docs", http: http)
+        let todo = try await ingest(batches, url: "\(base)/todo/_bulk_docs", http: http)
         Benchmark.report("syncfn.bulk-docs", baselineSeconds: plain, measuredSeconds: todo, goal: ">=0.5")
-        print("# syncfn.bulk-docs: \(Int(Double(count) / todo)) documents/s through the Todo sync function")
+        print("# syncfn.bulk-docs: \(Int(Double(count) / todo)) documents/s through the Todo sync function (walrus:)")
+        let plainFile = try await ingest(batches, url: "\(base)/plainfile/_bulk_docs", http: http)
+        let todoFile = try await ingest(batches, url: "\(base)/todofile/_bulk_docs", http: http)
+        Benchmark.report("syncfn.bulk-docs.file", baselineSeconds: plainFile, measuredSeconds: todoFile, goal: "info")
 
         try await http.shutdown()
         await server.triggerGracefulShutdown()

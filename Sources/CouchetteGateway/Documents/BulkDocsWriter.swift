@@ -31,28 +31,39 @@ public struct BulkDocsWriter: Sendable {
     ///   - bodies: The documents.
     ///   - newEdits: `false` inserts revisions made elsewhere with their `_revisions`.
     public func write(_ bodies: [JSONValue], newEdits: Bool) -> [JSONValue] {
-        var results: [JSONValue] = []
-        var localResults: [JSONValue] = []
-        results.reserveCapacity(bodies.count)
-        for body in bodies {
-            let givenID = body["_id"]?.stringValue
-            if let givenID, givenID.hasPrefix(LocalDocumentStore.prefix) {
-                localResults.append(writeLocal(body, id: givenID))
-                continue
+        let isLocal: (JSONValue) -> Bool = { $0["_id"]?.stringValue?.hasPrefix(LocalDocumentStore.prefix) == true }
+        let documentBodies = bodies.filter { !isLocal($0) }
+        // One transaction for the documents (each a savepoint): their results are durable together, before the
+        // response is sent.
+        var results: [JSONValue]
+        do {
+            results = try documents.storage.inBatch { () throws(GatewayError) in
+                documentBodies.map { write($0, newEdits: newEdits) }
             }
-            do {
-                guard case .object = body else { throw GatewayError.badRequest("Document body must be a JSON object") }
-                if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
-                let id = givenID ?? DocumentStore.generateID()
-                let revision =
-                    try newEdits
-                    ? documents.put(id: id, body: body, user: user) : documents.putExisting(id: id, body: body, user: user)
-                results.append(["id": .string(id), "rev": .string(revision.description)])
-            } catch {
-                results.append(Self.failure(id: givenID, error: error))
-            }
+        } catch {
+            // The commit failed: none of them was stored.
+            results = documentBodies.map { Self.failure(id: $0["_id"]?.stringValue, error: error) }
         }
-        return results + localResults
+        for body in bodies where isLocal(body) {
+            results.append(writeLocal(body, id: body["_id"]?.stringValue ?? ""))
+        }
+        return results
+    }
+
+    /// Saves one document and returns its result.
+    private func write(_ body: JSONValue, newEdits: Bool) -> JSONValue {
+        let givenID = body["_id"]?.stringValue
+        do {
+            guard case .object = body else { throw GatewayError.badRequest("Document body must be a JSON object") }
+            if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
+            let id = givenID ?? DocumentStore.generateID()
+            let revision =
+                try newEdits
+                ? documents.put(id: id, body: body, user: user) : documents.putExisting(id: id, body: body, user: user)
+            return ["id": .string(id), "rev": .string(revision.description)]
+        } catch {
+            return Self.failure(id: givenID, error: error)
+        }
     }
 
     private func writeLocal(_ body: JSONValue, id: String) -> JSONValue {

@@ -33,6 +33,32 @@ public final class DocumentStore: Sendable {
         self.changeNotifier = changeNotifier ?? ChangeNotifier(sequence: (try? storage.lastSequence) ?? 0)
     }
 
+    /// Edits a document optimistically: `edit` runs on a snapshot outside the storage's lock — so the sync
+    /// function calls of concurrent writes run in parallel — and its result is stored only if the document did not
+    /// change meanwhile. After a few lost races the edit runs under the lock, which always succeeds.
+    ///
+    /// - Parameter edit: Gets the current document (nil if absent) and returns the new one, or nil for no change.
+    ///   It may run more than once, so it must not have effects beyond idempotent ones (storing attachments).
+    @discardableResult
+    func optimisticUpdate(
+        documentID: String, _ edit: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+    ) throws(GatewayError) -> StoredDocument? {
+        for _ in 0..<3 {
+            let snapshot = try storage.document(id: documentID)
+            guard let edited = try edit(snapshot) else { return nil }
+            var stale = false
+            let stored = try update(documentID: documentID) { latest throws(GatewayError) in
+                guard latest?.sequence == snapshot?.sequence else {
+                    stale = true
+                    return nil
+                }
+                return edited
+            }
+            if !stale { return stored }
+        }
+        return try update(documentID: documentID, edit)
+    }
+
     /// Runs an atomic storage update and announces its sequence.
     @discardableResult
     func update(
@@ -75,7 +101,7 @@ public final class DocumentStore: Sendable {
         let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         let deleted = members["_deleted"]?.boolValue ?? false
         var newRevision: RevisionID?
-        try update(documentID: id) { current throws(GatewayError) in
+        try optimisticUpdate(documentID: id) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             try Self.checkEditable(document, parent: parent)
             let parentBody = parent.map { document.tree[$0]?.body } ?? document.winner?.body
@@ -136,7 +162,7 @@ public final class DocumentStore: Sendable {
         }
         let revision = history[0]
         let deleted = members["_deleted"]?.boolValue ?? false
-        try update(documentID: id) { current throws(GatewayError) in
+        try optimisticUpdate(documentID: id) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             if document.tree.contains(revision) { return nil }
             let stored = try self.resolveAttachments(

@@ -25,6 +25,9 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument?
 
+    /// Runs `body`, whose updates commit together at its end (each update still succeeds or fails on its own).
+    func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
+
     /// Removes a document entirely (purge); returns whether it existed.
     @discardableResult
     func purge(documentID: String) throws(GatewayError) -> Bool
