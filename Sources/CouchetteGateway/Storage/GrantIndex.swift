@@ -44,16 +44,20 @@ enum GrantIndex {
 
     /// Replaces the rows of `document` by the grants of its current revision, keeping the sequences of grants it
     /// already made.
-    static func update(of document: StoredDocument, _ connection: Connection) throws {
+    ///
+    /// - Parameter isNew: The document had no stored revision before (it has no rows yet: a purge removes them).
+    static func update(of document: StoredDocument, isNew: Bool = false, _ connection: Connection) throws {
         var existing: [String: Int64] = [:]
-        try connection.forEachRow(
-            "SELECT kind, principal, target, sequence FROM grants WHERE doc_id = ?", document.id
-        ) { row in
-            existing["\(row.int64(at: 0))\u{1F}\(row.string(at: 1))\u{1F}\(row.string(at: 2))"] = row.int64(at: 3)
+        if !isNew {
+            try connection.forEachRow(
+                "SELECT kind, principal, target, sequence FROM grants WHERE doc_id = ?", document.id
+            ) { row in
+                existing["\(row.int64(at: 0))\u{1F}\(row.string(at: 1))\u{1F}\(row.string(at: 2))"] = row.int64(at: 3)
+            }
         }
         let wanted = rows(of: document)
         if existing.isEmpty && wanted.isEmpty { return }
-        try connection.execute("DELETE FROM grants WHERE doc_id = ?", document.id)
+        if !existing.isEmpty { try connection.execute("DELETE FROM grants WHERE doc_id = ?", document.id) }
         for (kind, principal, target) in wanted {
             let sequence = existing["\(kind)\u{1F}\(principal)\u{1F}\(target)"] ?? Int64(document.sequence)
             try connection.execute(

@@ -192,7 +192,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 Int64(sequence), documentID, winner.isDeleted, winner.id.description, body,
                 StoredDocumentCodec.encodeMetadata(updated))
             try updateMembership(of: updated, previous: current, connection)
-            try GrantIndex.update(of: updated, connection)
+            try GrantIndex.update(of: updated, isNew: current == nil, connection)
             try connection.execute(commit)
             return updated
         } catch {
@@ -245,6 +245,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 "INSERT OR REPLACE INTO channel_membership (doc_id, channel, sequence, removed) VALUES (?, ?, ?, 0)",
                 document.id, channel, Int64(document.sequence))
         }
+        // A new document has no rows yet (a purge removes them with the document).
+        guard previous != nil else { return }
         let before = try connection.query(
             "SELECT channel FROM channel_membership WHERE doc_id = ? AND removed = 0", document.id
         ).compactMap { $0[0].stringValue }
