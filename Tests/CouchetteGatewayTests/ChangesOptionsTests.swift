@@ -22,12 +22,22 @@ extension ChangesTests {
         }
 
         @Test(
-            "since takes the last number of N, T:N, L::N and L:T:N",
-            arguments: [("12", 12), ("5:12", 12), ("3::12", 12), ("3:5:12", 12), ("", 0), (" 7 ", 7)]
-                as [(String, UInt64)])
-        func sinceGrammar(text: String, expected: UInt64) throws {
+            "since: N, N:S (backfill position), L::N and L:N:S (the low-water mark L is ignored)",
+            arguments: [
+                ("12", ChangeSequence(12)), ("5:12", ChangeSequence(12, triggeredBy: 5)), ("3::12", ChangeSequence(12)),
+                ("3:5:2", ChangeSequence(2, triggeredBy: 5)), ("", ChangeSequence(0)), (" 7 ", ChangeSequence(7)),
+            ] as [(String, ChangeSequence)])
+        func sinceGrammar(text: String, expected: ChangeSequence) throws {
             #expect(try ChangeSequence.parse(text) == expected)
             #expect(try ChangesOptions(parameters: ["since": text]).since == expected)
+        }
+
+        @Test("A backfill position reads back as N:S, a JSON string; a plain one as a number")
+        func sequenceForms() {
+            let backfill = ChangeSequence(3, triggeredBy: 9)
+            #expect(backfill.description == "9:3" && backfill.jsonValue == "9:3" && backfill.normalPosition == 9)
+            #expect(ChangeSequence(4).description == "4" && ChangeSequence(4).jsonValue == 4)
+            #expect(ChangeSequence(4).normalPosition == 4 && !ChangeSequence(4).isBackfill)
         }
 
         @Test("A bad since is 400 Invalid sequence", arguments: ["x", "-1", "1:", ":1", "1:2:3:4", "1.5", "a:2"])

@@ -12,6 +12,13 @@
 ///   `limit` entries were sent, when the notifier closes (database offline, server shutdown) or when the task is
 ///   cancelled.
 ///
+/// A user's feed reloads the user when it starts and whenever it wakes (sync-function.md §8.2–§8.5): channels
+/// granted after the request's `since` are first backfilled (``ChangesBackfill``, entries `N:S`), channels that
+/// appear while the feed is open are backfilled up to the feed's position, and a `_user/` entry at the latest
+/// backfilled grant (``ChangesRow/user(_:sequence:)``) then takes `last_seq` past it; revoked channels stop being
+/// read, and a user deleted or disabled since ends the feed. Each pass reads up to the notifier's sequence taken
+/// before the reload, so every grant at or before it is in the reloaded user.
+///
 /// ```swift
 /// var feed = ChangesFeed(reader: reader, notifier: database.changeNotifier)
 /// while let event = try await feed.next() {
@@ -35,22 +42,42 @@ public struct ChangesFeed: Sendable {
         case heartbeat
     }
 
+    /// Whether the feed reloads its user.
+    private enum Reloading: Sendable {
+        /// Not yet loaded: the first load decides.
+        case first
+        /// At every wake.
+        case always
+        /// Never: the admin, an anonymous caller, or a user who is not stored (built in memory).
+        case never
+    }
+
     // MARK: - Properties
 
-    /// Reads the entries.
-    public let reader: ChangesReader
+    /// Reads the entries; replaced when the user is reloaded.
+    public private(set) var reader: ChangesReader
 
     /// Wakes the feed when the database changes.
     public let notifier: ChangeNotifier
 
-    /// The sequence of the last entry sent, else the request's `since` (`last_seq`).
-    public private(set) var lastSequence: UInt64
+    /// The sequence of the last entry sent (`N:S` for a backfilled one), else the request's `since` (`last_seq`).
+    public private(set) var lastSequence: ChangeSequence
 
     /// How many entries were sent.
     public private(set) var sentCount = 0
 
+    /// The backfill under way, if any.
+    public private(set) var backfill: ChangesBackfill?
+
     private var options: ChangesOptions { reader.options }
+    /// The sequence the normal (non-backfill) feed has read up to.
     private var position: UInt64
+    /// The last sequence the current pass reads (the notifier's, taken before the reload).
+    private var end: UInt64 = 0
+    /// The sequence of the grant behind the last backfill, where a `_user/` entry is still to be sent.
+    private var userEntry: UInt64?
+    private var reloading: Reloading
+    private var needsReload = true
     private var needsRead = true
     private var reportedCaughtUp = false
     private var lastActivity: ContinuousClock.Instant
@@ -62,8 +89,9 @@ public struct ChangesFeed: Sendable {
     public init(reader: ChangesReader, notifier: ChangeNotifier) {
         self.reader = reader
         self.notifier = notifier
-        self.position = reader.options.since
+        self.position = reader.options.since.normalPosition
         self.lastSequence = reader.options.since
+        self.reloading = reader.caller.user == nil ? .never : .first
         self.lastActivity = .now
     }
 
@@ -77,25 +105,18 @@ public struct ChangesFeed: Sendable {
             if let limit = options.limit, sentCount >= limit { break }
             if options.feed != .normal, notifier.isClosed { break }
             if needsRead {
-                let snapshot = notifier.lastSequence
-                let batch: ChangesReader.Batch
+                let rows: [ChangesRow]
                 do {
-                    batch = try reader.read(after: position, limit: options.limit.map { $0 - sentCount })
+                    rows = try read()
                 } catch {
                     finished = true
                     throw error
                 }
-                position = batch.position
-                if batch.isExhausted {
-                    // Everything up to the snapshot was committed before the read, so nothing before it is missed.
-                    position = max(position, snapshot)
-                    needsRead = false
-                }
-                if let last = batch.rows.last {
-                    sentCount += batch.rows.count
+                if let last = rows.last {
+                    sentCount += rows.count
                     lastSequence = last.sequence
                     lastActivity = .now
-                    return .entries(batch.rows)
+                    return .entries(rows)
                 }
                 continue
             }
@@ -114,6 +135,7 @@ public struct ChangesFeed: Sendable {
             switch await notifier.wait(after: position, deadline: deadline) {
             case .changed:
                 needsRead = true
+                needsReload = true
             case .deadline where options.heartbeat != nil:
                 lastActivity = .now
                 return .heartbeat
@@ -123,6 +145,85 @@ public struct ChangesFeed: Sendable {
         }
         finished = true
         return nil
+    }
+
+    // MARK: - Reading
+
+    /// One read of the current pass: the reload at its start, then the backfill's entries until it is done, then
+    /// normal entries up to the pass's end. Ends the feed (no rows) when the user was deleted or disabled.
+    private mutating func read() throws(GatewayError) -> [ChangesRow] {
+        if needsReload {
+            needsReload = false
+            // Taken before the reload: every change up to it (grants included) is committed and in the user.
+            end = notifier.lastSequence
+            guard try reload() else {
+                finished = true
+                needsRead = false
+                return []
+            }
+        }
+        let limit = options.limit.map { $0 - sentCount }
+        if let pending = backfill {
+            let batch = try reader.readBackfill(pending, limit: limit)
+            backfill = batch.isExhausted ? nil : pending.resumed(after: batch.position)
+            return batch.rows
+        }
+        // With a `_user/` entry due within the pass, read up to it first.
+        let userEntry = self.userEntry.flatMap { $0 <= end ? $0 : nil }
+        let batch = try reader.read(after: position, through: userEntry ?? end, limit: limit)
+        position = batch.position
+        guard batch.isExhausted else { return batch.rows }
+        var rows = batch.rows
+        if let userEntry {
+            position = max(position, userEntry)
+            self.userEntry = nil
+            let sentAtIt = (rows.last?.sequence ?? lastSequence) == ChangeSequence(userEntry)
+            if !sentAtIt, limit.map({ rows.count < $0 }) ?? true, let user = reader.caller.user {
+                rows.append(ChangesRow.user(user.name, sequence: userEntry))
+            }
+            return rows  // The pass goes on after the entry.
+        }
+        // Everything up to the end was committed before the read, so nothing before it is missed.
+        position = max(position, end)
+        needsRead = false
+        return rows
+    }
+
+    /// Reloads the user and plans the backfill its new channels need; false when the feed must end.
+    private mutating func reload() throws(GatewayError) -> Bool {
+        let first = reloading == .first
+        guard reloading != .never else { return true }
+        let outcome = try ChangesAccess.load(
+            reader.caller, from: reader.database.storage, withGrantSequences: first && plansBackfill)
+        switch outcome {
+        case .current(let access):
+            let previous = reader.selection
+            reader = reader.reading(as: access.caller)
+            reloading = .always
+            guard plansBackfill else { return true }
+            if first {
+                backfill = ChangesBackfill.starting(since: options.since, selection: reader.selection, access: access)
+            } else if var added = ChangesBackfill.newlyVisible(before: previous, now: reader.selection, at: position),
+                let user = access.caller.user
+            {
+                let grants = try reader.database.storage.channelGrantSequences(of: user)
+                added.noteLatestGrant(in: ChangesAccess(caller: access.caller, grantSequences: grants))
+                backfill = added
+            }
+            if let latestGrant = backfill?.latestGrant { userEntry = latestGrant }
+            return true
+        case .missing where first:
+            reloading = .never
+            return true
+        case .missing, .disabled:
+            return false
+        }
+    }
+
+    /// Whether the feed backfills: not with `_doc_ids`, which names its documents.
+    private var plansBackfill: Bool {
+        if case .documentIDs = options.filter { return false }
+        return true
     }
 
     /// When the idle feed next sends a heartbeat or times out; nil for never.

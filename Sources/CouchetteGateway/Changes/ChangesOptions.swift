@@ -18,8 +18,8 @@ public struct ChangesOptions: Sendable, Hashable {
     /// How entries are delivered.
     public var feed: ChangesFeedType
 
-    /// The sequence to start after (the last number of the `since` grammar).
-    public var since: UInt64
+    /// The position to start after: a sequence, or a backfill position `N:S` to resume (``ChangeSequence``).
+    public var since: ChangeSequence
 
     /// The most entries to send; nil for no limit (`limit=0` too).
     public var limit: Int?
@@ -49,9 +49,10 @@ public struct ChangesOptions: Sendable, Hashable {
 
     /// Creates options; the defaults are those of a request without parameters.
     public init(
-        feed: ChangesFeedType = .normal, since: UInt64 = 0, limit: Int? = nil, includeAllLeaves: Bool = false,
-        includeDocs: Bool = false, activeOnly: Bool = false, filter: ChangesFilter = .none,
-        heartbeat: Duration? = nil, timeout: Duration? = ChangesOptions.defaultTimeout, gzip: Bool = false
+        feed: ChangesFeedType = .normal, since: ChangeSequence = 0, limit: Int? = nil,
+        includeAllLeaves: Bool = false, includeDocs: Bool = false, activeOnly: Bool = false,
+        filter: ChangesFilter = .none, heartbeat: Duration? = nil,
+        timeout: Duration? = ChangesOptions.defaultTimeout, gzip: Bool = false
     ) {
         self.feed = feed
         self.since = since

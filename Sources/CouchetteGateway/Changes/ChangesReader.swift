@@ -64,6 +64,11 @@ public struct ChangesReader: Sendable {
         self.selection = Self.selection(caller: caller, filter: options.filter)
     }
 
+    /// The same reader for `caller` (a reloaded user), with the selection its channels allow now.
+    public func reading(as caller: Caller) -> ChangesReader {
+        ChangesReader(database: database, caller: caller, options: options)
+    }
+
     /// The channels a caller's feed selects: the bychannel list (`*` meaning all) intersected with what the
     /// caller can read.
     public static func selection(caller: Caller, filter: ChangesFilter) -> Selection {
@@ -81,22 +86,30 @@ public struct ChangesReader: Sendable {
 
     // MARK: - Reading
 
-    /// Reads the entries after `position`, up to `limit` of them.
+    /// Reads the entries after `position`, up to `limit` of them, and none after `end`.
     ///
     /// Without a limit a read returns at most about ``fetchSize`` entries; call again after
     /// ``Batch/position`` until ``Batch/isExhausted``.
     ///
+    /// - Parameters:
+    ///   - position: The sequence already read.
+    ///   - end: The last sequence to read (a feed's snapshot); nil for none. A read that passes it is exhausted,
+    ///     at position `end`.
+    ///   - limit: The most entries to return; nil for no limit.
     /// - Throws: ``GatewayError`` from the storage (503 once it is closed).
-    public func read(after position: UInt64, limit: Int?) throws(GatewayError) -> Batch {
+    public func read(after position: UInt64, through end: UInt64? = nil, limit: Int?) throws(GatewayError) -> Batch {
         if case .documentIDs(let ids) = options.filter {
-            return try readDocuments(ids, after: position, limit: limit)
+            return try readDocuments(ids, after: position, through: end, limit: limit)
         }
         let fetchSize = limit.map { min(max($0, 1), Self.fetchSize) } ?? Self.fetchSize
         var rows: [ChangesRow] = []
         var position = position
         while true {
-            let entries = try fetch(after: position, limit: fetchSize)
+            let entries = try fetch(selection, after: position, limit: fetchSize)
             for entry in entries {
+                if let end, entry.sequence > end {
+                    return Batch(rows: rows, position: max(position, end), isExhausted: true)
+                }
                 position = entry.sequence
                 guard accepts(entry) else { continue }
                 rows.append(try row(for: entry))
@@ -109,7 +122,8 @@ public struct ChangesReader: Sendable {
         }
     }
 
-    private func fetch(after position: UInt64, limit: Int) throws(GatewayError) -> [ChangeEntry] {
+    /// The storage's entries after `position` for `selection`.
+    func fetch(_ selection: Selection, after position: UInt64, limit: Int) throws(GatewayError) -> [ChangeEntry] {
         switch selection {
         case .everything: try database.storage.changes(since: position, limit: limit)
         case .channels(let channels): try database.storage.changes(inChannels: channels, since: position, limit: limit)
@@ -117,10 +131,13 @@ public struct ChangesReader: Sendable {
     }
 
     /// `_doc_ids`: each named document's latest change, if the caller may see it.
-    private func readDocuments(_ ids: [String], after position: UInt64, limit: Int?) throws(GatewayError) -> Batch {
+    private func readDocuments(_ ids: [String], after position: UInt64, through end: UInt64?, limit: Int?)
+        throws(GatewayError) -> Batch
+    {
         var entries: [ChangeEntry] = []
         for id in Set(ids) {
             guard let document = try database.storage.document(id: id), document.sequence > position,
+                end.map({ document.sequence <= $0 }) ?? true,
                 let entry = visibleEntry(of: document), accepts(entry)
             else { continue }
             entries.append(entry)
@@ -152,28 +169,29 @@ public struct ChangesReader: Sendable {
     }
 
     /// Whether `active_only` keeps an entry: it drops deletions and removals.
-    private func accepts(_ entry: ChangeEntry) -> Bool {
+    func accepts(_ entry: ChangeEntry) -> Bool {
         !(options.activeOnly && (entry.isDeleted || !entry.removedFrom.isEmpty))
     }
 
     // MARK: - Entries
 
-    /// The JSON entry of a change.
-    func row(for entry: ChangeEntry) throws(GatewayError) -> ChangesRow {
+    /// The JSON entry of a change, under its own sequence or the backfill position `sequence`.
+    func row(for entry: ChangeEntry, sequence: ChangeSequence? = nil) throws(GatewayError) -> ChangesRow {
+        let sequence = sequence ?? ChangeSequence(entry.sequence)
         var revisions = [entry.revisionID]
         if options.includeAllLeaves, let document = try database.storage.document(id: entry.documentID) {
             let others = document.tree.leaves.map(\.id).filter { $0 != entry.revisionID }
             revisions += others.sorted(by: >)
         }
         var members: [String: JSONValue] = [
-            "seq": .int(Int64(clamping: entry.sequence)),
+            "seq": sequence.jsonValue,
             "id": .string(entry.documentID),
             "changes": .array(revisions.map { ["rev": .string($0.description)] }),
         ]
         if entry.isDeleted { members["deleted"] = true }
         if !entry.removedFrom.isEmpty { members["removed"] = .array(entry.removedFrom.sorted().map(JSONValue.string)) }
         if options.includeDocs, let body = body(of: entry) { members["doc"] = body }
-        return ChangesRow(sequence: entry.sequence, json: .object(members))
+        return ChangesRow(sequence: sequence, json: .object(members))
     }
 
     /// The body `include_docs` adds: the revision as the caller may see it (a `_removed` stub outside their

@@ -4,13 +4,14 @@ extension GatewayStorage {
     /// Every channel `user` can read, each with the sequence at which they gained it (spec: sync-function.md
     /// §7.3): `admin_channels` at the user record's sequence; channels documents granted them; for each role
     /// (explicit at the user record's sequence, or granted by a document) its `admin_channels` and the channels
-    /// documents granted `role:NAME`, at the later of the role grant and the channel grant; `!` at 1. On
-    /// duplicates the earliest sequence wins. Configuration principals (sequence 0) count as 1: they never
-    /// trigger backfill.
+    /// documents granted `role:NAME`, at the latest of the role grant, the role record's sequence and the channel
+    /// grant; `!` at 1. On duplicates the earliest sequence wins. Configuration principals (sequence 0) count as 1:
+    /// they never trigger backfill.
     ///
     /// The user record's sequence stands for the sequence of every admin-made grant: any admin update of the user
-    /// (a password change too) makes its admin channels count as new, so a feed may re-send them; sending a
-    /// document twice is harmless to replicators, missing one is not.
+    /// (a password change too) makes its admin channels and roles count as new, and any update of a role its
+    /// channels, so a feed may re-send them (records keep no per-grant sequence); sending a document twice is
+    /// harmless to replicators, missing one is not.
     public func channelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64] {
         var sequences: [String: UInt64] = [PrincipalName.publicChannel: 1]
         func grant(_ channel: String, at sequence: UInt64) {
@@ -25,9 +26,12 @@ extension GatewayStorage {
         }
         for (name, roleSequence) in roles {
             guard let role = try role(named: name) else { continue }
-            for channel in role.adminChannels { grant(channel, at: max(roleSequence, role.sequence)) }
+            // The role record's sequence bounds when the role existed: grants made to `role:NAME` before the role
+            // was created only took effect then.
+            let held = max(roleSequence, role.sequence)
+            for channel in role.adminChannels { grant(channel, at: held) }
             for (channel, sequence) in try documentChannelGrants(to: "role:\(name)") {
-                grant(channel, at: max(roleSequence, sequence))
+                grant(channel, at: max(held, sequence))
             }
         }
         return sequences

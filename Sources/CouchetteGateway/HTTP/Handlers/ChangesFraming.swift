@@ -47,8 +47,8 @@ enum ChangesFraming {
         return buffer
     }
 
-    /// The end of a JSON response: `],\n"last_seq":"N"}`.
-    static func resultsClosing(lastSequence: UInt64) -> ByteBuffer {
+    /// The end of a JSON response: `],\n"last_seq":"N"}` (`"N:S"` after a backfilled entry).
+    static func resultsClosing(lastSequence: ChangeSequence) -> ByteBuffer {
         ByteBuffer(string: "],\n\"last_seq\":\"\(lastSequence)\"}")
     }
 
