@@ -1,3 +1,6 @@
+import CouchetteGateway
+import Logging
+
 /// Times a piece of work against a baseline doing the same work, in the same process, and prints the ratio
 /// as `BENCH <figure> <value> <goal>`.
 struct Benchmark {
@@ -22,5 +25,20 @@ struct Benchmark {
     static func format(_ value: Double) -> String {
         let scaled = (value * 100).rounded() / 100
         return String(scaled)
+    }
+
+    /// A gateway configuration on loopback, both listeners on port 0, with `databases`.
+    static func loopbackGateway(_ databases: [DatabaseConfig]) -> GatewayConfig {
+        GatewayConfig(
+            interface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
+            databases: Dictionary(uniqueKeysWithValues: databases.map { ($0.name, $0) }))
+    }
+
+    /// A logger that stays silent, for gateways run by benchmarks.
+    static var quietLogger: Logger {
+        var logger = Logger(label: "couchette.bench")
+        logger.logLevel = .critical
+        return logger
     }
 }

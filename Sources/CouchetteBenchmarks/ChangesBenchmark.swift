@@ -19,13 +19,8 @@ struct ChangesBenchmark {
 
     /// Starts a gateway on free ports, opens the feeds, times the writes and prints the figures.
     func run() async throws {
-        var logger = Logger(label: "couchette.bench")
-        logger.logLevel = .critical
-        let config = GatewayConfig(
-            interface: InterfaceAddress(host: "127.0.0.1", port: 0),
-            adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
-            databases: ["small": DatabaseConfig(name: "small"), "large": DatabaseConfig(name: "large")])
-        let server = try GatewayServer(config: config, logger: logger)
+        let config = Benchmark.loopbackGateway([DatabaseConfig(name: "small"), DatabaseConfig(name: "large")])
+        let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
         let port = try await server.waitUntilReady().adminPort
 

@@ -37,16 +37,11 @@ struct GatewayBenchmark {
         let liteSingle = try liteInsert(
             Array(samples.prefix(singleCount)), directory: directory, name: "lite-single", batchSize: 1)
 
-        var logger = Logger(label: "couchette.bench")
-        logger.logLevel = .critical
-        let config = GatewayConfig(
-            interface: InterfaceAddress(host: "127.0.0.1", port: 0),
-            adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
-            databases: [
-                "bulk": DatabaseConfig(name: "bulk", server: .directory(directory)),
-                "single": DatabaseConfig(name: "single", server: .directory(directory)),
-            ])
-        let server = try GatewayServer(config: config, logger: logger)
+        let config = Benchmark.loopbackGateway([
+            DatabaseConfig(name: "bulk", server: .directory(directory)),
+            DatabaseConfig(name: "single", server: .directory(directory)),
+        ])
+        let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
         let ports = try await server.waitUntilReady()
         let http = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -19,19 +19,13 @@ struct SyncIngestBenchmark {
         let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-sync-bench-\(UUID())")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var logger = Logger(label: "couchette.bench")
-        logger.logLevel = .critical
         // In memory (`walrus:`, the seeds' mode) and in files (`walrus:DIR`), each with and without the function.
-        let config = GatewayConfig(
-            interface: InterfaceAddress(host: "127.0.0.1", port: 0),
-            adminInterface: InterfaceAddress(host: "127.0.0.1", port: 0),
-            databases: [
-                "plain": DatabaseConfig(name: "plain"),
-                "todo": DatabaseConfig(name: "todo", sync: sync),
-                "plainfile": DatabaseConfig(name: "plainfile", server: .directory(directory)),
-                "todofile": DatabaseConfig(name: "todofile", server: .directory(directory), sync: sync),
-            ])
-        let server = try GatewayServer(config: config, logger: logger)
+        let config = Benchmark.loopbackGateway([
+            DatabaseConfig(name: "plain"), DatabaseConfig(name: "todo", sync: sync),
+            DatabaseConfig(name: "plainfile", server: .directory(directory)),
+            DatabaseConfig(name: "todofile", server: .directory(directory), sync: sync),
+        ])
+        let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
         let ports = try await server.waitUntilReady()
         let http = HTTPClient(eventLoopGroupProvider: .singleton)

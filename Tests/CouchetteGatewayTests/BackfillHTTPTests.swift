@@ -23,22 +23,8 @@ extension BackfillTests {
             let database = try #require(await registry.database(named: "todo"))
             BackfillTests.install(in: database)
             let server = try GatewayServer(config: config, registry: registry, logger: GatewayFixture.logger)
-            let task = ChangesFeedSettings.$minimumHeartbeat.withValue(.milliseconds(50)) {
-                Task { try await server.run() }
-            }
-            let client = HTTPTestClient()
-            defer { client.close() }
-            do {
-                try await StreamingDeadline.run(deadline) {
-                    let ports = try await server.waitUntilReady()
-                    try await body(client, ports, database)
-                    await server.triggerGracefulShutdown()
-                    try await task.value
-                }
-            } catch {
-                task.cancel()
-                _ = await task.result
-                throw error
+            try await StreamingGateway.run(server, deadline: deadline) { _, client, ports in
+                try await body(client, ports, database)
             }
         }
 

@@ -40,49 +40,17 @@ struct SyncFunctionSeedsTests {
 
     // MARK: - Lesson "Adding Security" (001)
 
-    static let typeRequired = """
-        function(doc, oldDoc){
-          /* Validate */
-          // Document type is required and immutable.
-          if (!doc.type || (oldDoc && doc.type != oldDoc.type)) {
-          	throw({forbidden: "type property missing"});
-          }
-        }
-        """
-
-    static let writePermissions = """
-        function(doc, oldDoc){
-          /* Validate */
-          // Document type is required and immutable.
-          if (!doc.type || (oldDoc && doc.type != oldDoc.type)) {
-          	throw({forbidden: "type property missing"});
-          }
-          if (doc.type == "task-list") {
-            /* Control Write Access */
-            if (!oldDoc) {
-              try {
-                // Users can create/update lists for themselves.
-                requireUser(doc.owner);
-              } catch (e) {
-                // Moderators can create/update lists for other users.
-                requireRole("moderator");
-              }
-            }
-          }
-        }
-        """
-
     @Test("type property missing (403), missing role (403), then allowed once user1 is a moderator")
     func addingSecurityLesson() async throws {
         try await Fixture.run(Self.config) { client, ports, _ in
-            try await Self.deploy(Self.typeRequired, client, ports)
+            try await Self.deploy(SeedSyncFunctions.typeRequired, client, ports)
             let first = try await Self.bulkDocs(
                 [["type": "task-list", "name": "Groceries"], ["names": "Today"]], client, ports)
             #expect(first[0]["rev"] == "1-e4ac377fc9bd3345ddf5892b509c4d79")
             #expect(first[0]["id"]?.stringValue?.count == 32)
             #expect(first[1] == ["error": "forbidden", "reason": "type property missing", "status": 403])
 
-            try await Self.deploy(Self.writePermissions, client, ports)
+            try await Self.deploy(SeedSyncFunctions.writePermissions, client, ports)
             let lists: JSONValue = [
                 ["name": "Today", "type": "task-list", "owner": "user1"],
                 ["name": "Groceries", "type": "task-list", "owner": "user2"],
@@ -175,7 +143,7 @@ struct SyncFunctionSeedsTests {
     @Test("A sync function with a syntax error is refused with its line; the previous one stays active")
     func deploySyntaxError() async throws {
         try await Fixture.run(Self.config) { client, ports, _ in
-            try await Self.deploy(Self.typeRequired, client, ports)
+            try await Self.deploy(SeedSyncFunctions.typeRequired, client, ports)
             let broken = try await client.send(
                 "PUT", port: ports.adminPort, path: "/todo/_config/sync",
                 body: Array("function(doc, oldDoc) {\n  channel(doc.channels);\n  if (\n}".utf8))

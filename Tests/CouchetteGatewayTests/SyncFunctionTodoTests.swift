@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func lessonFunctionWithValidationHelpersAndConsoleLog() throws {
-        let sync = try JavaScriptSyncFunction(source: Self.lessonFunction)
+        let sync = try JavaScriptSyncFunction(source: SeedSyncFunctions.validationRoutingGrants)
         // The write-access step: user1 may not create user2's list without the moderator role.
         #expect(throws: GatewayError.forbidden("missing role")) {
             try sync.route(
@@ -150,72 +150,6 @@ import Testing
                 user: user1)
         }
     }
-
-    /// Seed 001's function after its Validation, Routing and Grants steps.
-    static let lessonFunction = #"""
-        function(doc, oldDoc){
-          /* Validate */
-          // Document type is required and immutable.
-          if (!doc.type || (oldDoc && doc.type != oldDoc.type)) {
-          	throw({forbidden: "type property missing"});
-          }
-
-          if (doc.type == "task-list") {
-            /* Control Write Access */
-            if (!oldDoc) {
-              try {
-                // Users can create/update lists for themselves.
-                requireUser(doc.owner);
-              } catch (e) {
-                // Moderators can create/update lists for other users.
-                requireRole("moderator");
-              }
-            }
-
-            /* Validate */
-            if (!doc._deleted) {
-              // Validate required fields.
-              validateNotEmpty("name", doc.name);
-              validateNotEmpty("owner", doc.owner);
-              // Validate that the _id is prefixed with the owner.
-              validatePrefix("_id", doc._id, "owner");
-              // Don't allow task-list ownership to be changed.
-              validateReadOnly("owner", doc, oldDoc);
-            }
-
-            /* Route */
-            // Add doc to task-list's channel.
-            channel("task-list." + doc._id);
-            channel("moderators");
-
-            /* Grant Read Access */
-            // Grant task-list owner access to the task-list, its tasks, and its users.
-            access(doc.owner, "task-list." + doc._id);
-            access(doc.owner, "task-list." + doc._id + ".users");
-          }
-
-          function validateNotEmpty(key, value) {
-            if (!value) {
-              throw({forbidden: key + " is not provided."});
-            }
-          }
-
-          function validatePrefix(key, value, prefix) {
-            console.log(value.split("."))
-            if (value.split(".").length != 2) {
-              throw({forbidden: key + " should be of the form {" + prefix + "}.{...}"});
-            }
-          }
-
-          function validateReadOnly(key, doc, oldDoc) {
-            if (oldDoc) {
-              if (doc[key] != oldDoc[key]) {
-                throw({forbidden: key + " is immutable."});
-              }
-            }
-          }
-        }
-        """#
 
     // MARK: Worked example (sync-function.md §9)
 

@@ -16,7 +16,18 @@ enum StreamingGateway {
         minimumHeartbeat: Duration = .milliseconds(50),
         _ body: @escaping @Sendable (GatewayServer, HTTPTestClient, BoundPorts) async throws -> Void
     ) async throws {
-        let server = try GatewayServer(config: config, logger: GatewayFixture.logger)
+        try await run(
+            try GatewayServer(config: config, logger: GatewayFixture.logger), minimumHeartbeat: minimumHeartbeat,
+            body)
+    }
+
+    /// Runs `server` as ``run(_:minimumHeartbeat:_:)`` does, within `deadline`.
+    static func run(
+        _ server: GatewayServer,
+        minimumHeartbeat: Duration = .milliseconds(50),
+        deadline: Duration = .seconds(30),
+        _ body: @escaping @Sendable (GatewayServer, HTTPTestClient, BoundPorts) async throws -> Void
+    ) async throws {
         let task = ChangesFeedSettings.$minimumHeartbeat.withValue(minimumHeartbeat) {
             Task { try await server.run() }
         }
@@ -24,7 +35,7 @@ enum StreamingGateway {
         defer { client.close() }
         do {
             // The deadline covers the shutdown too: a feed that kept the server from stopping fails the test.
-            try await StreamingDeadline.run {
+            try await StreamingDeadline.run(deadline) {
                 let ports = try await server.waitUntilReady()
                 try await body(server, client, ports)
                 await server.triggerGracefulShutdown()
