@@ -35,10 +35,14 @@ public struct BulkDocsWriter: Sendable {
         let documentBodies = bodies.filter { !isLocal($0) }
         // One transaction for the documents (each a savepoint): their results are durable together, before the
         // response is sent.
+        // First every document's new revision is computed — sync function included — without the storage's lock,
+        // so concurrent requests use every core; then one transaction stores them all (each a savepoint), durable
+        // together before the response is sent.
+        let prepared = documentBodies.map { prepare($0, newEdits: newEdits) }
         var results: [JSONValue]
         do {
             results = try documents.storage.inBatch { () throws(GatewayError) in
-                documentBodies.map { write($0, newEdits: newEdits) }
+                zip(documentBodies, prepared).map { body, write in commit(write, givenID: body["_id"]?.stringValue) }
             }
         } catch {
             // The commit failed: none of them was stored.
@@ -50,17 +54,28 @@ public struct BulkDocsWriter: Sendable {
         return results
     }
 
-    /// Saves one document and returns its result.
-    private func write(_ body: JSONValue, newEdits: Bool) -> JSONValue {
+    /// One document's write computed on a snapshot, or why it cannot be written.
+    private func prepare(_ body: JSONValue, newEdits: Bool) -> Result<PreparedWrite, GatewayError> {
         let givenID = body["_id"]?.stringValue
-        do {
+        do throws(GatewayError) {
             guard case .object = body else { throw GatewayError.badRequest("Document body must be a JSON object") }
             if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
             let id = givenID ?? DocumentStore.generateID()
-            let revision =
+            return .success(
                 try newEdits
-                ? documents.put(id: id, body: body, user: user) : documents.putExisting(id: id, body: body, user: user)
-            return ["id": .string(id), "rev": .string(revision.description)]
+                    ? documents.preparePut(id: id, body: body, user: user)
+                    : documents.preparePutExisting(id: id, body: body, user: user))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Stores a prepared write and returns its result.
+    private func commit(_ write: Result<PreparedWrite, GatewayError>, givenID: String?) -> JSONValue {
+        do throws(GatewayError) {
+            let write = try write.get()
+            let revision = try documents.commit(write)
+            return ["id": .string(write.id), "rev": .string(revision.description)]
         } catch {
             return Self.failure(id: givenID, error: error)
         }

@@ -33,30 +33,40 @@ public final class DocumentStore: Sendable {
         self.changeNotifier = changeNotifier ?? ChangeNotifier(sequence: (try? storage.lastSequence) ?? 0)
     }
 
-    /// Edits a document optimistically: `edit` runs on a snapshot outside the storage's lock — so the sync
-    /// function calls of concurrent writes run in parallel — and its result is stored only if the document did not
-    /// change meanwhile. After a few lost races the edit runs under the lock, which always succeeds.
+    /// Computes a write on a snapshot of the document, outside the storage's lock — so the sync function calls of
+    /// concurrent writes run in parallel; ``commit(_:)`` stores it.
     ///
-    /// - Parameter edit: Gets the current document (nil if absent) and returns the new one, or nil for no change.
-    ///   It may run more than once, so it must not have effects beyond idempotent ones (storing attachments).
+    /// - Parameter edit: Gets the current document (nil if absent) and returns the new one (nil for no change) with
+    ///   the revision written. It may run again at commit, so its only effects must be idempotent ones (storing
+    ///   attachments).
+    func prepare(id: String, _ edit: @escaping DocumentEdit) throws(GatewayError) -> PreparedWrite {
+        let snapshot = try storage.document(id: id)
+        return PreparedWrite(id: id, snapshotSequence: snapshot?.sequence, result: try edit(snapshot), edit: edit)
+    }
+
+    /// Stores a prepared write if the document did not change since its snapshot; otherwise runs its edit again
+    /// under the storage's lock, which always sees the latest document.
+    ///
+    /// - Returns: The revision written.
     @discardableResult
-    func optimisticUpdate(
-        documentID: String, _ edit: (StoredDocument?) throws(GatewayError) -> StoredDocument?
-    ) throws(GatewayError) -> StoredDocument? {
-        for _ in 0..<3 {
-            let snapshot = try storage.document(id: documentID)
-            guard let edited = try edit(snapshot) else { return nil }
-            var stale = false
-            let stored = try update(documentID: documentID) { latest throws(GatewayError) in
-                guard latest?.sequence == snapshot?.sequence else {
-                    stale = true
-                    return nil
-                }
-                return edited
+    func commit(_ write: PreparedWrite) throws(GatewayError) -> RevisionID {
+        guard let document = write.result.document else { return write.result.revision }
+        var stale = false
+        try update(documentID: write.id) { latest throws(GatewayError) in
+            guard latest?.sequence == write.snapshotSequence else {
+                stale = true
+                return nil
             }
-            if !stale { return stored }
+            return document
         }
-        return try update(documentID: documentID, edit)
+        guard stale else { return write.result.revision }
+        var revision = write.result.revision
+        try update(documentID: write.id) { current throws(GatewayError) in
+            let result = try write.edit(current)
+            revision = result.revision
+            return result.document
+        }
+        return revision
     }
 
     /// Runs an atomic storage update and announces its sequence.
@@ -95,13 +105,22 @@ public final class DocumentStore: Sendable {
         id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:],
         user: SyncUserContext? = nil
     ) throws(GatewayError) -> RevisionID {
+        try commit(
+            preparePut(
+                id: id, body: body, parentRevision: parentRevision, attachmentBodies: attachmentBodies, user: user))
+    }
+
+    /// ``put(id:body:parentRevision:attachmentBodies:user:)`` computed on a snapshot, for ``commit(_:)``.
+    func preparePut(
+        id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:],
+        user: SyncUserContext? = nil
+    ) throws(GatewayError) -> PreparedWrite {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let parentText = parentRevision ?? members["_rev"]?.stringValue
         let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         let deleted = members["_deleted"]?.boolValue ?? false
-        var newRevision: RevisionID?
-        try optimisticUpdate(documentID: id) { current throws(GatewayError) in
+        return try prepare(id: id) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             try Self.checkEditable(document, parent: parent)
             let parentBody = parent.map { document.tree[$0]?.body } ?? document.winner?.body
@@ -120,10 +139,8 @@ public final class DocumentStore: Sendable {
             }
             try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
-            newRevision = revision
-            return document
+            return DocumentEditResult(document: document, revision: revision)
         }
-        return newRevision!
     }
 
     /// Inserts a revision made elsewhere with its history (`new_edits=false`): never a conflict; an
@@ -140,6 +157,13 @@ public final class DocumentStore: Sendable {
     public func putExisting(
         id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil
     ) throws(GatewayError) -> RevisionID {
+        try commit(preparePutExisting(id: id, body: body, attachmentBodies: attachmentBodies, user: user))
+    }
+
+    /// ``putExisting(id:body:attachmentBodies:user:)`` computed on a snapshot, for ``commit(_:)``.
+    func preparePutExisting(
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil
+    ) throws(GatewayError) -> PreparedWrite {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let history: [RevisionID]
@@ -162,9 +186,9 @@ public final class DocumentStore: Sendable {
         }
         let revision = history[0]
         let deleted = members["_deleted"]?.boolValue ?? false
-        try optimisticUpdate(documentID: id) { current throws(GatewayError) in
+        return try prepare(id: id) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
-            if document.tree.contains(revision) { return nil }
+            if document.tree.contains(revision) { return DocumentEditResult(document: nil, revision: revision) }
             let stored = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: revision.generation,
                 parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first,
@@ -176,9 +200,8 @@ public final class DocumentStore: Sendable {
             }
             try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
-            return document
+            return DocumentEditResult(document: document, revision: revision)
         }
-        return revision
     }
 
     /// Throws the conflict a local edit on `parent` would meet (§4.2), before its attachments are resolved.
