@@ -51,6 +51,8 @@ struct SyncIngestBenchmark {
         let todoFile = try await ingest(batches, url: "\(base)/todofile/_bulk_docs", http: http)
         Benchmark.report("syncfn.bulk-docs.file", baselineSeconds: plainFile, measuredSeconds: todoFile, goal: "info")
 
+        try reportDirectWrites(sync: sync)
+
         try await http.shutdown()
         await server.triggerGracefulShutdown()
         try await serverTask.value
@@ -81,5 +83,30 @@ struct SyncIngestBenchmark {
         }
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Time per document written straight through `DocumentStore` (no HTTP) into memory, with the Todo function
+    /// and with none: where the sync function's share of the cost shows.
+    private func reportDirectWrites(sync: String) throws {
+        let bodies: [JSONValue] = (0..<count).map { index in
+            let owner = "user\(index % 50)"
+            return [
+                "_id": .string("\(owner).\(UUID().uuidString)"), "type": "task-list", "name": .string("List \(index)"),
+                "owner": .string(owner),
+            ]
+        }
+        func microseconds(_ router: any ChannelRouter) throws -> Double {
+            let store = DocumentStore(storage: try SQLiteGatewayStorage(location: .memory, databaseName: "direct"), router: router)
+            let start = ContinuousClock.now
+            for first in stride(from: 0, to: bodies.count, by: batchSize) {
+                _ = store.bulkDocs(Array(bodies[first..<min(first + batchSize, bodies.count)]), newEdits: true)
+            }
+            let elapsed = ContinuousClock.now - start
+            return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1e6
+                / Double(bodies.count)
+        }
+        let plain = try microseconds(PropertyChannelRouter())
+        let todo = try microseconds(try JavaScriptSyncFunction(source: sync))
+        print("# syncfn.direct: \(Benchmark.format(plain)) µs per document without a sync function, \(Benchmark.format(todo)) µs with the Todo function (DocumentStore, walrus:, no HTTP)")
     }
 }
