@@ -87,7 +87,7 @@ struct SyncIngestBenchmark {
 
     /// Time per document written straight through `DocumentStore` (no HTTP) into memory, with the Todo function
     /// and with none: where the sync function's share of the cost shows.
-    private func reportDirectWrites(sync: String) throws {
+    func reportDirectWrites(sync: String) throws {
         let bodies: [JSONValue] = (0..<count).map { index in
             let owner = "user\(index % 50)"
             return [

@@ -15,5 +15,9 @@ if only == nil || only == "gateway" {
 if only == nil || only == "syncfn" {
     try await SyncIngestBenchmark(count: max(documents / 5, 1_000)).run()
 }
+if only == "syncfn-direct" {
+    // For profiling: only the DocumentStore writes, without HTTP.
+    try SyncIngestBenchmark(count: documents).reportDirectWrites(sync: try SyncFunctionBenchmark.todoSource())
+}
 if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }
