@@ -186,7 +186,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             sequence += 1
             updated.sequence = sequence
             let body = (winner.body ?? .object([:])).serialized()
-            try connection.execute("DELETE FROM documents WHERE id = ?", documentID)
+            if current != nil { try connection.execute("DELETE FROM documents WHERE id = ?", documentID) }
             try connection.execute(
                 "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)",
                 Int64(sequence), documentID, winner.isDeleted, winner.id.description, body,
