@@ -125,9 +125,7 @@ extension DocumentStore {
     func body(of node: RevisionTree.Node, in document: StoredDocument, options: ReadOptions) throws(GatewayError)
         -> JSONValue
     {
-        guard case .object(var members) = try body(of: node, in: document, includeRevisions: false) else {
-            throw .notFound("missing")
-        }
+        var members = try storedMembers(of: node, in: document)
         addHistory(to: &members, of: node, in: document, options: options)
         addExpiry(to: &members, of: document, options: options)
         return .object(members)

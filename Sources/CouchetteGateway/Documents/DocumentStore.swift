@@ -282,7 +282,12 @@ public final class DocumentStore: Sendable {
         return try read(id: id, revision: revisionID, as: .admin, options: ReadOptions(includeRevisions: includeRevisions))
     }
 
-    func body(of node: RevisionTree.Node, in document: StoredDocument, includeRevisions: Bool) throws(GatewayError) -> JSONValue {
+    /// A revision's stored body with `_id`, `_rev` and, for a tombstone, `_deleted`.
+    ///
+    /// - Throws: 404 `missing` when the revision's body is no longer kept.
+    func storedMembers(of node: RevisionTree.Node, in document: StoredDocument) throws(GatewayError)
+        -> [String: JSONValue]
+    {
         var members: [String: JSONValue]
         if node.isDeleted {
             members = ["_deleted": true]
@@ -292,10 +297,7 @@ public final class DocumentStore: Sendable {
         }
         members["_id"] = .string(document.id)
         members["_rev"] = .string(node.id.description)
-        if includeRevisions, let history = document.tree.revisionHistory(of: node.id) {
-            members["_revisions"] = history.json
-        }
-        return .object(members)
+        return members
     }
 
     /// `open_revs` as the admin: the given revisions (all leaves when nil), each as `{"ok": body}` or

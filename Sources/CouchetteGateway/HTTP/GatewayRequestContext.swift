@@ -17,6 +17,19 @@ public struct GatewayRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
     }
+
+    /// The percent-decoded path segment of route parameter `name` (`{db}`, `{doc}`, …): an ID containing `/`
+    /// arrives as `%2F` and is decoded only after routing (spec: gateway-rest-api.md §1.2).
+    ///
+    /// - Parameter allowingUnderscore: Whether a segment starting with `_` is accepted; such segments are
+    ///   special endpoints for databases and documents.
+    /// - Throws: ``GatewayError/unknownURL`` when the parameter is absent, or starts with `_` where not allowed.
+    func pathSegment(_ name: String, allowingUnderscore: Bool = true) throws(GatewayError) -> String {
+        guard let raw = parameters.get(name) else { throw .unknownURL }
+        let segment = raw.removingPercentEncoding ?? raw
+        guard allowingUnderscore || !segment.hasPrefix("_") else { throw .unknownURL }
+        return segment
+    }
 }
 
 // MARK: - ExtraResponseHeaders

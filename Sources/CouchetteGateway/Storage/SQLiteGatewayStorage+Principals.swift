@@ -21,6 +21,14 @@ extension SQLiteGatewayStorage: PrincipalStore {
         }
     }
 
+    /// Stores a user or role (a `name, data` table), replacing the one of that name.
+    private func store(_ principal: some Encodable, named name: String, in table: String) throws(GatewayError) {
+        let data = try encode(principal)
+        try withConnection { connection in
+            try connection.execute("INSERT OR REPLACE INTO \(table) (name, data) VALUES (?, ?)", name, data)
+        }
+    }
+
     private func names(in table: String) throws(GatewayError) -> [String] {
         try withConnection { connection in
             try connection.query("SELECT name FROM \(table) ORDER BY name").compactMap { $0[0].stringValue }
@@ -58,10 +66,7 @@ extension SQLiteGatewayStorage: PrincipalStore {
     }
 
     public func putUser(_ user: User) throws(GatewayError) {
-        let data = try encode(user)
-        try withConnection { connection in
-            try connection.execute("INSERT OR REPLACE INTO users (name, data) VALUES (?, ?)", user.name, data)
-        }
+        try store(user, named: user.name, in: "users")
     }
 
     @discardableResult
@@ -80,10 +85,7 @@ extension SQLiteGatewayStorage: PrincipalStore {
     }
 
     public func putRole(_ role: Role) throws(GatewayError) {
-        let data = try encode(role)
-        try withConnection { connection in
-            try connection.execute("INSERT OR REPLACE INTO roles (name, data) VALUES (?, ?)", role.name, data)
-        }
+        try store(role, named: role.name, in: "roles")
     }
 
     @discardableResult

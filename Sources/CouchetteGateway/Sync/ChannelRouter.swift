@@ -27,6 +27,20 @@ public struct RoutingResult: Sendable, Hashable {
     }
 }
 
+extension RoutingResult {
+    /// `{"channels":[…],"access":{principal:[…]},"roles":{user:[…]},"expiry"?:RFC 3339}`, names sorted: how the
+    /// Admin UI's Live Preview shows a result.
+    public var json: JSONValue {
+        func sorted(_ names: Set<String>) -> JSONValue { .array(names.sorted().map(JSONValue.string)) }
+        var members: [String: JSONValue] = [
+            "channels": sorted(channels), "access": .object(access.mapValues(sorted)),
+            "roles": .object(roles.mapValues(sorted)),
+        ]
+        if let expiry { members["expiry"] = .string(expiry.formatted(Date.ISO8601FormatStyle())) }
+        return .object(members)
+    }
+}
+
 // MARK: - SyncUserContext
 
 /// The user a sync function runs for: what `requireUser`, `requireRole` and `requireAccess` check

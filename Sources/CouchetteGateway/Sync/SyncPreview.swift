@@ -22,22 +22,10 @@ public enum SyncPreview: Sendable, Equatable {
     public var json: JSONValue {
         switch self {
         case .accepted(let result):
-            var members: [String: JSONValue] = [
-                "channels": Self.array(result.channels),
-                "access": .object(result.access.mapValues(Self.array)),
-                "roles": .object(result.roles.mapValues(Self.array)),
-            ]
-            if let expiry = result.expiry {
-                members["expiry"] = .string(expiry.formatted(Date.ISO8601FormatStyle()))
-            }
-            return .object(members)
+            return result.json
         case .rejected(let status, let reason, _):
             return ["status": .int(Int64(status)), "reason": .string(reason)]
         }
-    }
-
-    private static func array(_ names: Set<String>) -> JSONValue {
-        .array(names.sorted().map(JSONValue.string))
     }
 }
 

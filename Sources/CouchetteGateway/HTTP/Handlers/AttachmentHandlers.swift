@@ -83,7 +83,6 @@ struct AttachmentHandlers: Sendable {
 
     /// The percent-decoded `{attachment}` segment (`%2F` becomes `/`).
     static func attachmentName(from context: GatewayRequestContext) throws(GatewayError) -> String {
-        guard let raw = context.parameters.get("attachment") else { throw .unknownURL }
-        return raw.removingPercentEncoding ?? raw
+        try context.pathSegment("attachment")
     }
 }

@@ -120,10 +120,7 @@ struct DocumentHandlers: Sendable {
     ///
     /// - Throws: 404 unknown URL for IDs starting with `_` (special endpoints are routed elsewhere).
     static func documentID(from context: GatewayRequestContext) throws(GatewayError) -> String {
-        guard let raw = context.parameters.get("doc") else { throw .unknownURL }
-        let id = raw.removingPercentEncoding ?? raw
-        guard !id.hasPrefix("_") else { throw .unknownURL }
-        return id
+        try context.pathSegment("doc", allowingUnderscore: false)
     }
 
     /// The revision named by `If-Match` (quotes removed).

@@ -36,7 +36,6 @@ struct LocalDocumentHandlers: Sendable {
 
     /// The percent-decoded local document ID (without `_local/`).
     static func localID(from context: GatewayRequestContext) throws(GatewayError) -> String {
-        guard let raw = context.parameters.get("local") else { throw .unknownURL }
-        return raw.removingPercentEncoding ?? raw
+        try context.pathSegment("local")
     }
 }

@@ -73,8 +73,7 @@ struct MaintenanceHandlers: Sendable {
     /// `GET /{db}/_raw/{doc}`: the stored body with its `_sync` metadata; 404 when unknown.
     @Sendable func raw(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
-        guard let raw = context.parameters.get("doc") else { throw GatewayError.unknownURL }
-        let id = raw.removingPercentEncoding ?? raw
+        let id = try context.pathSegment("doc")
         return environment.renderer.response(json: try target.database.rawDocument(id: id))
     }
 }

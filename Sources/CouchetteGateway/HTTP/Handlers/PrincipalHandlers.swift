@@ -102,7 +102,6 @@ struct PrincipalHandlers: Sendable {
 
     /// The percent-decoded `{name}` segment.
     static func name(from context: GatewayRequestContext) throws(GatewayError) -> String {
-        guard let raw = context.parameters.get("name") else { throw .unknownURL }
-        return raw.removingPercentEncoding ?? raw
+        try context.pathSegment("name")
     }
 }

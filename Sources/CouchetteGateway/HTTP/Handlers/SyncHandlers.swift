@@ -111,15 +111,9 @@ struct SyncHandlers: Sendable {
     /// `{"id","channels","access","roles","expiry"?}` or the rejection `{"id","error","reason","status"}`.
     static func result(id: String, _ body: () throws(GatewayError) -> RoutingResult) -> JSONValue {
         do {
-            let result = try body()
-            var json: [String: JSONValue] = [
-                "id": .string(id),
-                "channels": .array(result.channels.sorted().map(JSONValue.string)),
-                "access": .object(result.access.mapValues { .array($0.sorted().map(JSONValue.string)) }),
-                "roles": .object(result.roles.mapValues { .array($0.sorted().map(JSONValue.string)) }),
-            ]
-            if let expiry = result.expiry { json["expiry"] = .string(ISO8601DateFormatter().string(from: expiry)) }
-            return .object(json)
+            guard case .object(var members) = try body().json else { return [:] }
+            members["id"] = .string(id)
+            return .object(members)
         } catch {
             return BulkDocsWriter.failure(id: id, error: error)
         }

@@ -99,10 +99,7 @@ struct DatabaseResolver: Sendable {
     ///
     /// - Throws: ``GatewayError/unknownURL`` for segments starting with `_` (reserved for special endpoints).
     static func databaseName(from context: GatewayRequestContext) throws(GatewayError) -> String {
-        guard let raw = context.parameters.get("db") else { throw .unknownURL }
-        let name = raw.removingPercentEncoding ?? raw
-        guard !name.hasPrefix("_") else { throw .unknownURL }
-        return name
+        try context.pathSegment("db", allowingUnderscore: false)
     }
 
     /// A cookie's value from the `Cookie` headers.
