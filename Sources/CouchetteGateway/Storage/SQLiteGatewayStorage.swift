@@ -163,43 +163,36 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let connection else { throw .serviceUnavailable("The database is closed") }
-        // Inside a batch each document is a savepoint, so one failing leaves the others.
-        let (begin, commit, rollback) =
-            inBatchTransaction
-            ? ("SAVEPOINT document", "RELEASE document", "ROLLBACK TO document; RELEASE document")
-            : ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
-        do {
-            try connection.execute(begin)
-        } catch {
-            throw Self.translate(error)
-        }
         let sequenceBefore = sequence
         do {
-            let current = try read(documentID, connection)
-            guard var updated = try transform(current) else {
-                try connection.execute(rollback)
-                return nil
+            return try atomically(connection) { connection -> StoredDocument? in
+                let current = try read(documentID, connection)
+                guard var updated = try transform(current) else { return nil }
+                guard let winner = updated.tree.winner else {
+                    throw GatewayError.internalError("A stored document needs a revision")
+                }
+                sequence += 1
+                updated.sequence = sequence
+                let body = (winner.body ?? .object([:])).serialized()
+                if current != nil { try connection.execute("DELETE FROM documents WHERE id = ?", documentID) }
+                try connection.execute(
+                    "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+                    Int64(sequence), documentID, winner.isDeleted, winner.id.description, body,
+                    StoredDocumentCodec.encodeMetadata(updated))
+                try updateMembership(of: updated, previous: current, connection)
+                try GrantIndex.update(of: updated, isNew: current == nil, connection)
+                return updated
             }
-            guard let winner = updated.tree.winner else {
-                throw GatewayError.internalError("A stored document needs a revision")
-            }
-            sequence += 1
-            updated.sequence = sequence
-            let body = (winner.body ?? .object([:])).serialized()
-            if current != nil { try connection.execute("DELETE FROM documents WHERE id = ?", documentID) }
-            try connection.execute(
-                "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)",
-                Int64(sequence), documentID, winner.isDeleted, winner.id.description, body,
-                StoredDocumentCodec.encodeMetadata(updated))
-            try updateMembership(of: updated, previous: current, connection)
-            try GrantIndex.update(of: updated, isNew: current == nil, connection)
-            try connection.execute(commit)
-            return updated
         } catch {
-            try? connection.execute(rollback)
             sequence = sequenceBefore
             throw Self.translate(error)
         }
+    }
+
+    /// Runs `body` atomically: in a transaction of its own, or as a savepoint of the open ``inBatch(_:)``
+    /// transaction (so that one document failing in a batch leaves the others).
+    private func atomically<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
+        inBatchTransaction ? try connection.savepoint(body) : try connection.transaction(.immediate, body)
     }
 
     /// Runs `body` in one transaction: its ``update(documentID:_:)`` calls become savepoints (a failing one leaves
@@ -214,15 +207,13 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         defer { lock.unlock() }
         if inBatchTransaction { return try body() }
         guard let connection else { throw .serviceUnavailable("The database is closed") }
-        do { try connection.execute("BEGIN IMMEDIATE") } catch { throw Self.translate(error) }
-        inBatchTransaction = true
-        defer { inBatchTransaction = false }
         do {
-            let result = try body()
-            try connection.execute("COMMIT")
-            return result
+            return try connection.transaction { _ in
+                inBatchTransaction = true
+                defer { inBatchTransaction = false }
+                return try body()
+            }
         } catch {
-            try? connection.execute("ROLLBACK")
             throw Self.translate(error)
         }
     }
@@ -260,7 +251,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     @discardableResult
     public func purge(documentID: String) throws(GatewayError) -> Bool {
         try withConnection { connection in
-            try connection.transaction { connection in
+            try atomically(connection) { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(sequence))
                 try connection.execute("DELETE FROM channel_membership WHERE doc_id = ?", documentID)
@@ -349,7 +340,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         -> String
     {
         try withConnection { connection in
-            try connection.transaction { connection in
+            try atomically(connection) { connection in
                 let current = try connection.firstValue("SELECT rev FROM local_documents WHERE id = ?", id)?.stringValue
                 guard current == expectedRevision else {
                     throw GatewayError.conflict("Document update conflict")
@@ -366,7 +357,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     public func deleteLocalDocument(id: String, expectedRevision: String?) throws(GatewayError) {
         try withConnection { connection in
-            try connection.transaction { connection in
+            try atomically(connection) { connection in
                 guard let current = try connection.firstValue("SELECT rev FROM local_documents WHERE id = ?", id)?
                     .stringValue
                 else { throw GatewayError.notFound("missing") }
