@@ -140,6 +140,7 @@ let package = Package(
             dependencies: [
                 "CouchetteGateway",
                 "CouchetteCore",
+                "CouchetteSQLite",
                 "CJavaScriptCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -50,6 +50,27 @@ extension Connection {
         }
     }
 
+    /// Runs one statement through the statement cache, binding its parameters in `bind` with the statement's
+    /// typed `bind(_:at:)` methods: no argument array, no boxing, for statements run once per row written.
+    ///
+    /// ```swift
+    /// try connection.execute("INSERT INTO docs (id, seq) VALUES (?, ?)") { statement in
+    ///     try statement.bind(id, at: 1)
+    ///     try statement.bind(sequence, at: 2)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - sql: Exactly one SQL statement.
+    ///   - bind: Binds every parameter.
+    /// - Throws: ``SQLiteError`` when preparing, binding or running fails, or what `bind` throws.
+    public func execute(_ sql: String, binding bind: (Statement) throws -> Void) throws {
+        try withCachedStatement(sql) { statement in
+            try bind(statement)
+            try statement.execute()
+        }
+    }
+
     /// Runs one statement with named arguments, through the statement cache.
     ///
     /// ```swift

@@ -45,6 +45,6 @@ extension GatewayDatabase {
     /// - Throws: 404 `missing` for an unknown (or purged) document.
     public func rawDocument(id: String) throws(GatewayError) -> JSONValue {
         guard let document = try storage.document(id: id) else { throw .notFound("missing") }
-        return RawDocumentJSON.make(document, memberships: try storage.channelMemberships(documentID: id))
+        return RawDocumentJSON.make(document)
     }
 }

@@ -13,8 +13,7 @@ import Foundation
 ///   "channels":{"lists":null,"old":{"seq":5,"removed":true}},"access":{"user1":{"lists":7}},"exp":1700000000}}
 /// ```
 ///
-/// Differences from Sync Gateway: grants carry the document's sequence (grant sequences are not stored apart),
-/// a channel left at an older sequence than the current revision's names no `rev`, and there is no
+/// Differences from Sync Gateway: a channel left at an older sequence than the current revision's names no `rev`, and there is no
 /// `time_saved`, `recent_sequences` or `new_rev`.
 enum RawDocumentJSON {
     // MARK: - Flags
@@ -31,41 +30,26 @@ enum RawDocumentJSON {
     // MARK: - Building
 
     /// The raw JSON of a stored document.
-    ///
-    /// - Parameters:
-    ///   - document: The stored document.
-    ///   - memberships: Its channel memberships (``GatewayStorage/channelMemberships(documentID:)``).
-    static func make(_ document: StoredDocument, memberships: [String: ChannelMembership]) -> JSONValue {
+    static func make(_ document: StoredDocument) -> JSONValue {
         var body = document.winner?.body?.objectValue ?? [:]
-        body["_sync"] = sync(document, memberships: memberships)
+        body["_sync"] = sync(document)
         return .object(body)
     }
 
     /// The `_sync` object.
-    private static func sync(_ document: StoredDocument, memberships: [String: ChannelMembership]) -> JSONValue {
+    private static func sync(_ document: StoredDocument) -> JSONValue {
         let tree = document.tree
         let nodes = tree.nodes
         var object: [String: JSONValue] = [
             "sequence": .int(Int64(document.sequence)),
             "history": history(document, nodes: nodes),
-            "channels": channels(document, memberships: memberships),
+            "channels": channels(document),
         ]
         if let winner = tree.winner { object["rev"] = .string(winner.id.description) }
         let flags = flags(tree)
         if flags != 0 { object["flags"] = .int(Int64(flags)) }
-        let grantSequence = JSONValue.int(Int64(document.sequence))
-        if !document.access.isEmpty {
-            object["access"] = .object(
-                document.access.mapValues { channels in
-                    .object(Dictionary(uniqueKeysWithValues: channels.map { ($0, grantSequence) }))
-                })
-        }
-        if !document.roleAccess.isEmpty {
-            object["role_access"] = .object(
-                document.roleAccess.mapValues { roles in
-                    .object(Dictionary(uniqueKeysWithValues: roles.map { ($0, grantSequence) }))
-                })
-        }
+        if !document.access.isEmpty { object["access"] = StoredDocumentCodec.grantsJSON(document.access, .channel, of: document) }
+        if !document.roleAccess.isEmpty { object["role_access"] = StoredDocumentCodec.grantsJSON(document.roleAccess, .role, of: document) }
         if let expiry = document.expiry { object["exp"] = .int(Int64(expiry.timeIntervalSince1970.rounded())) }
         return .object(object)
     }
@@ -96,12 +80,12 @@ enum RawDocumentJSON {
     }
 
     /// `channels`: `null` for the channels the document is in, `{"seq", "rev"?, "del"?}` for those it left.
-    private static func channels(_ document: StoredDocument, memberships: [String: ChannelMembership]) -> JSONValue {
+    private static func channels(_ document: StoredDocument) -> JSONValue {
         var channels: [String: JSONValue] = [:]
         for channel in document.currentChannels { channels[channel] = .null }
-        for (channel, membership) in memberships where membership.removed && channels[channel] == nil {
-            var left: [String: JSONValue] = ["seq": .int(Int64(membership.sequence))]
-            if membership.sequence == document.sequence, let winner = document.tree.winner {
+        for (channel, sequence) in document.channelRemovals where channels[channel] == nil {
+            var left: [String: JSONValue] = ["seq": .int(Int64(sequence))]
+            if sequence == document.sequence, let winner = document.tree.winner {
                 left["rev"] = .string(winner.id.description)
                 if winner.isDeleted { left["del"] = true }
             }

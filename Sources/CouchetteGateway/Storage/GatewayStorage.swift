@@ -74,10 +74,6 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// - Returns: How many revision bodies were removed.
     func compact() throws(GatewayError) -> Int
 
-    /// The channels a document is in or has left, each with the sequence of its last change there
-    /// (`GET /{db}/_raw/{doc}`); empty for an unknown document.
-    func channelMemberships(documentID: String) throws(GatewayError) -> [String: ChannelMembership]
-
     /// A UUID naming this storage, made when it was created and kept with its data (`server_uuid` of `_status`).
     var storageUUID: String { get throws(GatewayError) }
 

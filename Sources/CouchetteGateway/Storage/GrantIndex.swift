@@ -3,90 +3,100 @@ import CouchetteSQLite
 
 // MARK: - GrantIndex
 
-/// The `grants` table of ``SQLiteGatewayStorage``: every channel and role grant made by a document's current
-/// revision, by principal, with the sequence of the change that first made it (spec: sync-function.md §7.2).
+/// The `grants` table of ``SQLiteGatewayStorage``: every grant the current revisions of documents make, keyed
+/// by principal, kind and the sequence of the change that first made it (spec: sync-function.md §7.2).
 ///
-/// A user's or role's granted channels and roles are read from here when it is loaded, so they are never
-/// stale; the sequences drive `_changes` backfill. A grant that a new winning revision repeats keeps its
-/// sequence; one it drops is deleted (revocation).
+/// A user's or role's granted channels and roles are read from here when it is loaded, so they are never stale;
+/// the sequences drive `_changes` backfill. Rows are keyed by principal then sequence, so a write appends to each
+/// principal's rows instead of inserting at random places; the rows of a document are found through its
+/// ``StoredDocument/grantSequences``. A grant that a new winning revision repeats keeps its row and sequence; one
+/// it drops loses its row (revocation).
 enum GrantIndex {
-    /// `kind` of a channel grant (`access()`).
-    static let channelGrant = 0
-    /// `kind` of a role grant (`role()`).
-    static let roleGrant = 1
+    /// The table (schema version 3).
+    static let createTable = """
+        CREATE TABLE grants (
+            principal TEXT NOT NULL,
+            kind INTEGER NOT NULL,
+            sequence INTEGER NOT NULL,
+            target TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            PRIMARY KEY (principal, kind, sequence, target)
+        ) WITHOUT ROWID;
+        """
 
-    /// Creates the table (schema version 2) and indexes the grants of documents stored before it existed.
-    static func migrate(_ connection: Connection) throws {
-        try connection.transaction { connection in
-            try connection.execute(
-                """
-                CREATE TABLE grants (
-                    doc_id TEXT NOT NULL,
-                    kind INTEGER NOT NULL,
-                    principal TEXT NOT NULL,
-                    target TEXT NOT NULL,
-                    sequence INTEGER NOT NULL,
-                    PRIMARY KEY (doc_id, kind, principal, target)
-                ) WITHOUT ROWID;
-                CREATE INDEX grants_by_principal ON grants (principal, kind);
-                """)
-            var documents: [StoredDocument] = []
-            try connection.forEachRow("SELECT id, sequence, body, metadata FROM documents") { row in
-                documents.append(
-                    try StoredDocumentCodec.decode(
-                        id: row.string(at: 0), sequence: UInt64(row.int64(at: 1)), winnerBody: row.blob(at: 2),
-                        metadata: row.blob(at: 3)))
-            }
-            for document in documents { try update(of: document, connection) }
-            try connection.setUserVersion(2)
-        }
-    }
-
-    /// Replaces the rows of `document` by the grants of its current revision, keeping the sequences of grants it
-    /// already made.
+    /// Brings the rows of `document` (at its new sequence) up to date with its grants, and records in its
+    /// ``StoredDocument/grantSequences`` when each was first made.
     ///
-    /// - Parameter isNew: The document had no stored revision before (it has no rows yet: a purge removes them).
-    static func update(of document: StoredDocument, isNew: Bool = false, _ connection: Connection) throws {
-        var existing: [String: Int64] = [:]
-        if !isNew {
-            try connection.forEachRow(
-                "SELECT kind, principal, target, sequence FROM grants WHERE doc_id = ?", document.id
-            ) { row in
-                existing["\(row.int64(at: 0))\u{1F}\(row.string(at: 1))\u{1F}\(row.string(at: 2))"] = row.int64(at: 3)
+    /// - Parameter previous: The document as stored before this change; nil for a new (or purged) document.
+    static func update(_ document: inout StoredDocument, previous: StoredDocument?, _ connection: Connection) throws {
+        let wanted = document.grants
+        let before = previous?.grantSequences ?? [:]
+        var sequences: [DocumentGrant: UInt64] = [:]
+        for (grant, sequence) in before where !wanted.contains(grant) {
+            try delete(grant, at: sequence, connection)
+        }
+        for grant in wanted {
+            if let sequence = before[grant] {
+                sequences[grant] = sequence
+            } else {
+                try insert(grant, at: document.sequence, documentID: document.id, connection)
+                sequences[grant] = document.sequence
             }
         }
-        let wanted = rows(of: document)
-        if existing.isEmpty && wanted.isEmpty { return }
-        if !existing.isEmpty { try connection.execute("DELETE FROM grants WHERE doc_id = ?", document.id) }
-        for (kind, principal, target) in wanted {
-            let sequence = existing["\(kind)\u{1F}\(principal)\u{1F}\(target)"] ?? Int64(document.sequence)
-            try connection.execute(
-                "INSERT INTO grants (doc_id, kind, principal, target, sequence) VALUES (?, ?, ?, ?, ?)",
-                document.id, Int64(kind), principal, target, sequence)
+        document.grantSequences = sequences
+    }
+
+    /// Inserts a row for each of the document's grants at its recorded sequence (rebuilding the index).
+    static func insertRows(of document: StoredDocument, _ connection: Connection) throws {
+        for grant in document.grants {
+            try insert(grant, at: document.grantSequences[grant] ?? document.sequence, documentID: document.id, connection)
         }
     }
 
-    /// The grants of a document's current revision as rows `(kind, principal, target)`.
-    private static func rows(of document: StoredDocument) -> [(Int, String, String)] {
-        var rows: [(Int, String, String)] = []
-        for (principal, channels) in document.access {
-            for channel in channels { rows.append((channelGrant, principal, channel)) }
-        }
-        for (user, roles) in document.roleAccess {
-            for role in roles { rows.append((roleGrant, user, role)) }
-        }
-        return rows
+    /// Deletes the rows of a document that is going away (purge).
+    static func deleteRows(of document: StoredDocument, _ connection: Connection) throws {
+        for (grant, sequence) in document.grantSequences { try delete(grant, at: sequence, connection) }
     }
 
-    /// The targets granted to `principal` with their earliest sequence.
-    static func grants(kind: Int, to principal: String, _ connection: Connection) throws -> [String: UInt64] {
+    /// The targets of `kind` granted to `principal`, with their earliest sequence.
+    static func grants(
+        kind: DocumentGrant.Kind, to principal: String, _ connection: Connection
+    ) throws -> [String: UInt64] {
         var grants: [String: UInt64] = [:]
         try connection.forEachRow(
-            "SELECT target, min(sequence) FROM grants WHERE principal = ? AND kind = ? GROUP BY target", principal,
-            Int64(kind)
+            "SELECT target, sequence FROM grants WHERE principal = ? AND kind = ? ORDER BY sequence", principal,
+            Int64(kind.rawValue)
         ) { row in
-            grants[row.string(at: 0)] = UInt64(row.int64(at: 1))
+            let target = row.string(at: 0)
+            if grants[target] == nil { grants[target] = UInt64(row.int64(at: 1)) }
         }
         return grants
+    }
+
+    // MARK: - Rows
+
+    private static func insert(
+        _ grant: DocumentGrant, at sequence: UInt64, documentID: String, _ connection: Connection
+    ) throws {
+        try connection.execute(
+            "INSERT INTO grants (principal, kind, sequence, target, doc_id) VALUES (?, ?, ?, ?, ?)"
+        ) { statement in
+            try statement.bind(grant.principal, at: 1)
+            try statement.bind(Int64(grant.kind.rawValue), at: 2)
+            try statement.bind(Int64(sequence), at: 3)
+            try statement.bind(grant.target, at: 4)
+            try statement.bind(documentID, at: 5)
+        }
+    }
+
+    private static func delete(_ grant: DocumentGrant, at sequence: UInt64, _ connection: Connection) throws {
+        try connection.execute(
+            "DELETE FROM grants WHERE principal = ? AND kind = ? AND sequence = ? AND target = ?"
+        ) { statement in
+            try statement.bind(grant.principal, at: 1)
+            try statement.bind(Int64(grant.kind.rawValue), at: 2)
+            try statement.bind(Int64(sequence), at: 3)
+            try statement.bind(grant.target, at: 4)
+        }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 
 // MARK: - Maintenance
 
-/// Compaction, channel membership and the storage's UUID (spec: gateway-rest-api.md §3, §16).
+/// Compaction and the storage's UUID (spec: gateway-rest-api.md §3, §16).
 extension SQLiteGatewayStorage {
     /// Drops the bodies of non-leaf revisions and empties non-empty tombstone bodies, in one transaction; rows
     /// keep their sequences, so compaction never shows in a changes feed.
@@ -55,21 +55,6 @@ extension SQLiteGatewayStorage {
             }
         }
         return removed
-    }
-
-    /// The channels the document is in or has left, from the membership table.
-    public func channelMemberships(documentID: String) throws(GatewayError) -> [String: ChannelMembership] {
-        try withConnection { connection in
-            var memberships: [String: ChannelMembership] = [:]
-            for row in try connection.query(
-                "SELECT channel, sequence, removed FROM channel_membership WHERE doc_id = ?", documentID)
-            {
-                guard let channel = row[0].stringValue else { continue }
-                memberships[channel] = ChannelMembership(
-                    sequence: UInt64(row[1].int64Value ?? 0), removed: (row[2].int64Value ?? 0) != 0)
-            }
-            return memberships
-        }
     }
 
     /// The storage's UUID, made and saved at the first request.

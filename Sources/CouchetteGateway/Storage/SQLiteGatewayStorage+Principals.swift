@@ -55,13 +55,13 @@ extension SQLiteGatewayStorage: PrincipalStore {
 
     public func documentChannelGrants(to principal: String) throws(GatewayError) -> [String: UInt64] {
         try withConnection { connection in
-            try GrantIndex.grants(kind: GrantIndex.channelGrant, to: principal, connection)
+            try GrantIndex.grants(kind: .channel, to: principal, connection)
         }
     }
 
     public func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64] {
         try withConnection { connection in
-            try GrantIndex.grants(kind: GrantIndex.roleGrant, to: name, connection)
+            try GrantIndex.grants(kind: .role, to: name, connection)
         }
     }
 

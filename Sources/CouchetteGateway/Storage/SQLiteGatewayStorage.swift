@@ -6,8 +6,9 @@ import Foundation
 /// given file for `sqlite:PATH`.
 ///
 /// Documents are keyed by their sequence (the rowid), so each change appends and `_changes` reads in order;
-/// a membership table records, per document and channel, the sequence of the document's last change
-/// while in the channel (or of its leaving it), so channel-filtered feeds are range scans too.
+/// ``ChannelIndex`` records, per channel, the sequence of each document's last change while in it (or of its
+/// leaving it), so channel-filtered feeds are range scans too; ``GrantIndex`` the grants documents make, by
+/// principal. Tables and migrations: ``StorageSchema``.
 public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Recursive: an ``update(documentID:_:)`` transform may store attachments or read through the storage.
     private let lock = NSRecursiveLock()
@@ -43,7 +44,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             // A 64 MiB page cache: indexes keyed by document ID take inserts at random places, which a small
             // cache turns into reads and writes of the whole file.
             try connection.execute("PRAGMA cache_size = -65536")
-            try Self.migrate(connection)
+            try StorageSchema.migrate(connection)
             self.connection = connection
             sequence = UInt64(
                 try connection.firstValue(
@@ -51,48 +52,6 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 )?.int64Value ?? 0)
         } catch {
             throw Self.translate(error)
-        }
-    }
-
-    /// The schema version this code writes.
-    static let schemaVersion = 2
-
-    private static func migrate(_ connection: Connection) throws {
-        let version = try connection.userVersion
-        if version > schemaVersion { throw GatewayError.internalError("The database was written by a newer gateway") }
-        if version < 1 { try createVersion1(connection) }
-        if version < 2 { try GrantIndex.migrate(connection) }
-    }
-
-    private static func createVersion1(_ connection: Connection) throws {
-        try connection.transaction { connection in
-            try connection.execute(
-                """
-                CREATE TABLE meta (key TEXT PRIMARY KEY, value);
-                CREATE TABLE documents (
-                    sequence INTEGER PRIMARY KEY,
-                    id TEXT NOT NULL UNIQUE,
-                    deleted INTEGER NOT NULL,
-                    rev TEXT NOT NULL,
-                    body BLOB NOT NULL,
-                    metadata BLOB NOT NULL
-                );
-                CREATE TABLE channel_membership (
-                    doc_id TEXT NOT NULL,
-                    channel TEXT NOT NULL,
-                    sequence INTEGER NOT NULL,
-                    removed INTEGER NOT NULL,
-                    PRIMARY KEY (doc_id, channel)
-                ) WITHOUT ROWID;
-                CREATE INDEX channel_membership_by_sequence ON channel_membership (channel, sequence);
-                CREATE TABLE local_documents (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body BLOB NOT NULL);
-                CREATE TABLE attachments (digest TEXT PRIMARY KEY, data BLOB NOT NULL);
-                CREATE TABLE users (name TEXT PRIMARY KEY, data BLOB NOT NULL);
-                CREATE TABLE roles (name TEXT PRIMARY KEY, data BLOB NOT NULL);
-                CREATE TABLE sessions (id TEXT PRIMARY KEY, user TEXT NOT NULL, data BLOB NOT NULL);
-                CREATE INDEX sessions_by_user ON sessions (user);
-                """)
-            try connection.setUserVersion(1)
         }
     }
 
@@ -144,16 +103,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func document(id: String) throws(GatewayError) -> StoredDocument? {
-        let row: (UInt64, [UInt8], [UInt8])? = try withConnection { connection in
-            let statement = try connection.cachedStatement(
-                sql: "SELECT sequence, body, metadata FROM documents WHERE id = ?")
-            defer { statement.reset() }
-            try statement.bind(id, at: 1)
-            guard try statement.step() else { return nil }
-            return (UInt64(statement.int64(at: 0)), statement.blob(at: 1), statement.blob(at: 2))
-        }
-        guard let (sequence, body, metadata) = row else { return nil }
-        return try StoredDocumentCodec.decode(id: id, sequence: sequence, winnerBody: body, metadata: metadata)
+        try withConnection { connection in try read(id, connection) }
     }
 
     @discardableResult
@@ -173,14 +123,10 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 }
                 sequence += 1
                 updated.sequence = sequence
-                let body = (winner.body ?? .object([:])).serialized()
-                if current != nil { try connection.execute("DELETE FROM documents WHERE id = ?", documentID) }
-                try connection.execute(
-                    "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)",
-                    Int64(sequence), documentID, winner.isDeleted, winner.id.description, body,
-                    StoredDocumentCodec.encodeMetadata(updated))
-                try updateMembership(of: updated, previous: current, connection)
-                try GrantIndex.update(of: updated, isNew: current == nil, connection)
+                try ChannelIndex.update(&updated, previous: current, connection)
+                try GrantIndex.update(&updated, previous: current, connection)
+                if let current { try deleteRow(sequence: current.sequence, connection) }
+                try insertRow(of: updated, winner: winner, connection)
                 return updated
             }
         } catch {
@@ -219,33 +165,30 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     private func read(_ id: String, _ connection: Connection) throws -> StoredDocument? {
-        guard let row = try connection.firstRow("SELECT sequence, body, metadata FROM documents WHERE id = ?", id)
-        else { return nil }
+        let statement = try connection.cachedStatement(sql: "SELECT sequence, body, metadata FROM documents WHERE id = ?")
+        defer { statement.reset() }
+        try statement.bind(id, at: 1)
+        guard try statement.step() else { return nil }
         return try StoredDocumentCodec.decode(
-            id: id, sequence: UInt64(row[0].int64Value ?? 0), winnerBody: row[1].blobValue ?? [],
-            metadata: row[2].blobValue ?? [])
+            id: id, sequence: UInt64(statement.int64(at: 0)), winnerBody: statement.blob(at: 1),
+            metadata: statement.blob(at: 2))
     }
 
-    /// Records the document's current channels at its new sequence, and its leaving the others.
-    private func updateMembership(
-        of document: StoredDocument, previous: StoredDocument?, _ connection: Connection
-    ) throws {
-        let current = document.currentChannels
-        for channel in current {
-            try connection.execute(
-                "INSERT OR REPLACE INTO channel_membership (doc_id, channel, sequence, removed) VALUES (?, ?, ?, 0)",
-                document.id, channel, Int64(document.sequence))
+    private func insertRow(of document: StoredDocument, winner: RevisionTree.Node, _ connection: Connection) throws {
+        try connection.execute(
+            "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)"
+        ) { statement in
+            try statement.bind(Int64(document.sequence), at: 1)
+            try statement.bind(document.id, at: 2)
+            try statement.bind(winner.isDeleted, at: 3)
+            try statement.bind(winner.id.description, at: 4)
+            try statement.bind((winner.body ?? .object([:])).serialized(), at: 5)
+            try statement.bind(StoredDocumentCodec.encodeMetadata(document), at: 6)
         }
-        // A new document has no rows yet (a purge removes them with the document).
-        guard previous != nil else { return }
-        let before = try connection.query(
-            "SELECT channel FROM channel_membership WHERE doc_id = ? AND removed = 0", document.id
-        ).compactMap { $0[0].stringValue }
-        for channel in before where !current.contains(channel) {
-            try connection.execute(
-                "UPDATE channel_membership SET sequence = ?, removed = 1 WHERE doc_id = ? AND channel = ?",
-                Int64(document.sequence), document.id, channel)
-        }
+    }
+
+    private func deleteRow(sequence: UInt64, _ connection: Connection) throws {
+        try connection.execute("DELETE FROM documents WHERE sequence = ?") { try $0.bind(Int64(sequence), at: 1) }
     }
 
     @discardableResult
@@ -254,10 +197,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try atomically(connection) { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(sequence))
-                try connection.execute("DELETE FROM channel_membership WHERE doc_id = ?", documentID)
-                try connection.execute("DELETE FROM grants WHERE doc_id = ?", documentID)
-                try connection.execute("DELETE FROM documents WHERE id = ?", documentID)
-                return try connection.changes > 0
+                guard let document = try read(documentID, connection) else { return false }
+                try ChannelIndex.deleteRows(of: document, connection)
+                try GrantIndex.deleteRows(of: document, connection)
+                try deleteRow(sequence: document.sequence, connection)
+                return true
             }
         }
     }
@@ -285,24 +229,19 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try withConnection { connection in
             let placeholders = Array(repeating: "?", count: channels.count).joined(separator: ", ")
             let channelList = channels.sorted()
-            // Per document: its latest change in or out of the channels, and whether it is still in one.
+            // Per document, its rows after `since`: a document's current channels' rows are all at its latest
+            // sequence, so it is still in one of the channels exactly when one of those rows is not a removal.
+            // Range scans of each channel's rows after `since`: a feed's cost follows its new changes.
             let sql = """
                 SELECT m.doc_id, max(m.sequence), min(m.removed), d.rev, d.deleted,
                     group_concat(CASE WHEN m.removed = 1 THEN m.channel END, char(31))
-                FROM channel_membership m JOIN documents d ON d.id = m.doc_id
-                WHERE m.channel IN (\(placeholders))
-                    AND m.doc_id IN (
-                        SELECT doc_id FROM channel_membership WHERE channel IN (\(placeholders)) AND sequence > ?)
+                FROM channel_changes m JOIN documents d ON d.id = m.doc_id
+                WHERE m.channel IN (\(placeholders)) AND m.sequence > ?
                 GROUP BY m.doc_id
-                HAVING max(m.sequence) > ?
                 ORDER BY max(m.sequence)
                 LIMIT ?
                 """
-            // Only documents with a membership change after `since` are grouped (a range scan of the
-            // (channel, sequence) index), so a feed's cost follows its new changes, not the channel's size.
             var arguments: [(any SQLiteBindable)?] = channelList
-            arguments += channelList
-            arguments.append(Int64(since))
             arguments.append(Int64(since))
             arguments.append(Int64(limit ?? -1))
             return try connection.query(sql, arguments: arguments).map { row in

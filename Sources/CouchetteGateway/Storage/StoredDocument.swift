@@ -21,6 +21,12 @@ public struct StoredDocument: Sendable, Hashable {
     public var expiry: Date?
     /// The sequence of the last change; 0 until stored.
     public var sequence: UInt64
+    /// The channels the document has left, each with the sequence of the change that took it out (Sync Gateway's
+    /// removed `_sync.channels` entries). Kept by the storage: a channel the document enters again leaves the map.
+    public var channelRemovals: [String: UInt64]
+    /// The sequence of the change that first made each of ``grants`` (Sync Gateway's `_sync.access` sequences):
+    /// a grant a new revision repeats keeps its sequence. Kept by the storage.
+    public var grantSequences: [DocumentGrant: UInt64]
 
     /// A document with no revision yet.
     public init(id: String) {
@@ -31,6 +37,8 @@ public struct StoredDocument: Sendable, Hashable {
         self.roleAccess = [:]
         self.expiry = nil
         self.sequence = 0
+        self.channelRemovals = [:]
+        self.grantSequences = [:]
     }
 
     /// The current (winning) revision.
@@ -42,5 +50,17 @@ public struct StoredDocument: Sendable, Hashable {
     /// The channels of the current revision.
     public var currentChannels: Set<String> {
         winner.flatMap { channels[$0.id] } ?? []
+    }
+
+    /// The grants the current revision makes: ``access`` and ``roleAccess`` as one set.
+    public var grants: Set<DocumentGrant> {
+        var grants: Set<DocumentGrant> = []
+        for (principal, channels) in access {
+            for channel in channels { grants.insert(DocumentGrant(kind: .channel, principal: principal, target: channel)) }
+        }
+        for (user, roles) in roleAccess {
+            for role in roles { grants.insert(DocumentGrant(kind: .role, principal: user, target: role)) }
+        }
+        return grants
     }
 }

@@ -2,8 +2,10 @@ import CouchetteCore
 import Foundation
 
 /// Encodes a ``StoredDocument``'s metadata as JSON, in the spirit of Sync Gateway's `_sync`:
-/// `{"history": [[rev, parentIndex, deleted, body|null, [channels]|null], …], "access": {user: [ch…]},
-/// "role_access": {user: [role…]}, "exp": seconds}`. The winner's body is stored apart.
+/// `{"history": [[rev, parentIndex, deleted, body|null, [channels]|null], …], "access": {user: {ch: seq}},
+/// "role_access": {user: {role: seq}}, "removed": {ch: seq}, "exp": seconds}`, grants with the sequence that first
+/// made them and channels left with the sequence of leaving. The winner's body is stored apart. Grants written as
+/// arrays (before grant sequences were kept) read with the document's sequence.
 enum StoredDocumentCodec {
     static func encodeMetadata(_ document: StoredDocument) -> [UInt8] {
         let nodes = document.tree.nodes
@@ -19,14 +21,29 @@ enum StoredDocumentCodec {
             ])
         }
         var metadata: [String: JSONValue] = ["history": .array(history)]
-        if !document.access.isEmpty { metadata["access"] = grants(document.access) }
-        if !document.roleAccess.isEmpty { metadata["role_access"] = grants(document.roleAccess) }
+        if !document.access.isEmpty { metadata["access"] = grantsJSON(document.access, .channel, of: document) }
+        if !document.roleAccess.isEmpty { metadata["role_access"] = grantsJSON(document.roleAccess, .role, of: document) }
+        if !document.channelRemovals.isEmpty {
+            metadata["removed"] = .object(document.channelRemovals.mapValues { .int(Int64($0)) })
+        }
         if let expiry = document.expiry { metadata["exp"] = .double(expiry.timeIntervalSince1970) }
         return JSONValue.object(metadata).serialized()
     }
 
-    private static func grants(_ grants: [String: Set<String>]) -> JSONValue {
-        .object(grants.mapValues { .array($0.sorted().map(JSONValue.string)) })
+    /// `{principal: {channel or role: sequence of the grant}}`, as Sync Gateway's `_sync.access` and `role_access`.
+    static func grantsJSON(
+        _ grants: [String: Set<String>], _ kind: DocumentGrant.Kind, of document: StoredDocument
+    ) -> JSONValue {
+        var json: [String: JSONValue] = [:]
+        for (principal, targets) in grants {
+            var sequences: [String: JSONValue] = [:]
+            for target in targets {
+                let grant = DocumentGrant(kind: kind, principal: principal, target: target)
+                sequences[target] = .int(Int64(document.grantSequences[grant] ?? document.sequence))
+            }
+            json[principal] = .object(sequences)
+        }
+        return .object(json)
     }
 
     static func decode(
@@ -55,8 +72,12 @@ enum StoredDocumentCodec {
             if let winner = document.tree.winner {
                 document.tree.setBody(try JSONValue(parsing: winnerBody), of: winner.id)
             }
-            document.access = readGrants(json["access"])
-            document.roleAccess = readGrants(json["role_access"])
+            document.access = readGrants(json["access"], .channel, into: &document)
+            document.roleAccess = readGrants(json["role_access"], .role, into: &document)
+            for (channel, sequence) in json["removed"]?.objectValue ?? [:] {
+                guard case .int(let sequence) = sequence, sequence >= 0 else { throw corrupt(id) }
+                document.channelRemovals[channel] = UInt64(sequence)
+            }
             if let seconds = json["exp"]?.doubleValue { document.expiry = Date(timeIntervalSince1970: seconds) }
             return document
         } catch let error as GatewayError {
@@ -66,8 +87,23 @@ enum StoredDocumentCodec {
         }
     }
 
-    private static func readGrants(_ json: JSONValue?) -> [String: Set<String>] {
-        (json?.objectValue ?? [:]).mapValues { Set(($0.arrayValue ?? []).compactMap(\.stringValue)) }
+    /// Reads `{principal: {target: seq}}` (or `{principal: [target]}`), recording each grant's sequence.
+    private static func readGrants(
+        _ json: JSONValue?, _ kind: DocumentGrant.Kind, into document: inout StoredDocument
+    ) -> [String: Set<String>] {
+        var grants: [String: Set<String>] = [:]
+        for (principal, targets) in json?.objectValue ?? [:] {
+            let sequences: [(target: String, sequence: UInt64?)] =
+                targets.objectValue.map { object in
+                    object.map { ($0.key, $0.value.intValue.map { UInt64(max($0, 0)) }) }
+                } ?? (targets.arrayValue ?? []).compactMap { $0.stringValue.map { ($0, nil) } }
+            grants[principal] = Set(sequences.map(\.target))
+            for (target, sequence) in sequences {
+                let grant = DocumentGrant(kind: kind, principal: principal, target: target)
+                document.grantSequences[grant] = sequence ?? document.sequence
+            }
+        }
+        return grants
     }
 
     private static func corrupt(_ id: String) -> GatewayError {

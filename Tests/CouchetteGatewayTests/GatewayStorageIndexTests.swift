@@ -1,0 +1,140 @@
+import CouchetteCore
+import CouchetteSQLite
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+/// The channel and grant indexes of the SQLite storage: rows follow documents in and out of channels, grants keep
+/// their first sequence, purges leave nothing behind, and older databases migrate.
+@Suite struct GatewayStorageIndexTests {
+    /// Stores a new revision of `id` in `channels`, granting `grants` (channel grants by principal) and no role.
+    @discardableResult
+    private func write(
+        _ storage: SQLiteGatewayStorage, _ id: String, channels: Set<String>, grants: [String: Set<String>] = [:]
+    ) throws -> StoredDocument? {
+        try storage.update(documentID: id) { current in
+            var document = current ?? StoredDocument(id: id)
+            guard let revision = try? document.tree.addLocalEdit(parent: document.winner?.id, body: [:], deleted: false)
+            else { return nil }
+            document.channels[revision] = channels
+            document.access = grants
+            document.roleAccess = [:]
+            return document
+        }
+    }
+
+    @Test func aDocumentLeavingAndRejoiningAChannelHasOneEntryOnItsFeed() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+        defer { storage.close() }
+        try write(storage, "doc", channels: ["a"])  // 1
+        try write(storage, "doc", channels: ["b"])  // 2: leaves a
+        #expect(try storage.document(id: "doc")?.channelRemovals == ["a": 2])
+        try write(storage, "doc", channels: ["a", "b"])  // 3: back in a
+        #expect(try storage.document(id: "doc")?.channelRemovals == [:])
+        var feed = try storage.changes(inChannels: ["a"], since: 0, limit: nil)
+        #expect(feed.map(\.sequence) == [3])
+        #expect(feed.first?.removedFrom == [])
+        try write(storage, "doc", channels: ["b"])  // 4: leaves a again
+        feed = try storage.changes(inChannels: ["a"], since: 0, limit: nil)
+        #expect(feed.map(\.sequence) == [4])
+        #expect(feed.first?.removedFrom == ["a"])
+        // A reader of a and b sees the document still in b, once.
+        feed = try storage.changes(inChannels: ["a", "b"], since: 0, limit: nil)
+        #expect(feed.map(\.sequence) == [4])
+        #expect(feed.first?.removedFrom == [])
+        // Since the removal, nothing; between, the removal.
+        #expect(try storage.changes(inChannels: ["a"], since: 4, limit: nil).isEmpty)
+        #expect(try storage.changes(inChannels: ["a"], since: 3, limit: nil).map(\.removedFrom) == [["a"]])
+    }
+
+    @Test func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+        defer { storage.close() }
+        try write(storage, "doc", channels: ["a"], grants: ["user1": ["a"]])
+        try write(storage, "doc", channels: ["b"], grants: ["user1": ["a", "b"]])
+        try write(storage, "other", channels: ["a"], grants: ["user1": ["c"]])
+        #expect(try storage.purge(documentID: "doc"))
+        #expect(try storage.changes(inChannels: ["a", "b"], since: 0, limit: nil).map(\.documentID) == ["other"])
+        #expect(try storage.documentChannelGrants(to: "user1") == ["c": 3])
+        let again = try #require(try write(storage, "doc", channels: ["a"], grants: ["user1": ["a"]]))
+        #expect(again.channelRemovals.isEmpty)
+        #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.documentID) == ["other", "doc"])
+        #expect(try storage.documentChannelGrants(to: "user1") == ["c": 3, "a": 4])
+        #expect(try storage.purge(documentID: "missing") == false)
+    }
+
+    @Test func aRepeatedGrantKeepsItsFirstSequenceAndADroppedOneGoes() throws {
+        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+        defer { storage.close() }
+        try write(storage, "list", channels: [], grants: ["user1": ["x"], "role:moderator": ["x"]])  // 1
+        try write(storage, "list", channels: [], grants: ["user1": ["x", "y"]])  // 2
+        #expect(try storage.documentChannelGrants(to: "user1") == ["x": 1, "y": 2])
+        #expect(try storage.documentChannelGrants(to: "role:moderator") == [:])
+        let stored = try #require(try storage.document(id: "list"))
+        #expect(stored.grantSequences[DocumentGrant(kind: .channel, principal: "user1", target: "x")] == 1)
+        // `_raw` reports each grant's own sequence.
+        let raw = RawDocumentJSON.make(stored)
+        #expect(raw["_sync"]?["access"] == ["user1": ["x": 1, "y": 2]])
+        try write(storage, "list", channels: [], grants: ["user1": ["y"]])  // 3
+        #expect(try storage.documentChannelGrants(to: "user1") == ["y": 2])
+        // Another document granting the same channel: the earliest sequence counts.
+        try write(storage, "other", channels: [], grants: ["user1": ["y"]])  // 4
+        #expect(try storage.documentChannelGrants(to: "user1") == ["y": 2])
+    }
+
+    @Test func aVersion2DatabaseMigratesWithItsRemovalsAndGrantSequences() throws {
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("gateway-v2-\(UUID().uuidString).sqlite3")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try makeVersion2Database(at: path)
+        let storage = try SQLiteGatewayStorage(path: path)
+        defer { storage.close() }
+        let list = try #require(try storage.document(id: "list"))
+        #expect(list.currentChannels == ["b"])
+        #expect(list.channelRemovals == ["a": 3])
+        #expect(list.grantSequences[DocumentGrant(kind: .channel, principal: "user1", target: "b")] == 1)
+        #expect(list.grantSequences[DocumentGrant(kind: .role, principal: "user1", target: "moderator")] == 3)
+        #expect(try storage.documentChannelGrants(to: "user1") == ["b": 1])
+        #expect(try storage.documentRoleGrants(to: "user1") == ["moderator": 3])
+        #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.removedFrom) == [["a"]])
+        #expect(try storage.changes(inChannels: ["b"], since: 0, limit: nil).map(\.sequence) == [3])
+        // Writes after the migration find the migrated rows.
+        try write(storage, "list", channels: ["a"], grants: [:])
+        #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.removedFrom) == [[]])
+        #expect(try storage.changes(inChannels: ["b"], since: 0, limit: nil).map(\.removedFrom) == [["b"]])
+        #expect(try storage.documentChannelGrants(to: "user1") == [:])
+        #expect(try storage.documentRoleGrants(to: "user1") == [:])
+    }
+
+    /// A database as version 2 of the schema wrote it: document "list" at sequence 3, in channel b, having left a
+    /// at 3, granting user1 channel b since 1 and role moderator since 3.
+    private func makeVersion2Database(at path: String) throws {
+        let connection = try Connection(path: path)
+        defer { connection.close() }
+        try connection.execute(
+            """
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+            CREATE TABLE documents (sequence INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, deleted INTEGER NOT NULL,
+                rev TEXT NOT NULL, body BLOB NOT NULL, metadata BLOB NOT NULL);
+            CREATE TABLE channel_membership (doc_id TEXT NOT NULL, channel TEXT NOT NULL, sequence INTEGER NOT NULL,
+                removed INTEGER NOT NULL, PRIMARY KEY (doc_id, channel)) WITHOUT ROWID;
+            CREATE INDEX channel_membership_by_sequence ON channel_membership (channel, sequence);
+            CREATE TABLE local_documents (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body BLOB NOT NULL);
+            CREATE TABLE attachments (digest TEXT PRIMARY KEY, data BLOB NOT NULL);
+            CREATE TABLE users (name TEXT PRIMARY KEY, data BLOB NOT NULL);
+            CREATE TABLE roles (name TEXT PRIMARY KEY, data BLOB NOT NULL);
+            CREATE TABLE sessions (id TEXT PRIMARY KEY, user TEXT NOT NULL, data BLOB NOT NULL);
+            CREATE INDEX sessions_by_user ON sessions (user);
+            CREATE TABLE grants (doc_id TEXT NOT NULL, kind INTEGER NOT NULL, principal TEXT NOT NULL,
+                target TEXT NOT NULL, sequence INTEGER NOT NULL, PRIMARY KEY (doc_id, kind, principal, target))
+                WITHOUT ROWID;
+            CREATE INDEX grants_by_principal ON grants (principal, kind);
+            INSERT INTO channel_membership VALUES ('list', 'a', 3, 1), ('list', 'b', 3, 0);
+            INSERT INTO grants VALUES ('list', 0, 'user1', 'b', 1), ('list', 1, 'user1', 'moderator', 3);
+            """)
+        let metadata = #"{"history":[["1-a",-1,false,null,["a","b"]],["2-b",0,false,null,["b"]]],"access":{"user1":["b"]},"role_access":{"user1":["moderator"]}}"#
+        try connection.execute(
+            "INSERT INTO documents VALUES (3, 'list', 0, '2-b', ?, ?)", Array("{}".utf8), Array(metadata.utf8))
+        try connection.setUserVersion(2)
+    }
+}
