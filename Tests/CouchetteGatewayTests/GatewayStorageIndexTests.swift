@@ -12,7 +12,7 @@ import Testing
     @discardableResult
     private func write(
         _ storage: SQLiteGatewayStorage, _ id: String, channels: Set<String>, grants: [String: Set<String>] = [:]
-    ) throws -> StoredDocument? {
+    ) throws(GatewayError) -> StoredDocument? {
         try storage.update(documentID: id) { current in
             var document = current ?? StoredDocument(id: id)
             guard let revision = try? document.tree.addLocalEdit(parent: document.winner?.id, body: [:], deleted: false)
@@ -81,6 +81,50 @@ import Testing
         // Another document granting the same channel: the earliest sequence counts.
         try write(storage, "other", channels: [], grants: ["user1": ["y"]])  // 4
         #expect(try storage.documentChannelGrants(to: "user1") == ["y": 2])
+    }
+
+    @Test func aWriteFailingHalfwayStoresNothingOfItsDocumentOrItsBatch() throws {
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("gateway-fail-\(UUID().uuidString).sqlite3")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try SQLiteGatewayStorage(path: path).close()
+        do {  // Index rows of channel "boom" fail, after the rows of the document's other channels were written.
+            let connection = try Connection(path: path)
+            defer { connection.close() }
+            try connection.execute(
+                """
+                CREATE TRIGGER boom BEFORE INSERT ON channel_changes WHEN NEW.channel = 'boom'
+                BEGIN SELECT RAISE(ABORT, 'boom'); END;
+                """)
+        }
+        let storage = try SQLiteGatewayStorage(path: path)
+        defer { storage.close() }
+        #expect(throws: GatewayError.self) { try write(storage, "alone", channels: ["a", "boom"]) }
+        #expect(try storage.document(id: "alone") == nil)
+        #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).isEmpty)
+        // In a batch, a transform failing leaves the others; a write failing halfway fails the batch.
+        func fails(_ body: () throws -> Void) -> Bool {
+            do { try body() } catch { return true }
+            return false
+        }
+        var refusedFailed = false
+        try storage.inBatch { () throws(GatewayError) in
+            try write(storage, "kept", channels: ["a"])
+            refusedFailed = fails { try storage.update(documentID: "refused") { _ throws(GatewayError) in throw .forbidden("no") } }
+        }
+        #expect(refusedFailed)
+        var brokenFailed = false
+        let batchFailed = fails {
+            try storage.inBatch { () throws(GatewayError) in
+                try write(storage, "first", channels: ["a"])
+                brokenFailed = fails { try write(storage, "broken", channels: ["a", "boom"]) }
+                try write(storage, "last", channels: ["a"])
+            }
+        }
+        #expect(brokenFailed && batchFailed)
+        for id in ["first", "broken", "last", "refused"] { #expect(try storage.document(id: id) == nil) }
+        #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.documentID) == ["kept"])
+        try write(storage, "after", channels: ["a"])
+        #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.documentID) == ["kept", "after"])
     }
 
     @Test func aVersion2DatabaseMigratesWithItsRemovalsAndGrantSequences() throws {

@@ -16,6 +16,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private var sequence: UInt64 = 0
     /// Whether an ``inBatch(_:)`` transaction is open (only touched under `lock`).
     private var inBatchTransaction = false
+    /// A write that failed halfway in the open batch, which must then be rolled back whole.
+    private var batchFailure: (any Error)?
 
     /// Opens the storage of database `name` at `location`.
     ///
@@ -115,39 +117,60 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         guard let connection else { throw .serviceUnavailable("The database is closed") }
         let sequenceBefore = sequence
         do {
-            return try atomically(connection) { connection -> StoredDocument? in
-                let current = try read(documentID, connection)
-                guard var updated = try transform(current) else { return nil }
-                guard let winner = updated.tree.winner else {
-                    throw GatewayError.internalError("A stored document needs a revision")
+            guard inBatchTransaction else {
+                return try connection.transaction(.immediate) { connection in
+                    try store(documentID, transform, connection)
                 }
-                sequence += 1
-                updated.sequence = sequence
-                try ChannelIndex.update(&updated, previous: current, connection)
-                try GrantIndex.update(&updated, previous: current, connection)
-                if let current { try deleteRow(sequence: current.sequence, connection) }
-                try insertRow(of: updated, winner: winner, connection)
-                return updated
             }
+            return try store(documentID, transform, connection)
         } catch {
             sequence = sequenceBefore
             throw Self.translate(error)
         }
     }
 
+    /// Reads the document, transforms it and writes the result with its index rows.
+    ///
+    /// In an ``inBatch(_:)`` transaction no savepoint is needed for a document to fail alone: nothing is written
+    /// before the transform has succeeded (what a transform writes, attachments, is content-addressed and harmless
+    /// to keep); a failure while writing fails the whole batch instead.
+    private func store(
+        _ documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?,
+        _ connection: Connection
+    ) throws -> StoredDocument? {
+        let current = try read(documentID, connection)
+        guard var updated = try transform(current) else { return nil }
+        guard let winner = updated.tree.winner else {
+            throw GatewayError.internalError("A stored document needs a revision")
+        }
+        do {
+            sequence += 1
+            updated.sequence = sequence
+            try ChannelIndex.update(&updated, previous: current, connection)
+            try GrantIndex.update(&updated, previous: current, connection)
+            if let current { try deleteRow(sequence: current.sequence, connection) }
+            try insertRow(of: updated, winner: winner, connection)
+            return updated
+        } catch {
+            if inBatchTransaction { batchFailure = error }
+            throw error
+        }
+    }
+
     /// Runs `body` atomically: in a transaction of its own, or as a savepoint of the open ``inBatch(_:)``
-    /// transaction (so that one document failing in a batch leaves the others).
+    /// transaction (so that its failing leaves the rest of the batch).
     private func atomically<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
         inBatchTransaction ? try connection.savepoint(body) : try connection.transaction(.immediate, body)
     }
 
-    /// Runs `body` in one transaction: its ``update(documentID:_:)`` calls become savepoints (a failing one leaves
-    /// the others) and everything is committed once at the end — one WAL write for a whole `_bulk_docs` request
+    /// Runs `body` in one transaction: an ``update(documentID:_:)`` whose transform fails leaves the others, and
+    /// everything is committed once at the end — one WAL write for a whole `_bulk_docs` request
     /// instead of one per document. Nothing is visible to other callers before the commit (they wait for the
     /// lock). Nested batches join the outer one.
     ///
-    /// - Throws: `body`'s error or the commit's; then nothing of the batch is stored, and its sequences are
-    ///   skipped (never reused, so no feed can miss a later change).
+    /// - Throws: `body`'s error, the commit's, or that of a document's write failing halfway (after its transform);
+    ///   then nothing of the batch is stored, and its sequences are skipped (never reused, so no feed can miss a
+    ///   later change).
     public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
         lock.lock()
         defer { lock.unlock() }
@@ -156,8 +179,14 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         do {
             return try connection.transaction { _ in
                 inBatchTransaction = true
-                defer { inBatchTransaction = false }
-                return try body()
+                batchFailure = nil
+                defer {
+                    inBatchTransaction = false
+                    batchFailure = nil
+                }
+                let result = try body()
+                if let batchFailure { throw batchFailure }
+                return result
             }
         } catch {
             throw Self.translate(error)
