@@ -33,12 +33,12 @@ public struct BulkDocsWriter: Sendable {
     public func write(_ bodies: [JSONValue], newEdits: Bool) -> [JSONValue] {
         let isLocal: (JSONValue) -> Bool = { $0["_id"]?.stringValue?.hasPrefix(LocalDocumentStore.prefix) == true }
         let documentBodies = bodies.filter { !isLocal($0) }
-        // One transaction for the documents (each a savepoint): their results are durable together, before the
-        // response is sent.
-        // First every document's new revision is computed — sync function included — without the storage's lock,
-        // so concurrent requests use every core; then one transaction stores them all (each a savepoint), durable
-        // together before the response is sent.
-        let prepared = documentBodies.map { prepare($0, newEdits: newEdits) }
+        // First every document's new revision is computed — sync function included — on snapshots read at once,
+        // without the storage's lock, so concurrent requests use every core; then one transaction stores them all,
+        // durable together before the response is sent. A document changed meanwhile is redone at commit.
+        let ids = documentBodies.compactMap { $0["_id"]?.stringValue }
+        let snapshots = ids.isEmpty ? [:] : try? documents.storage.documents(ids: ids)
+        let prepared = documentBodies.map { prepare($0, newEdits: newEdits, snapshots: snapshots) }
         var results: [JSONValue]
         do {
             results = try documents.storage.inBatch { () throws(GatewayError) in
@@ -55,16 +55,20 @@ public struct BulkDocsWriter: Sendable {
     }
 
     /// One document's write computed on a snapshot, or why it cannot be written.
-    private func prepare(_ body: JSONValue, newEdits: Bool) -> Result<PreparedWrite, GatewayError> {
+    private func prepare(
+        _ body: JSONValue, newEdits: Bool, snapshots: [String: StoredDocument]?
+    ) -> Result<PreparedWrite, GatewayError> {
         let givenID = body["_id"]?.stringValue
         do throws(GatewayError) {
             guard case .object = body else { throw GatewayError.badRequest("Document body must be a JSON object") }
             if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
+            // A generated ID is new: no snapshot to read.
+            let snapshots = givenID == nil ? [:] : snapshots
             let id = givenID ?? DocumentStore.generateID()
             return .success(
                 try newEdits
-                    ? documents.preparePut(id: id, body: body, user: user)
-                    : documents.preparePutExisting(id: id, body: body, user: user))
+                    ? documents.preparePut(id: id, body: body, user: user, snapshots: snapshots)
+                    : documents.preparePutExisting(id: id, body: body, user: user, snapshots: snapshots))
         } catch {
             return .failure(error)
         }

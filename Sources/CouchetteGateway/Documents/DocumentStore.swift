@@ -36,11 +36,17 @@ public final class DocumentStore: Sendable {
     /// Computes a write on a snapshot of the document, outside the storage's lock — so the sync function calls of
     /// concurrent writes run in parallel; ``commit(_:)`` stores it.
     ///
-    /// - Parameter edit: Gets the current document (nil if absent) and returns the new one (nil for no change) with
-    ///   the revision written. It may run again at commit, so its only effects must be idempotent ones (storing
-    ///   attachments).
-    func prepare(id: String, _ edit: @escaping DocumentEdit) throws(GatewayError) -> PreparedWrite {
-        let snapshot = try storage.document(id: id)
+    /// - Parameters:
+    ///   - snapshots: Documents read beforehand (``GatewayStorage/documents(ids:)``), in which `id` is looked up
+    ///     (absent: a new document); nil to read it now.
+    ///   - edit: Gets the current document (nil if absent) and returns the new one (nil for no change) with the
+    ///     revision written. It may run again at commit, so its only effects must be idempotent ones (storing
+    ///     attachments).
+    func prepare(
+        id: String, snapshots: [String: StoredDocument]? = nil, _ edit: @escaping DocumentEdit
+    ) throws(GatewayError) -> PreparedWrite {
+        let snapshot: StoredDocument?
+        if let snapshots { snapshot = snapshots[id] } else { snapshot = try storage.document(id: id) }
         return PreparedWrite(id: id, snapshotSequence: snapshot?.sequence, result: try edit(snapshot), edit: edit)
     }
 
@@ -110,17 +116,18 @@ public final class DocumentStore: Sendable {
                 id: id, body: body, parentRevision: parentRevision, attachmentBodies: attachmentBodies, user: user))
     }
 
-    /// ``put(id:body:parentRevision:attachmentBodies:user:)`` computed on a snapshot, for ``commit(_:)``.
+    /// ``put(id:body:parentRevision:attachmentBodies:user:)`` computed on a snapshot (from `snapshots`, see
+    /// ``prepare(id:snapshots:_:)``), for ``commit(_:)``.
     func preparePut(
         id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:],
-        user: SyncUserContext? = nil
+        user: SyncUserContext? = nil, snapshots: [String: StoredDocument]? = nil
     ) throws(GatewayError) -> PreparedWrite {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let parentText = parentRevision ?? members["_rev"]?.stringValue
         let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         let deleted = members["_deleted"]?.boolValue ?? false
-        return try prepare(id: id) { current throws(GatewayError) in
+        return try prepare(id: id, snapshots: snapshots) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             try Self.checkEditable(document, parent: parent)
             let parentBody = parent.map { document.tree[$0]?.body } ?? document.winner?.body
@@ -160,9 +167,11 @@ public final class DocumentStore: Sendable {
         try commit(preparePutExisting(id: id, body: body, attachmentBodies: attachmentBodies, user: user))
     }
 
-    /// ``putExisting(id:body:attachmentBodies:user:)`` computed on a snapshot, for ``commit(_:)``.
+    /// ``putExisting(id:body:attachmentBodies:user:)`` computed on a snapshot (from `snapshots`, see
+    /// ``prepare(id:snapshots:_:)``), for ``commit(_:)``.
     func preparePutExisting(
-        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil,
+        snapshots: [String: StoredDocument]? = nil
     ) throws(GatewayError) -> PreparedWrite {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
@@ -186,7 +195,7 @@ public final class DocumentStore: Sendable {
         }
         let revision = history[0]
         let deleted = members["_deleted"]?.boolValue ?? false
-        return try prepare(id: id) { current throws(GatewayError) in
+        return try prepare(id: id, snapshots: snapshots) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             if document.tree.contains(revision) { return DocumentEditResult(document: nil, revision: revision) }
             let stored = try self.resolveAttachments(

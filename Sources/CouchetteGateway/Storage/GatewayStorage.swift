@@ -14,6 +14,10 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// A document, or nil when it was never stored (or was purged).
     func document(id: String) throws(GatewayError) -> StoredDocument?
 
+    /// The stored documents among `ids`, read at one point in time (absent ones are left out): the snapshots of a
+    /// `_bulk_docs` request, read at once rather than each waiting for concurrent writes.
+    func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument]
+
     /// Atomically reads a document, lets `transform` change it, and stores the result with the next
     /// sequence. Concurrent updates of one document are serialized: `transform` always sees the latest.
     ///

@@ -108,6 +108,16 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         try withConnection { connection in try read(id, connection) }
     }
 
+    public func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
+        try withConnection { connection in
+            var documents: [String: StoredDocument] = [:]
+            for id in ids where documents[id] == nil {
+                if let document = try read(id, connection) { documents[id] = document }
+            }
+            return documents
+        }
+    }
+
     @discardableResult
     public func update(
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
