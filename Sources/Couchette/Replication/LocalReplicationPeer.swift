@@ -1,0 +1,90 @@
+import CouchetteCore
+import Foundation
+
+// MARK: - LocalReplicationPeer
+
+/// A local collection as a replication peer (``DatabaseEndpoint``, and the local side of every replication).
+///
+/// Sequences are the collection's own, as decimal strings; checkpoints are local documents of its database named
+/// after the replication and collection.
+struct LocalReplicationPeer: ReplicationPeer {
+    let collection: Collection
+
+    var identity: String { "\(collection.database.storedPublicUUID)/\(collection.fullName)" }
+
+    func changes(since: String?, limit: Int) async throws -> ReplicationChanges {
+        let start = since.flatMap(UInt64.init) ?? 0
+        let entries = try collection.changes(since: start, limit: limit, includeConflicts: true)
+        var order: [String] = []
+        var byDocument: [String: ReplicationChange] = [:]
+        for entry in entries {
+            if byDocument[entry.documentID] == nil {
+                order.append(entry.documentID)
+                byDocument[entry.documentID] = ReplicationChange(
+                    documentID: entry.documentID, revisionIDs: [], isDeleted: entry.isDeletion)
+            }
+            byDocument[entry.documentID]?.revisionIDs.append(entry.revisionID)
+        }
+        return ReplicationChanges(
+            changes: order.compactMap { byDocument[$0] }, lastSequence: entries.map(\.sequence).max().map(String.init))
+    }
+
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: [String]] {
+        try collection.revsDiff(revisions)
+    }
+
+    func revisions(_ wanted: [(documentID: String, revisionID: String)]) async throws -> [ReplicatedRevision] {
+        var revisions: [ReplicatedRevision] = []
+        for (documentID, revisionID) in wanted {
+            guard let revision = try collection.revision(documentID: documentID, revisionID: revisionID),
+                let body = revision.body?.objectValue
+            else { continue }
+            let history = try collection.history(documentID: documentID, revision: revision.id)
+            var attachments: [String: Blob] = [:]
+            for name in (body["_attachments"]?.objectValue ?? [:]).keys {
+                attachments[name] = revision.attachment(named: name)
+            }
+            revisions.append(
+                ReplicatedRevision(
+                    documentID: documentID, revisionID: revisionID, history: history.reversed().map(\.id.description),
+                    isDeleted: revision.isDeletion, body: body, attachments: attachments))
+        }
+        return revisions
+    }
+
+    func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
+        try revisions.map { revision in
+            do {
+                if !revision.attachments.isEmpty {
+                    guard let store = collection.database.currentBlobStore else {
+                        throw CouchetteError(.notOpen, message: "The database is closed")
+                    }
+                    // The stubs keep their digests and revpos; the content goes into this database's store.
+                    for blob in revision.attachments.values { try blob.install(into: store) }
+                }
+                var properties = revision.body.mapValues(DocumentValues.value(from:))
+                if revision.isDeleted { properties["_deleted"] = true }
+                try collection.putExistingRevision(
+                    documentID: revision.documentID, properties: properties, revisionHistory: revision.history)
+                return ReplicationWriteResult(documentID: revision.documentID, revisionID: revision.revisionID)
+            } catch let error as CouchetteError {
+                if error.code == .notOpen { throw error }
+                return ReplicationWriteResult(documentID: revision.documentID, revisionID: revision.revisionID, error: error)
+            }
+        }
+    }
+
+    func checkpoint(id: String) async throws -> [String: JSONValue]? {
+        guard let properties = try collection.database.localDocument(withID: localID(id)) else { return nil }
+        return try JSONValue(foundationObject: properties.filter { !$0.key.hasPrefix("_") }).objectValue
+    }
+
+    func saveCheckpoint(_ checkpoint: [String: JSONValue], id: String) async throws {
+        var properties = checkpoint.mapValues(DocumentValues.value(from:))
+        if let current = try collection.database.localDocument(withID: localID(id)) { properties["_rev"] = current["_rev"] }
+        try collection.database.putLocalDocument(properties, withID: localID(id))
+    }
+
+    /// Checkpoints of one database are per collection.
+    private func localID(_ id: String) -> String { "\(id)-\(collection.fullName)" }
+}

@@ -1,0 +1,29 @@
+import CouchetteCore
+
+// MARK: - ReplicationPeer
+
+/// One side of a replication, local collection or remote database, as the replication protocol sees it
+/// (replication-protocol.md §3): changes, revs-diff, revisions with history, bulk insertion of existing revisions
+/// and `_local` checkpoints.
+protocol ReplicationPeer: Sendable {
+    /// Identifies the peer in replication IDs (stable across runs).
+    var identity: String { get }
+
+    /// The changes after `since` (nil: from the start), at most `limit` documents.
+    func changes(since: String?, limit: Int) async throws -> ReplicationChanges
+
+    /// Which of the given revisions this peer lacks, by document ID.
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: [String]]
+
+    /// The given revisions with their history and attachments; revisions no longer stored are left out.
+    func revisions(_ wanted: [(documentID: String, revisionID: String)]) async throws -> [ReplicatedRevision]
+
+    /// Stores revisions made elsewhere (`new_edits=false`), one result each.
+    func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult]
+
+    /// A checkpoint saved by ``saveCheckpoint(_:id:)``.
+    func checkpoint(id: String) async throws -> [String: JSONValue]?
+
+    /// Saves a checkpoint in a `_local` document.
+    func saveCheckpoint(_ checkpoint: [String: JSONValue], id: String) async throws
+}

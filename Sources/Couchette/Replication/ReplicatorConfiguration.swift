@@ -1,0 +1,66 @@
+import Foundation
+
+// MARK: - ReplicatorType
+
+/// The directions a replicator moves changes in.
+public enum ReplicatorType: UInt8, Sendable {
+    /// Both directions.
+    case pushAndPull
+    /// Local changes to the target.
+    case push
+    /// The target's changes here.
+    case pull
+}
+
+// MARK: - CollectionConfiguration
+
+/// What a replicator does with one collection: which documents it pulls.
+public struct CollectionConfiguration: Sendable {
+    /// The local collection.
+    public let collection: Collection
+    /// Pull only documents with these IDs (nil: all).
+    public var documentIDs: [String]?
+
+    /// Replicates every document of `collection`.
+    public init(collection: Collection) {
+        self.collection = collection
+    }
+}
+
+// MARK: - ReplicatorConfiguration
+
+/// A replicator's settings: the local collections, the target and the direction.
+///
+/// ```swift
+/// var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: backup))
+/// config.addCollection(try db.defaultCollection())
+/// config.replicatorType = .push
+/// try await Replicator(config: config).run()
+/// ```
+public struct ReplicatorConfiguration: Sendable {
+    /// The other side.
+    public let target: any Endpoint
+    /// The local collections replicated, each with its settings.
+    public private(set) var collections: [CollectionConfiguration]
+    /// The directions replicated.
+    public var replicatorType = ReplicatorType.pushAndPull
+    /// Documents per batch of changes.
+    public var batchSize = 200
+
+    /// A configuration for `collections` and `target`.
+    public init(collections: [CollectionConfiguration], target: any Endpoint) {
+        self.collections = collections
+        self.target = target
+    }
+
+    /// A configuration for `target`, with collections to add.
+    public init(target: any Endpoint) {
+        self.init(collections: [], target: target)
+    }
+
+    /// Adds (or replaces) a collection.
+    public mutating func addCollection(_ collection: Collection, config: CollectionConfiguration? = nil) {
+        collections.removeAll { $0.collection.fullName == collection.fullName }
+        collections.append(config ?? CollectionConfiguration(collection: collection))
+    }
+}

@@ -1,0 +1,140 @@
+import Couchette
+import Foundation
+import Testing
+
+/// Local-to-local replication (``DatabaseEndpoint``): convergence, checkpoints, conflicts and their resolution,
+/// attachments, filters.
+@Suite struct LocalReplicationTests {
+    private func replicate(
+        _ db: Database, with other: Database, _ type: ReplicatorType = .pushAndPull, reset: Bool = false,
+        configure: (inout CollectionConfiguration) -> Void = { _ in }
+    ) async throws -> Replicator {
+        var collection = CollectionConfiguration(collection: try db.defaultCollection())
+        configure(&collection)
+        var config = ReplicatorConfiguration(collections: [collection], target: DatabaseEndpoint(database: other))
+        config.replicatorType = type
+        config.batchSize = 3  // several batches, several checkpoints
+        let replicator = Replicator(config: config)
+        try await replicator.run(reset: reset)
+        return replicator
+    }
+
+    /// Runs `body` with two new databases, closed afterwards.
+    private func withDatabases(
+        _ first: String, _ second: String, _ body: (Database, Database) async throws -> Void
+    ) async throws {
+        let directory = TemporaryDirectory()
+        let one = try directory.open(first)
+        let two = try directory.open(second)
+        defer {
+            try? one.close()
+            try? two.close()
+        }
+        try await body(one, two)
+    }
+
+    /// Every document's leaves (winner first) in a collection.
+    private func leaves(_ db: Database) throws -> [String: [String]] {
+        let collection = try db.defaultCollection()
+        var result: [String: [String]] = [:]
+        for change in try collection.changes(since: 0) {
+            result[change.documentID] = try collection.leafRevisions(documentID: change.documentID).compactMap(\.revisionID)
+        }
+        return result
+    }
+
+    @Test func pushAndPullConvergeWithHistoryDeletionsAndAttachments() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            let lists = try phone.defaultCollection()
+            for index in 0..<10 {
+                _ = try lists.putProperties(["type": "task-list", "name": "List \(index)"], documentID: "list\(index)")
+            }
+            let edited = try #require(try lists.currentRevision(documentID: "list1")).createRevision()
+            edited.userProperties = ["type": "task-list", "name": "Renamed"]
+            edited.setAttachment(named: "photo", contentType: "image/png", content: Data("pixels".utf8))
+            _ = try edited.save()
+            _ = try #require(try lists.currentRevision(documentID: "list2")).deleteDocument()
+            _ = try tablet.defaultCollection().putProperties(["type": "task", "title": "Milk"], documentID: "task1")
+
+            let replicator = try await replicate(phone, with: tablet)
+            #expect(replicator.status.activity == .stopped)
+            #expect(replicator.status.error == nil)
+            #expect(replicator.status.progress.completed == replicator.status.progress.total)
+            #expect(try leaves(phone) == leaves(tablet))
+            #expect(try leaves(tablet).count == 11)
+            let copy = try #require(try tablet.defaultCollection().currentRevision(documentID: "list1"))
+            #expect(copy.properties?["name"] as? String == "Renamed")
+            #expect(try copy.history().count == 2)
+            #expect(copy.attachment(named: "photo")?.content == Data("pixels".utf8))
+            #expect(try tablet.defaultCollection().currentRevision(documentID: "list2")?.isDeletion == true)
+            #expect(try phone.defaultCollection().currentRevision(documentID: "task1")?.properties?["title"] as? String == "Milk")
+        }
+    }
+
+    @Test func checkpointsMakeTheNextRunSendOnlyNewChanges() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            let lists = try phone.defaultCollection()
+            for index in 0..<7 { _ = try lists.putProperties(["n": index], documentID: "doc\(index)") }
+            let first = try await replicate(phone, with: tablet, .push)
+            #expect(first.status.progress.total == 7)
+            let again = try await replicate(phone, with: tablet, .push)
+            #expect(again.status.progress.total == 0)
+            _ = try lists.putProperties(["n": 7], documentID: "doc7")
+            let incremental = try await replicate(phone, with: tablet, .push)
+            #expect(incremental.status.progress.total == 1)
+            #expect(try leaves(tablet).count == 8)
+            // A reset examines everything again, and changes nothing.
+            let reset = try await replicate(phone, with: tablet, .push, reset: true)
+            #expect(reset.status.progress.total == 8)
+            #expect(try leaves(phone) == leaves(tablet))
+        }
+    }
+
+    @Test func concurrentEditsBecomeTheSameConflictOnBothSidesAndAMergeResolvesIt() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            _ = try phone.defaultCollection().putProperties(["type": "task", "title": "Milk"], documentID: "task")
+            _ = try await replicate(phone, with: tablet)
+            for (db, title) in [(phone, "Oat milk"), (tablet, "Soy milk")] {
+                let edit = try #require(try db.defaultCollection().currentRevision(documentID: "task")).createRevision()
+                edit.userProperties = ["type": "task", "title": title]
+                _ = try edit.save()
+            }
+            _ = try await replicate(phone, with: tablet)
+            for db in [phone, tablet] {
+                #expect(try db.defaultCollection().conflictingRevisions(documentID: "task").count == 2)
+            }
+            #expect(try leaves(phone) == leaves(tablet))
+
+            // The app merges on the phone (the seeds' n-way merge): the winner gets the merged title, the other branch
+            // a tombstone.
+            let conflicting = try phone.defaultCollection().conflictingRevisions(documentID: "task")
+            try phone.inTransaction {
+                for (index, revision) in conflicting.enumerated() {
+                    let next = revision.createRevision()
+                    if index == 0 {
+                        next.userProperties = ["type": "task", "title": "Oat and soy milk"]
+                    } else {
+                        next.isDeletion = true
+                    }
+                    _ = try next.saveAllowingConflict()
+                }
+                return true
+            }
+            _ = try await replicate(phone, with: tablet)
+            for db in [phone, tablet] {
+                #expect(try db.defaultCollection().conflictingRevisions(documentID: "task").count == 1)
+                let current = try db.defaultCollection().currentRevision(documentID: "task")
+                #expect(current?.properties?["title"] as? String == "Oat and soy milk")
+            }
+            #expect(try leaves(phone) == leaves(tablet))
+        }
+    }
+
+    @Test func aPullFilteredByDocumentIDsBringsOnlyThose() async throws {
+        try await withDatabases("phone", "server") { phone, server in
+            for id in ["a", "b", "c"] { _ = try server.defaultCollection().putProperties(["id": id], documentID: id) }
+            _ = try await replicate(phone, with: server, .pull) { $0.documentIDs = ["a", "c"] }
+            #expect(try leaves(phone).keys.sorted() == ["a", "c"])
+        }
+    }
+}
