@@ -66,6 +66,7 @@ let package = Package(
                 "CouchetteSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -141,6 +142,7 @@ let package = Package(
                 "CouchetteGateway",
                 "CouchetteCore",
                 "CouchetteSQLite",
+                "Couchette",
                 "CJavaScriptCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

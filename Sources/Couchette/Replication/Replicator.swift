@@ -4,7 +4,8 @@ import Synchronization
 
 // MARK: - Replicator
 
-/// Replicates the configured collections with a target: another local database (``DatabaseEndpoint``) today.
+/// Replicates the configured collections with a target: a remote database (``URLEndpoint``: a Couchette gateway,
+/// Sync Gateway, CouchDB) or another local database (``DatabaseEndpoint``).
 ///
 /// ```swift
 /// var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: other))
@@ -75,17 +76,10 @@ public final class Replicator: Sendable {
     // MARK: - Private
 
     private func passes() throws -> [ReplicationPass] {
-        guard let endpoint = config.target as? DatabaseEndpoint else {
-            throw CouchetteError(.unsupported, message: "Only DatabaseEndpoint targets are supported so far")
-        }
         var passes: [ReplicationPass] = []
         for collectionConfig in config.collections {
             let local = LocalReplicationPeer(collection: collectionConfig.collection)
-            let collection = collectionConfig.collection
-            let remoteCollection =
-                try endpoint.database.collection(name: collection.name, scope: collection.scope.name)
-                ?? endpoint.database.createCollection(name: collection.name, scope: collection.scope.name)
-            let remote = LocalReplicationPeer(collection: remoteCollection)
+            let remote = try peer(matching: collectionConfig.collection)
             if config.replicatorType != .pull {
                 passes.append(ReplicationPass(source: local, target: remote, documentIDs: nil, batchSize: config.batchSize))
             }
@@ -97,6 +91,22 @@ public final class Replicator: Sendable {
             }
         }
         return passes
+    }
+
+    /// The target's side of `collection`: the same collection of a local database, or the remote database.
+    private func peer(matching collection: Collection) throws -> any ReplicationPeer {
+        switch config.target {
+        case let endpoint as DatabaseEndpoint:
+            let other =
+                try endpoint.database.collection(name: collection.name, scope: collection.scope.name)
+                ?? endpoint.database.createCollection(name: collection.name, scope: collection.scope.name)
+            return LocalReplicationPeer(collection: other)
+        case let endpoint as URLEndpoint:
+            return RemoteReplicationPeer(
+                url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:])
+        default:
+            throw CouchetteError(.unsupported, message: "Unknown endpoint type \(type(of: config.target))")
+        }
     }
 
     private func record(_ report: ReplicationPass.BatchReport) {

@@ -46,6 +46,10 @@ public struct ReplicatorConfiguration: Sendable {
     public var replicatorType = ReplicatorType.pushAndPull
     /// Documents per batch of changes.
     public var batchSize = 200
+    /// How to authenticate to a remote target.
+    public var authenticator: (any Authenticator)?
+    /// Extra headers sent to a remote target.
+    public var headers: [String: String]?
 
     /// A configuration for `collections` and `target`.
     public init(collections: [CollectionConfiguration], target: any Endpoint) {

@@ -1,0 +1,173 @@
+import Couchette
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+// MARK: - ReplicatorGatewayTests
+
+/// The Lite replicator against a real gateway on loopback running the seeds' Todo config (its users and full sync
+/// function): pushes go through the sync function, pulls bring only what the user may read, a password change
+/// stops the replicator with 401.
+@Suite("Replicator against the gateway")
+struct ReplicatorGatewayTests {
+    /// The example Todo config on loopback port 0.
+    static func todoConfig() throws -> GatewayConfig {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("examples/todo/sync-gateway-config.json").path
+        var config = try GatewayConfig.load(contentsOf: path)
+        config.interface = InterfaceAddress(host: "127.0.0.1", port: 0)
+        config.adminInterface = InterfaceAddress(host: "127.0.0.1", port: 0)
+        return config
+    }
+
+    /// A Lite database in a fresh folder, removed with the folder.
+    final class LiteDatabase {
+        let folder = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-repl-\(UUID().uuidString)")
+        let database: Database
+
+        init(_ name: String) throws {
+            var config = DatabaseConfiguration()
+            config.directory = folder
+            database = try Database(name: name, config: config)
+        }
+
+        deinit {
+            try? database.close()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+
+        var lists: Collection { get throws { try database.defaultCollection() } }
+
+        /// Replicates with the gateway's `todo` database as `user` (password `password`).
+        @discardableResult
+        func sync(
+            port: Int, user: String, password: String = "pass", _ type: ReplicatorType = .pushAndPull
+        ) async throws -> Replicator {
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
+            config.addCollection(try lists)
+            config.replicatorType = type
+            config.authenticator = BasicAuthenticator(username: user, password: password)
+            config.batchSize = 2
+            let replicator = Replicator(config: config)
+            try await replicator.run()
+            return replicator
+        }
+
+        /// Saves a task list.
+        func addList(_ id: String, name: String, owner: String = "user1") throws {
+            _ = try lists.putProperties(["type": "task-list", "name": name, "owner": owner], documentID: id)
+        }
+
+        /// The IDs of the current (non-deleted) documents.
+        func documentIDs() throws -> Set<String> {
+            Set(try lists.changes(since: 0).filter { !$0.isDeletion }.map(\.documentID))
+        }
+    }
+
+    @Test("user1 pushes its lists, pulls only what it may read; a moderator sees every list; a second database converges")
+    func pushPullWithChannelsAndRoles() async throws {
+        try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
+            let phone = try LiteDatabase("phone")
+            try phone.addList("user1.groceries", name: "Groceries")
+            try phone.addList("user1.chores", name: "Chores")
+            // Refused by the sync function (not prefixed by its owner): reported, the rest goes through.
+            try phone.addList("user2.stolen", name: "Stolen")
+            let pushed = try await phone.sync(port: ports.publicPort, user: "user1")
+            #expect(pushed.status.error == nil)
+            #expect(pushed.rejectedDocuments.map(\.id) == ["user2.stolen"])
+            #expect(pushed.rejectedDocuments.first?.error?.status == 403)
+            let stored = try await client.send(port: ports.adminPort, path: "/todo/user1.groceries").jsonValue()
+            #expect(stored["name"] == "Groceries")
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/user2.stolen").status == 404)
+
+            let other = try LiteDatabase("other")
+            try other.addList("user2.work", name: "Work", owner: "user2")
+            try await other.sync(port: ports.publicPort, user: "user2")
+            #expect(try other.documentIDs() == ["user2.work"])
+
+            // user1 never sees user2's list; the moderator sees all of them.
+            try await phone.sync(port: ports.publicPort, user: "user1")
+            #expect(try phone.documentIDs() == ["user1.groceries", "user1.chores", "user2.stolen"])
+            let moderator = try LiteDatabase("moderator")
+            try await moderator.sync(port: ports.publicPort, user: "mod", .pull)
+            #expect(try moderator.documentIDs() == ["user1.groceries", "user1.chores", "user2.work"])
+
+            // A second database of user1 converges with the same revisions.
+            let tablet = try LiteDatabase("tablet")
+            try await tablet.sync(port: ports.publicPort, user: "user1")
+            #expect(try tablet.documentIDs() == ["user1.groceries", "user1.chores"])
+            #expect(
+                try tablet.lists.currentRevision(documentID: "user1.groceries")?.revisionID
+                    == phone.lists.currentRevision(documentID: "user1.groceries")?.revisionID)
+        }
+    }
+
+    @Test("Two databases edit a list offline: both see the conflict after syncing; a merge on one resolves it everywhere")
+    func offlineEditsConflictAndMerge() async throws {
+        try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
+            let phone = try LiteDatabase("phone")
+            let tablet = try LiteDatabase("tablet")
+            try phone.addList("user1.groceries", name: "Groceries")
+            try await phone.sync(port: ports.publicPort, user: "user1")
+            try await tablet.sync(port: ports.publicPort, user: "user1")
+            for (database, name) in [(phone, "Food"), (tablet, "Drinks")] {
+                let edit = try #require(try database.lists.currentRevision(documentID: "user1.groceries")).createRevision()
+                edit.userProperties = ["type": "task-list", "name": name, "owner": "user1"]
+                _ = try edit.save()
+            }
+            for database in [phone, tablet, phone] { try await database.sync(port: ports.publicPort, user: "user1") }
+            let phoneConflict = try phone.lists.conflictingRevisions(documentID: "user1.groceries")
+            let tabletConflict = try tablet.lists.conflictingRevisions(documentID: "user1.groceries")
+            #expect(phoneConflict.count == 2)
+            #expect(Set(phoneConflict.compactMap(\.revisionID)) == Set(tabletConflict.compactMap(\.revisionID)))
+            #expect(phoneConflict.first?.revisionID == tabletConflict.first?.revisionID)
+
+            // The n-way merge on the phone: the winner gets the merged name, the other branch a tombstone.
+            try phone.database.inTransaction {
+                for (index, revision) in phoneConflict.enumerated() {
+                    let next = revision.createRevision()
+                    if index == 0 {
+                        next.userProperties = ["type": "task-list", "name": "Food and drinks", "owner": "user1"]
+                    } else {
+                        next.isDeletion = true
+                    }
+                    _ = try next.saveAllowingConflict()
+                }
+                return true
+            }
+            for database in [phone, tablet] { try await database.sync(port: ports.publicPort, user: "user1") }
+            for database in [phone, tablet] {
+                #expect(try database.lists.conflictingRevisions(documentID: "user1.groceries").count == 1)
+                #expect(
+                    try database.lists.currentRevision(documentID: "user1.groceries")?.properties?["name"] as? String
+                        == "Food and drinks")
+            }
+            let open = try await client.send(port: ports.adminPort, path: "/todo/user1.groceries?conflicts=true").jsonValue()
+            #expect(open["name"] == "Food and drinks")
+            #expect(open["_conflicts"] == nil)
+        }
+    }
+
+    @Test("A password changed on the admin port stops the replicator with 401")
+    func passwordChangeGives401() async throws {
+        try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
+            let phone = try LiteDatabase("phone")
+            try phone.addList("user1.groceries", name: "Groceries")
+            try await phone.sync(port: ports.publicPort, user: "user1")
+            let reply = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/_user/user1", json: ["password": "changed"])
+            #expect(reply.status == 200)
+            var failure: CouchetteError?
+            do { try await phone.sync(port: ports.publicPort, user: "user1") } catch let error as CouchetteError {
+                failure = error
+            }
+            #expect(failure?.status == 401)
+            #expect(failure?.code == .unauthorized)
+            // With the new password it works again.
+            let again = try await phone.sync(port: ports.publicPort, user: "user1", password: "changed")
+            #expect(again.status.error == nil)
+        }
+    }
+}
