@@ -150,6 +150,49 @@ struct ReplicatorGatewayTests {
         }
     }
 
+    @Test("A continuous replicator pulls a list written on the gateway later, until stopped")
+    func continuousPull() async throws {
+        try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
+            let phone = try LiteDatabase("phone")
+            var config = ReplicatorConfiguration(
+                target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(ports.publicPort)/todo")!))
+            config.addCollection(try phone.lists)
+            config.continuous = true
+            config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
+            let replicator = Replicator(config: config)
+            var statuses = replicator.changes().makeAsyncIterator()
+            let arrivals = try phone.lists.documentChanges(id: "user1.later")
+            replicator.start()
+            while let status = await statuses.next(), status.activity != .idle {}
+            let reply = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/user1.later",
+                json: ["type": "task-list", "name": "Later", "owner": "user1"])
+            #expect(reply.status == 201)
+            let arrival = try await Self.first(of: arrivals)
+            #expect(arrival?.documentID == "user1.later")
+            replicator.stop()
+            while let status = await statuses.next(), status.activity != .stopped {}
+            #expect(replicator.status.error == nil)
+        }
+    }
+
+    /// The first element of `stream`, or nil after 10 s (a guard against hanging, not a synchronisation).
+    static func first<Element: Sendable>(of stream: AsyncStream<Element>) async throws -> Element? {
+        await withTaskGroup(of: Element?.self) { group in
+            group.addTask {
+                var iterator = stream.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     @Test("A password changed on the admin port stops the replicator with 401")
     func passwordChangeGives401() async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in

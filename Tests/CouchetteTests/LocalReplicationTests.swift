@@ -1,5 +1,7 @@
 import Couchette
 import Foundation
+import Glibc
+import Synchronization
 import Testing
 
 /// Local-to-local replication (``DatabaseEndpoint``): convergence, checkpoints, conflicts and their resolution,
@@ -137,4 +139,74 @@ import Testing
             #expect(try leaves(phone).keys.sorted() == ["a", "c"])
         }
     }
+
+    @Test func aContinuousReplicatorForwardsLaterChangesUntilStopped() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
+            config.addCollection(try phone.defaultCollection())
+            config.continuous = true
+            let replicator = Replicator(config: config)
+            let statuses = replicator.changes()
+            let arrivals = try tablet.defaultCollection().documentChanges(id: "late")
+            replicator.start()
+            var iterator = statuses.makeAsyncIterator()
+            while let status = await iterator.next(), status.activity != .idle {}
+            _ = try phone.defaultCollection().putProperties(["written": "after the start"], documentID: "late")
+            let arrival = await next(arrivals)
+            #expect(arrival?.documentID == "late")
+            #expect(try tablet.defaultCollection().currentRevision(documentID: "late")?.properties?["written"] as? String
+                == "after the start")
+            replicator.stop()
+            while let status = await iterator.next(), status.activity != .stopped {}
+            #expect(replicator.status.activity == .stopped)
+            #expect(replicator.status.error == nil)
+        }
+    }
+}
+
+@Suite struct ReplicatorRetryTests {
+    @Test func anUnreachableTargetMakesTheReplicatorGoOfflineRetryAndStopWithANetworkError() async throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        // A port just freed on loopback: nothing listens, connections are refused at once.
+        let port = try #require(Self.closedLoopbackPort())
+        var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
+        config.addCollection(try db.defaultCollection())
+        config.maxAttempts = 3
+        config.maxAttemptWaitTime = .milliseconds(10)
+        let replicator = Replicator(config: config)
+        let seen = ActivityLog()
+        let token = replicator.addChangeListener { seen.append($0.activity) }
+        defer { token.remove() }
+        await #expect(throws: CouchetteError.self) { try await replicator.run() }
+        #expect(replicator.status.error?.code == .network)
+        #expect(replicator.status.activity == .stopped)
+        #expect(seen.activities.contains(.offline))
+        #expect(seen.activities.filter { $0 == .busy }.count >= 3)  // every attempt
+    }
+
+    /// A loopback port the system gave a socket that is closed again.
+    static func closedLoopbackPort() -> UInt16? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        return bound ? UInt16(bigEndian: address.sin_port) : nil
+    }
+}
+
+/// Activities reported to a listener, in order.
+private final class ActivityLog: Sendable {
+    private let log = Mutex<[Replicator.ActivityLevel]>([])
+    func append(_ activity: Replicator.ActivityLevel) { log.withLock { $0.append(activity) } }
+    var activities: [Replicator.ActivityLevel] { log.withLock { $0 } }
 }

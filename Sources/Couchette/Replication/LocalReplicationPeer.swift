@@ -85,6 +85,19 @@ struct LocalReplicationPeer: ReplicationPeer {
         try collection.database.putLocalDocument(properties, withID: localID(id))
     }
 
+    func waitForChanges(since: String?, timeout: Duration) async throws {
+        let changes = collection.changes()  // listening before looking, so that no change falls in between
+        if !(try collection.changes(since: since.flatMap(UInt64.init) ?? 0, limit: 1).isEmpty) { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in changes { return }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     /// Checkpoints of one database are per collection.
     private func localID(_ id: String) -> String { "\(id)-\(collection.fullName)" }
 }

@@ -104,6 +104,12 @@ struct RemoteReplicationPeer: ReplicationPeer {
         _ = try await send(.PUT, "_local/\(id)", body: .object(body))
     }
 
+    func waitForChanges(since: String?, timeout: Duration) async throws {
+        var query = ["feed=longpoll", "limit=1", "timeout=\(timeout.components.seconds * 1000)"]
+        if let since { query.append("since=\(Self.escape(since))") }
+        _ = try await send(.GET, "_changes", query: query, timeout: timeout + .seconds(30))
+    }
+
     // MARK: - Documents on the wire
 
     /// A `_bulk_get` body (`_revisions`, attachments with `data`) as a replicated revision.
@@ -163,7 +169,8 @@ struct RemoteReplicationPeer: ReplicationPeer {
     // MARK: - HTTP
 
     private func send(
-        _ method: HTTPMethod, _ path: String, query: [String] = [], body: JSONValue? = nil
+        _ method: HTTPMethod, _ path: String, query: [String] = [], body: JSONValue? = nil,
+        timeout: Duration = .seconds(60)
     ) async throws -> JSONValue {
         var request = HTTPClientRequest(
             url: url.absoluteString + "/" + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
@@ -177,9 +184,10 @@ struct RemoteReplicationPeer: ReplicationPeer {
         let response: HTTPClientResponse
         var bytes: ByteBuffer
         do {
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+            response = try await ReplicatorHTTPClient.shared.execute(request, timeout: .init(timeout))
             bytes = try await response.body.collect(upTo: 256 << 20)
         } catch {
+            try Task.checkCancellation()
             throw CouchetteError(.network, message: "\(method) \(identity)/\(path): \(error)")
         }
         let json = (try? JSONValue(parsing: bytes.readBytes(length: bytes.readableBytes) ?? [])) ?? .null

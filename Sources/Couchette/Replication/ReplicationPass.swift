@@ -31,7 +31,9 @@ struct ReplicationPass: Sendable {
     /// Runs until the source has nothing more, calling `report` after each batch.
     ///
     /// - Parameter reset: Ignore the saved checkpoints and start from the beginning.
-    func run(reset: Bool, report: (BatchReport) -> Void) async throws {
+    /// - Returns: The source's sequence the pass caught up to.
+    @discardableResult
+    func run(reset: Bool, report: (BatchReport) -> Void) async throws -> String? {
         let checkpointID = replicationID
         var since: String? = nil
         if !reset {
@@ -54,6 +56,7 @@ struct ReplicationPass: Sendable {
             try await target.saveCheckpoint(checkpoint, id: checkpointID)
             try await source.saveCheckpoint(checkpoint, id: checkpointID)
         }
+        return since
     }
 
     /// Sends the revisions of `changes` the target lacks.

@@ -26,4 +26,8 @@ protocol ReplicationPeer: Sendable {
 
     /// Saves a checkpoint in a `_local` document.
     func saveCheckpoint(_ checkpoint: [String: JSONValue], id: String) async throws
+
+    /// Returns once the peer may have changes after `since`, or after at most `timeout` (continuous replication);
+    /// at once when the task is cancelled.
+    func waitForChanges(since: String?, timeout: Duration) async throws
 }

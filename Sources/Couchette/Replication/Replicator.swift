@@ -8,16 +8,18 @@ import Synchronization
 /// Sync Gateway, CouchDB) or another local database (``DatabaseEndpoint``).
 ///
 /// ```swift
-/// var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: other))
+/// var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://localhost:4984/todo")!))
 /// config.addCollection(try db.defaultCollection())
+/// config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
 /// let replicator = Replicator(config: config)
-/// try await replicator.run()            // one shot: push then pull, until both sides are caught up
+/// try await replicator.run()            // one shot: until both directions are caught up
 /// print(replicator.status.progress)     // completed == total
 /// ```
 ///
-/// Pulled revisions enter the revision tree with their history, so concurrent edits become conflicts, resolved by
-/// the app (``Collection/conflictingRevisions(documentID:)``). Checkpoints are kept in local documents on both
-/// sides, so a second run sends only what changed since.
+/// Push and pull run side by side. Pulled revisions enter the revision tree with their history, so concurrent
+/// edits become conflicts, resolved by the app (``Collection/conflictingRevisions(documentID:)``). Checkpoints
+/// are kept in local documents on both sides, so a later run sends only what changed since. Network errors and 5xx
+/// answers make the replicator go offline and retry with capped exponential backoff; 401 and 403 stop it.
 public final class Replicator: Sendable {
     /// What the replicator is doing.
     public enum ActivityLevel: UInt8, Sendable {
@@ -40,40 +42,113 @@ public final class Replicator: Sendable {
 
     /// The settings it was made with.
     public let config: ReplicatorConfiguration
-    private let state = Mutex(
-        Status(activity: .stopped, progress: Progress(completed: 0, total: 0), error: nil))
-    private let documentErrors = Mutex<[ReplicatedDocument]>([])
+    private let state = ReplicatorState()
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
-    /// A replicator for `config`; nothing happens before ``run(reset:)``.
+    /// A replicator for `config`; nothing happens before ``run(reset:)`` or ``start(reset:)``.
     public init(config: ReplicatorConfiguration) {
         self.config = config
     }
 
     /// The current status.
-    public var status: Status { state.withLock { $0 } }
+    public var status: Status { state.status }
 
-    /// Documents the target refused in the last run, with the reason (a refused document never stops a run).
-    public var rejectedDocuments: [ReplicatedDocument] { documentErrors.withLock { $0 } }
+    /// Documents the target refused in the current or last run, with the reason (a refused document never stops a
+    /// run).
+    public var rejectedDocuments: [ReplicatedDocument] { state.rejected }
 
-    /// Runs one replication: push, then pull (as configured), each until caught up.
+    // MARK: - Running
+
+    /// Runs the replication: one-shot, until both directions are caught up; continuous, until ``stop()`` or the
+    /// task is cancelled.
     ///
     /// - Parameter reset: Ignore saved checkpoints and examine every change again.
-    /// - Throws: What stopped it (the status keeps it too); `CancellationError` when the task is cancelled.
+    /// - Throws: What stopped it (the status keeps it too): 401/403 at once, network errors once the retries are
+    ///   spent; nothing when stopped.
     public func run(reset: Bool = false) async throws {
-        documentErrors.withLock { $0 = [] }
-        update(activity: .busy, error: nil, resetProgress: true)
+        state.begin()
         do {
-            for pass in try passes() {
-                try await pass.run(reset: reset) { report in record(report) }
+            let passes = try passes()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, pass) in passes.enumerated() {
+                    group.addTask { try await self.drive(pass, index: index, reset: reset) }
+                }
+                try await group.waitForAll()
             }
-            update(activity: .stopped, error: nil)
+            state.end(error: nil)
         } catch {
-            update(activity: .stopped, error: error is CancellationError ? nil : CouchetteError.wrap(error))
-            throw error
+            if error is CancellationError {
+                state.end(error: nil)
+                return
+            }
+            let failure = CouchetteError.wrap(error)
+            state.end(error: failure)
+            throw failure
         }
     }
 
-    // MARK: - Private
+    /// Starts ``run(reset:)`` in the background; follow it with ``changes()`` or ``addChangeListener(_:)``.
+    public func start(reset: Bool = false) {
+        let running = Task { _ = try? await run(reset: reset) }
+        task.withLock { previous in
+            previous?.cancel()
+            previous = running
+        }
+    }
+
+    /// Stops a replication started with ``start(reset:)``; the status becomes `.stopped`.
+    public func stop() {
+        task.withLock { $0?.cancel() }
+    }
+
+    // MARK: - Observing
+
+    /// Every change of status, from now on, until the consumer stops iterating.
+    public func changes() -> AsyncStream<Status> {
+        AsyncStream { continuation in
+            let id = state.addListener { status in continuation.yield(status) }
+            continuation.onTermination = { [state] _ in state.removeListener(id) }
+        }
+    }
+
+    /// Calls `listener` with every change of status until the token is removed.
+    public func addChangeListener(_ listener: @escaping @Sendable (Status) -> Void) -> ListenerToken {
+        let id = state.addListener(listener)
+        return ListenerToken(id: id) { [state] id in state.removeListener(id) }
+    }
+
+    // MARK: - Passes
+
+    /// One pass: runs it, then (continuous) waits for the source's next changes and runs it again; retries
+    /// transient failures with backoff.
+    private func drive(_ pass: ReplicationPass, index: Int, reset: Bool) async throws {
+        var reset = reset
+        var attempts = 0
+        while true {
+            do {
+                state.set(.busy, pass: index)
+                let since = try await pass.run(reset: reset) { report in state.record(report) }
+                reset = false
+                attempts = 0
+                state.set(.idle, pass: index)
+                guard config.continuous else { return }
+                try await pass.source.waitForChanges(since: since, timeout: config.heartbeat)
+                try Task.checkCancellation()
+            } catch {
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                let failure = CouchetteError.wrap(error)
+                attempts += 1
+                guard Self.isTransient(failure), attempts < config.effectiveMaxAttempts else { throw failure }
+                state.set(.offline, pass: index)
+                try await Task.sleep(for: config.retryDelay(afterAttempt: attempts))
+            }
+        }
+    }
+
+    /// Network errors and 5xx answers are retried; the rest (401, 403, bad input…) stop the replicator.
+    private static func isTransient(_ error: CouchetteError) -> Bool {
+        error.code == .network || error.code == .timeout || error.code == .busy || error.status >= 500
+    }
 
     private func passes() throws -> [ReplicationPass] {
         var passes: [ReplicationPass] = []
@@ -106,28 +181,6 @@ public final class Replicator: Sendable {
                 url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:])
         default:
             throw CouchetteError(.unsupported, message: "Unknown endpoint type \(type(of: config.target))")
-        }
-    }
-
-    private func record(_ report: ReplicationPass.BatchReport) {
-        let rejected = report.written.compactMap { result -> ReplicatedDocument? in
-            guard let error = result.error else { return nil }
-            return ReplicatedDocument(id: result.documentID, error: error)
-        }
-        if !rejected.isEmpty { documentErrors.withLock { $0 += rejected } }
-        state.withLock { status in
-            let progress = Progress(
-                completed: status.progress.completed + UInt64(report.examined),
-                total: status.progress.total + UInt64(report.examined))
-            status = Status(activity: status.activity, progress: progress, error: status.error)
-        }
-    }
-
-    private func update(activity: ActivityLevel, error: CouchetteError?, resetProgress: Bool = false) {
-        state.withLock { status in
-            status = Status(
-                activity: activity, progress: resetProgress ? Progress(completed: 0, total: 0) : status.progress,
-                error: error)
         }
     }
 }

@@ -46,6 +46,15 @@ public struct ReplicatorConfiguration: Sendable {
     public var replicatorType = ReplicatorType.pushAndPull
     /// Documents per batch of changes.
     public var batchSize = 200
+    /// Keep replicating after catching up, until stopped.
+    public var continuous = false
+    /// Continuous replication asks a remote for changes at least this often (a long poll's timeout).
+    public var heartbeat: Duration = .seconds(300)
+    /// How many times a transient failure (network, 5xx) is tried before the replicator stops with it; 0 means
+    /// the default: 10 for one-shot, unlimited for continuous.
+    public var maxAttempts: UInt = 0
+    /// The longest wait between two attempts (the backoff doubles from 1 s up to it).
+    public var maxAttemptWaitTime: Duration = .seconds(300)
     /// How to authenticate to a remote target.
     public var authenticator: (any Authenticator)?
     /// Extra headers sent to a remote target.
@@ -66,5 +75,17 @@ public struct ReplicatorConfiguration: Sendable {
     public mutating func addCollection(_ collection: Collection, config: CollectionConfiguration? = nil) {
         collections.removeAll { $0.collection.fullName == collection.fullName }
         collections.append(config ?? CollectionConfiguration(collection: collection))
+    }
+}
+
+extension ReplicatorConfiguration {
+    /// ``maxAttempts`` with 0 resolved.
+    var effectiveMaxAttempts: UInt {
+        maxAttempts > 0 ? maxAttempts : continuous ? .max : 10
+    }
+
+    /// The wait before attempt `attempt + 1`: 1 s doubling, capped at ``maxAttemptWaitTime``.
+    func retryDelay(afterAttempt attempt: Int) -> Duration {
+        min(.seconds(1) * (1 << min(attempt - 1, 20)), maxAttemptWaitTime)
     }
 }
