@@ -43,10 +43,13 @@ struct ReplicatorGatewayTests {
         /// Replicates with the gateway's `todo` database as `user` (password `password`).
         @discardableResult
         func sync(
-            port: Int, user: String, password: String = "pass", _ type: ReplicatorType = .pushAndPull
+            port: Int, user: String, password: String = "pass", _ type: ReplicatorType = .pushAndPull,
+            channels: [String]? = nil
         ) async throws -> Replicator {
             var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
-            config.addCollection(try lists)
+            var collection = CollectionConfiguration(collection: try lists)
+            collection.channels = channels
+            config.addCollection(try lists, config: collection)
             config.replicatorType = type
             config.authenticator = BasicAuthenticator(username: user, password: password)
             config.batchSize = 2
@@ -93,6 +96,10 @@ struct ReplicatorGatewayTests {
             let moderator = try LiteDatabase("moderator")
             try await moderator.sync(port: ports.publicPort, user: "mod", .pull)
             #expect(try moderator.documentIDs() == ["user1.groceries", "user1.chores", "user2.work"])
+            // A pull limited to one channel brings only its documents.
+            let oneList = try LiteDatabase("one")
+            try await oneList.sync(port: ports.publicPort, user: "mod", .pull, channels: ["task-list.user2.work"])
+            #expect(try oneList.documentIDs() == ["user2.work"])
 
             // A second database of user1 converges with the same revisions.
             let tablet = try LiteDatabase("tablet")

@@ -17,22 +17,32 @@ struct RemoteReplicationPeer: ReplicationPeer {
     let url: URL
     /// Headers sent with every request (authentication included).
     let headers: [String: String]
+    /// Read changes of these channels only (`filter=sync_gateway/bychannel`); nil for all.
+    let channels: [String]?
 
-    init(url: URL, authenticator: (any Authenticator)?, headers: [String: String]) {
+    init(url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil) {
+        self.channels = channels
         self.url = url.absoluteString.hasSuffix("/") ? url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent) : url
         self.headers = headers.merging(authenticator?.headers ?? [:]) { _, authentication in authentication }
     }
 
-    /// The URL without credentials.
+    /// The URL without credentials, with the channel filter.
     var identity: String {
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         components?.user = nil
         components?.password = nil
-        return components?.string ?? url.absoluteString
+        let base = components?.string ?? url.absoluteString
+        return channels.map { "\(base)?channels=\($0.sorted().joined(separator: ","))" } ?? base
+    }
+
+    /// The `_changes` parameters of the channel filter.
+    private var filterQuery: [String] {
+        guard let channels else { return [] }
+        return ["filter=sync_gateway/bychannel", "channels=\(Self.escape(channels.joined(separator: ",")))"]
     }
 
     func changes(since: String?, limit: Int) async throws -> ReplicationChanges {
-        var query = ["style=all_docs", "limit=\(limit)"]
+        var query = ["style=all_docs", "limit=\(limit)"] + filterQuery
         if let since { query.append("since=\(Self.escape(since))") }
         let json = try await send(.GET, "_changes", query: query)
         var changes: [ReplicationChange] = []
@@ -105,7 +115,7 @@ struct RemoteReplicationPeer: ReplicationPeer {
     }
 
     func waitForChanges(since: String?, timeout: Duration) async throws {
-        var query = ["feed=longpoll", "limit=1", "timeout=\(timeout.components.seconds * 1000)"]
+        var query = ["feed=longpoll", "limit=1", "timeout=\(timeout.components.seconds * 1000)"] + filterQuery
         if let since { query.append("since=\(Self.escape(since))") }
         _ = try await send(.GET, "_changes", query: query, timeout: timeout + .seconds(30))
     }

@@ -154,11 +154,12 @@ public final class Replicator: Sendable {
         var passes: [ReplicationPass] = []
         for collectionConfig in config.collections {
             let local = LocalReplicationPeer(collection: collectionConfig.collection)
-            let remote = try peer(matching: collectionConfig.collection)
             if config.replicatorType != .pull {
+                let remote = try peer(matching: collectionConfig.collection, channels: nil)
                 passes.append(ReplicationPass(source: local, target: remote, documentIDs: nil, batchSize: config.batchSize))
             }
             if config.replicatorType != .push {
+                let remote = try peer(matching: collectionConfig.collection, channels: collectionConfig.channels)
                 passes.append(
                     ReplicationPass(
                         source: remote, target: local, documentIDs: collectionConfig.documentIDs.map(Set.init),
@@ -168,8 +169,9 @@ public final class Replicator: Sendable {
         return passes
     }
 
-    /// The target's side of `collection`: the same collection of a local database, or the remote database.
-    private func peer(matching collection: Collection) throws -> any ReplicationPeer {
+    /// The target's side of `collection`: the same collection of a local database, or the remote database (read
+    /// through `channels` when given).
+    private func peer(matching collection: Collection, channels: [String]?) throws -> any ReplicationPeer {
         switch config.target {
         case let endpoint as DatabaseEndpoint:
             let other =
@@ -178,7 +180,7 @@ public final class Replicator: Sendable {
             return LocalReplicationPeer(collection: other)
         case let endpoint as URLEndpoint:
             return RemoteReplicationPeer(
-                url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:])
+                url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:], channels: channels)
         default:
             throw CouchetteError(.unsupported, message: "Unknown endpoint type \(type(of: config.target))")
         }

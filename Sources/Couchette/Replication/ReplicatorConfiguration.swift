@@ -20,6 +20,8 @@ public struct CollectionConfiguration: Sendable {
     public let collection: Collection
     /// Pull only documents with these IDs (nil: all).
     public var documentIDs: [String]?
+    /// Pull only documents in these channels of a gateway (nil: every channel the user may read).
+    public var channels: [String]?
 
     /// Replicates every document of `collection`.
     public init(collection: Collection) {
