@@ -1,0 +1,126 @@
+import Foundation
+import Glibc
+import Synchronization
+
+// MARK: - ChaosProxy
+
+/// A TCP proxy on loopback that forwards every connection to `targetPort` and cuts connections at random: after
+/// each chunk it forwards, with probability `cutProbability`, both sides of the connection are shut down — mid
+/// request or mid response, as a flaky network does.
+final class ChaosProxy: Sendable {
+    /// The port clients connect to.
+    let port: UInt16
+    private let listener: Int32
+    private let targetPort: UInt16
+    private let cutProbability: Double
+    private let isStopped = Atomic<Bool>(false)
+    private let cutCount = Atomic<Int>(0)
+
+    /// How many connections were cut so far.
+    var cuts: Int { cutCount.load(ordering: .relaxed) }
+
+    init(targetPort: Int, cutProbability: Double) throws {
+        self.targetPort = UInt16(targetPort)
+        self.cutProbability = cutProbability
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(listener, socketAddress, length) == 0 && listen(listener, 64) == 0
+                    && getsockname(listener, socketAddress, &length) == 0
+            }
+        }
+        guard listener >= 0, listening else { throw POSIXError(.EADDRNOTAVAIL) }
+        self.listener = listener
+        port = UInt16(bigEndian: address.sin_port)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// Stops accepting connections (open ones end when either side closes or is cut).
+    func stop() {
+        isStopped.store(true, ordering: .relaxed)
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    // MARK: - Forwarding
+
+    private func acceptLoop() {
+        while !isStopped.load(ordering: .relaxed) {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { continue }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: targetPort)
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            guard connected else {
+                close(client)
+                close(server)
+                continue
+            }
+            var noDelay: Int32 = 1  // no Nagle stalls: forwarded chunks go out at once
+            for descriptor in [client, server] {
+                setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            }
+            let connection = Connection(client: client, server: server)
+            Thread.detachNewThread { [self] in pump(from: client, to: server, connection) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, connection) }
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32, _ connection: Connection) {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            var written = 0
+            while written < count {
+                let result = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + written, count - written) }
+                guard result > 0 else {
+                    connection.end()
+                    return
+                }
+                written += result
+            }
+            if Double.random(in: 0..<1) < cutProbability {
+                cutCount.add(1, ordering: .relaxed)
+                break
+            }
+        }
+        connection.end()
+    }
+
+    /// Both sockets of one proxied connection, closed once.
+    private final class Connection: Sendable {
+        let client: Int32
+        let server: Int32
+        private let ended = Atomic<Int>(0)
+
+        init(client: Int32, server: Int32) {
+            self.client = client
+            self.server = server
+        }
+
+        /// Shuts both sides down (waking the other pump); the second call closes the descriptors.
+        func end() {
+            shutdown(client, Int32(SHUT_RDWR))
+            shutdown(server, Int32(SHUT_RDWR))
+            if ended.add(1, ordering: .relaxed).newValue == 2 {
+                close(client)
+                close(server)
+            }
+        }
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return address
+    }
+}
