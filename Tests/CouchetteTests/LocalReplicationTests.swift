@@ -132,6 +132,64 @@ import Testing
         }
     }
 
+    /// Makes concurrent edits of "task" on both databases (`nil` deletes), syncs twice with `resolver` on the
+    /// phone's pulls, and returns the task as both sides then hold it (nil when deleted).
+    private func resolve(
+        phoneEdit: String?, tabletEdit: String?, with resolver: any ConflictResolverProtocol
+    ) async throws -> (phone: SavedRevision?, tablet: SavedRevision?, phoneLeaves: Int, tabletLeaves: Int) {
+        var outcome: (phone: SavedRevision?, tablet: SavedRevision?, phoneLeaves: Int, tabletLeaves: Int)?
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            _ = try phone.defaultCollection().putProperties(["title": "Milk"], documentID: "task")
+            _ = try await replicate(phone, with: tablet)
+            for (db, title) in [(phone, phoneEdit), (tablet, tabletEdit)] {
+                let current = try #require(try db.defaultCollection().currentRevision(documentID: "task"))
+                _ = try title.map { try current.createRevision(properties: ["title": $0]) } ?? current.deleteDocument()
+            }
+            for _ in 0..<2 {
+                _ = try await replicate(phone, with: tablet) { $0.conflictResolver = resolver }
+            }
+            #expect(try leaves(phone) == leaves(tablet))
+            func live(_ db: Database) throws -> Int {
+                try db.defaultCollection().leafRevisions(documentID: "task").filter { !$0.isDeletion }.count
+            }
+            outcome = (
+                try phone.defaultCollection().currentRevision(documentID: "task"),
+                try tablet.defaultCollection().currentRevision(documentID: "task"), try live(phone), try live(tablet)
+            )
+        }
+        return try #require(outcome)
+    }
+
+    @Test func theDefaultResolverKeepsTheSameWinnerOnBothSides() async throws {
+        let result = try await resolve(phoneEdit: "Oat milk", tabletEdit: "Soy milk", with: ConflictResolver.default)
+        #expect(result.phoneLeaves == 1 && result.tabletLeaves == 1)
+        #expect(result.phone?.revisionID == result.tablet?.revisionID)
+        let title = result.phone?.properties?["title"] as? String
+        #expect(title == "Oat milk" || title == "Soy milk")
+    }
+
+    @Test func aDeletionWinsOverAnEdit() async throws {
+        let result = try await resolve(phoneEdit: "Oat milk", tabletEdit: nil, with: ConflictResolver.deletesWin)
+        #expect(result.phoneLeaves == 0 && result.tabletLeaves == 0)
+        #expect(result.phone?.isDeletion == true && result.tablet?.isDeletion == true)
+    }
+
+    @Test func theLastWriterWinsAndAMergeClosureIsSavedEverywhere() async throws {
+        let pulled = try await resolve(phoneEdit: "Oat milk", tabletEdit: "Soy milk", with: ConflictResolver.lastWriteWins)
+        #expect(pulled.phone?.properties?["title"] as? String == "Soy milk")  // the tablet's, pulled by the phone
+        #expect(pulled.phoneLeaves == 1 && pulled.tabletLeaves == 1)
+        let merge = ConflictResolver.custom { conflict in
+            let titles = [conflict.localDocument, conflict.remoteDocument].compactMap { $0?.string(forKey: "title") }
+            let merged = conflict.localDocument?.toMutable()
+            merged?.setString(titles.sorted().joined(separator: " and "), forKey: "title")
+            return merged
+        }
+        let merged = try await resolve(phoneEdit: "Oat milk", tabletEdit: "Soy milk", with: merge)
+        #expect(merged.phone?.properties?["title"] as? String == "Oat milk and Soy milk")
+        #expect(merged.tablet?.revisionID == merged.phone?.revisionID)
+        #expect(merged.phoneLeaves == 1 && merged.tabletLeaves == 1)
+    }
+
     @Test func aPullFilteredByDocumentIDsBringsOnlyThose() async throws {
         try await withDatabases("phone", "server") { phone, server in
             for id in ["a", "b", "c"] { _ = try server.defaultCollection().putProperties(["id": id], documentID: id) }

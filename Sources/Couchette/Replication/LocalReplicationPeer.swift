@@ -9,6 +9,8 @@ import Foundation
 /// after the replication and collection.
 struct LocalReplicationPeer: ReplicationPeer {
     let collection: Collection
+    /// Resolves the conflicts that stored revisions make; nil keeps them.
+    var conflictResolver: (any ConflictResolverProtocol)? = nil
 
     var identity: String { "\(collection.database.storedPublicUUID)/\(collection.fullName)" }
 
@@ -64,8 +66,11 @@ struct LocalReplicationPeer: ReplicationPeer {
                 }
                 var properties = revision.body.mapValues(DocumentValues.value(from:))
                 if revision.isDeleted { properties["_deleted"] = true }
-                try collection.putExistingRevision(
+                let added = try collection.putExistingRevision(
                     documentID: revision.documentID, properties: properties, revisionHistory: revision.history)
+                if added, let conflictResolver, !(conflictResolver is ConflictResolver.KeepConflicts) {
+                    try resolveConflict(of: revision.documentID, pulled: revision.revisionID, with: conflictResolver)
+                }
                 return ReplicationWriteResult(documentID: revision.documentID, revisionID: revision.revisionID)
             } catch let error as CouchetteError {
                 if error.code == .notOpen { throw error }
@@ -95,6 +100,40 @@ struct LocalReplicationPeer: ReplicationPeer {
             group.addTask { try? await Task.sleep(for: timeout) }
             await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// Lets `resolver` choose when the pulled revision left two live branches (or deleted one branch while another
+    /// lives): the losing leaves get tombstones, a merge is saved on top of the pulled revision.
+    private func resolveConflict(
+        of documentID: String, pulled: String, with resolver: any ConflictResolverProtocol
+    ) throws {
+        guard let remote = try collection.revision(documentID: documentID, revisionID: pulled) else { return }
+        let others = try collection.leafRevisions(documentID: documentID).filter {
+            !$0.isDeletion && $0.revisionID != pulled
+        }
+        guard let local = others.first else { return }
+        let kept = resolver.resolve(
+            conflict: Conflict(documentID: documentID, localDocument: local.toDocument(), remoteDocument: remote.toDocument()))
+        let live = remote.isDeletion ? others : [remote] + others
+        // A mutable document is a merge even when made from one side (`local.toMutable()` keeps its revision ID).
+        let isMerge = kept.map { kept in
+            kept is MutableDocument || !live.contains { $0.revisionID == kept.revisionID }
+        } ?? false
+        let keptID = isMerge ? nil : kept?.revisionID
+        _ = try collection.database.inTransaction {
+            var base: SavedRevision?
+            if let kept, isMerge {
+                // A merge: saved on the pulled branch (or the local one when the pulled revision is a deletion).
+                base = remote.isDeletion ? local : remote
+                _ = try collection.saveRevision(
+                    kept.toDictionary(), documentID: documentID, parentRevisionID: base?.revisionID, allowConflict: true)
+            }
+            for leaf in live where leaf.revisionID != keptID && leaf.revisionID != base?.revisionID {
+                _ = try collection.saveRevision(
+                    [:], documentID: documentID, parentRevisionID: leaf.revisionID, isDeletion: true, allowConflict: true)
+            }
+            return true
         }
     }
 

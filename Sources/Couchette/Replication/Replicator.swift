@@ -160,6 +160,8 @@ public final class Replicator: Sendable {
             }
             if config.replicatorType != .push {
                 let remote = try peer(matching: collectionConfig.collection, channels: collectionConfig.channels)
+                var local = local
+                local.conflictResolver = collectionConfig.conflictResolver
                 passes.append(
                     ReplicationPass(
                         source: remote, target: local, documentIDs: collectionConfig.documentIDs.map(Set.init),
