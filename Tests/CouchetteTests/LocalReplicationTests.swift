@@ -190,6 +190,29 @@ import Testing
         #expect(merged.phoneLeaves == 1 && merged.tabletLeaves == 1)
     }
 
+    @Test func pushAndPullFiltersSkipTheRevisionsTheyRefuse() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            let lists = try phone.defaultCollection()
+            _ = try lists.putProperties(["type": "task-list", "name": "Groceries"], documentID: "list")
+            _ = try lists.putProperties(["type": "task", "title": "Milk"], documentID: "task")
+            _ = try await replicate(phone, with: tablet, .push) { collection in
+                collection.pushFilter = { document, _ in document.string(forKey: "type") == "task-list" }
+            }
+            #expect(try leaves(tablet).keys.sorted() == ["list"])
+            // The tablet deletes the list; a pull that refuses deletions keeps it on the phone.
+            _ = try #require(try tablet.defaultCollection().currentRevision(documentID: "list")).deleteDocument()
+            let seen = Recorded<DocumentFlags>()
+            _ = try await replicate(phone, with: tablet, .pull) { collection in
+                collection.pullFilter = { _, flags in
+                    seen.append(flags)
+                    return !flags.contains(.deleted)
+                }
+            }
+            #expect(seen.values == [.deleted])
+            #expect(try lists.currentRevision(documentID: "list")?.isDeletion == false)
+        }
+    }
+
     @Test func aPullFilteredByDocumentIDsBringsOnlyThose() async throws {
         try await withDatabases("phone", "server") { phone, server in
             for id in ["a", "b", "c"] { _ = try server.defaultCollection().putProperties(["id": id], documentID: id) }
@@ -234,14 +257,14 @@ import Testing
         config.maxAttempts = 3
         config.maxAttemptWaitTime = .milliseconds(10)
         let replicator = Replicator(config: config)
-        let seen = ActivityLog()
+        let seen = Recorded<Replicator.ActivityLevel>()
         let token = replicator.addChangeListener { seen.append($0.activity) }
         defer { token.remove() }
         await #expect(throws: CouchetteError.self) { try await replicator.run() }
         #expect(replicator.status.error?.code == .network)
         #expect(replicator.status.activity == .stopped)
-        #expect(seen.activities.contains(.offline))
-        #expect(seen.activities.filter { $0 == .busy }.count >= 3)  // every attempt
+        #expect(seen.values.contains(.offline))
+        #expect(seen.values.filter { $0 == .busy }.count >= 3)  // every attempt
     }
 
     /// A loopback port the system gave a socket that is closed again.
@@ -262,9 +285,9 @@ import Testing
     }
 }
 
-/// Activities reported to a listener, in order.
-private final class ActivityLog: Sendable {
-    private let log = Mutex<[Replicator.ActivityLevel]>([])
-    func append(_ activity: Replicator.ActivityLevel) { log.withLock { $0.append(activity) } }
-    var activities: [Replicator.ActivityLevel] { log.withLock { $0 } }
+/// Values reported to a callback, in order.
+private final class Recorded<Value: Sendable>: Sendable {
+    private let log = Mutex<[Value]>([])
+    func append(_ value: Value) { log.withLock { $0.append(value) } }
+    var values: [Value] { log.withLock { $0 } }
 }

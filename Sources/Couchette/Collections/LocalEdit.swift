@@ -149,7 +149,7 @@ struct LocalEdit {
             body = winnerBody.serialized()
             hasBlobs = DocumentValues.containsBlobs(winnerBody)
         }
-        var flags: DocumentFlags = []
+        var flags: DocumentRecordFlags = []
         if winner.isDeleted { flags.insert(.deleted) }
         if inConflict { flags.insert(.conflicted) }
         if hasBlobs { flags.insert(.hasAttachments) }

@@ -15,6 +15,8 @@ struct ReplicationPass: Sendable {
     /// Only these documents (nil: all).
     let documentIDs: Set<String>?
     let batchSize: Int
+    /// Only revisions it accepts are stored on the target (push and pull filters).
+    var filter: (@Sendable (ReplicatedRevision) -> Bool)? = nil
 
     /// What one batch did.
     struct BatchReport: Sendable {
@@ -70,7 +72,8 @@ struct ReplicationPass: Sendable {
         for change in changes {
             for revision in missing[change.documentID] ?? [] { wanted.append((change.documentID, revision)) }
         }
-        let revisions = try await source.revisions(wanted)
+        var revisions = try await source.revisions(wanted)
+        if let filter { revisions = revisions.filter(filter) }
         return try await target.store(revisions)
     }
 }

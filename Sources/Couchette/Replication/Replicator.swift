@@ -156,19 +156,35 @@ public final class Replicator: Sendable {
             let local = LocalReplicationPeer(collection: collectionConfig.collection)
             if config.replicatorType != .pull {
                 let remote = try peer(matching: collectionConfig.collection, channels: nil)
-                passes.append(ReplicationPass(source: local, target: remote, documentIDs: nil, batchSize: config.batchSize))
+                var push = ReplicationPass(source: local, target: remote, documentIDs: nil, batchSize: config.batchSize)
+                push.filter = Self.revisionFilter(collectionConfig.pushFilter, collection: collectionConfig.collection)
+                passes.append(push)
             }
             if config.replicatorType != .push {
                 let remote = try peer(matching: collectionConfig.collection, channels: collectionConfig.channels)
                 var local = local
                 local.conflictResolver = collectionConfig.conflictResolver
-                passes.append(
-                    ReplicationPass(
-                        source: remote, target: local, documentIDs: collectionConfig.documentIDs.map(Set.init),
-                        batchSize: config.batchSize))
+                var pull = ReplicationPass(
+                    source: remote, target: local, documentIDs: collectionConfig.documentIDs.map(Set.init),
+                    batchSize: config.batchSize)
+                pull.filter = Self.revisionFilter(collectionConfig.pullFilter, collection: collectionConfig.collection)
+                passes.append(pull)
             }
         }
         return passes
+    }
+
+    /// A user's filter applied to replicated revisions, each shown as a document of `collection`.
+    private static func revisionFilter(
+        _ filter: ReplicationFilter?, collection: Collection
+    ) -> (@Sendable (ReplicatedRevision) -> Bool)? {
+        guard let filter else { return nil }
+        return { revision in
+            let document = Document(
+                id: revision.documentID, revisionID: revision.revisionID, sequence: 0, collection: collection,
+                body: revision.isDeleted ? [:] : revision.body)
+            return filter(document, revision.isDeleted ? .deleted : [])
+        }
     }
 
     /// The target's side of `collection`: the same collection of a local database, or the remote database (read

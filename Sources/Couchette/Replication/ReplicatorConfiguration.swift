@@ -22,6 +22,10 @@ public struct CollectionConfiguration: Sendable {
     public var documentIDs: [String]?
     /// Pull only documents in these channels of a gateway (nil: every channel the user may read).
     public var channels: [String]?
+    /// Pushes only the revisions it accepts.
+    public var pushFilter: ReplicationFilter?
+    /// Pulls only the revisions it accepts.
+    public var pullFilter: ReplicationFilter?
     /// Resolves conflicts as they are pulled; nil keeps them for the app (Couchbase Lite 1.x, the tutorial).
     public var conflictResolver: (any ConflictResolverProtocol)?
 

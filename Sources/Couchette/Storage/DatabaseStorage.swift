@@ -172,7 +172,7 @@ final class DatabaseStorage {
             guard try statement.step() else { return nil }
             let record = DocumentRecord(
                 collectionID: collectionID, documentID: id, sequence: UInt64(statement.int64(at: 0)),
-                flags: DocumentFlags(rawValue: statement.int64(at: 1)), revisionID: statement.string(at: 2),
+                flags: DocumentRecordFlags(rawValue: statement.int64(at: 1)), revisionID: statement.string(at: 2),
                 body: statement.blob(at: 3), tree: nil,
                 expiration: statement.isNull(at: 4) ? nil : statement.double(at: 4))
             return (record, withTree ? statement.blob(at: 5) : nil)
@@ -274,7 +274,7 @@ final class DatabaseStorage {
             try statement.forEachRow { row in
                 let record = DocumentRecord(
                     collectionID: collectionID, documentID: row.string(at: 0), sequence: UInt64(row.int64(at: 1)),
-                    flags: DocumentFlags(rawValue: row.int64(at: 2)), revisionID: row.string(at: 3),
+                    flags: DocumentRecordFlags(rawValue: row.int64(at: 2)), revisionID: row.string(at: 3),
                     body: row.blob(at: 4), tree: nil, expiration: row.isNull(at: 5) ? nil : row.double(at: 5))
                 rows.append((record, withTree ? row.blob(at: 6) : nil))
             }
@@ -359,7 +359,7 @@ final class DatabaseStorage {
                     (
                         DocumentRecord(
                             collectionID: row[0].int64Value ?? 0, documentID: row[1].stringValue ?? "",
-                            sequence: UInt64(row[2].int64Value ?? 0), flags: DocumentFlags(rawValue: row[3].int64Value ?? 0),
+                            sequence: UInt64(row[2].int64Value ?? 0), flags: DocumentRecordFlags(rawValue: row[3].int64Value ?? 0),
                             revisionID: row[4].stringValue ?? "", body: row[5].blobValue ?? [], tree: nil,
                             expiration: row[6].doubleValue),
                         row[7].blobValue ?? []

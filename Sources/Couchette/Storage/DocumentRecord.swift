@@ -5,7 +5,7 @@ struct DocumentRecord: Sendable {
     var collectionID: Int64
     var documentID: String
     var sequence: UInt64
-    var flags: DocumentFlags
+    var flags: DocumentRecordFlags
     var revisionID: String
     /// The current (winning) revision's JSON.
     var body: [UInt8]
