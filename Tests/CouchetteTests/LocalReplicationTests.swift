@@ -213,6 +213,27 @@ import Testing
         }
     }
 
+    @Test func documentReplicationEventsNameEachDocumentWithItsDirection() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            _ = try phone.defaultCollection().putProperties(["v": 1], documentID: "mine")
+            let gone = try tablet.defaultCollection().putProperties(["v": 2], documentID: "theirs")
+            _ = try gone.deleteDocument()
+            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
+            config.addCollection(try phone.defaultCollection())
+            let replicator = Replicator(config: config)
+            let events = Recorded<DocumentReplication>()
+            let token = replicator.addDocumentReplicationListener { events.append($0) }
+            defer { token.remove() }
+            try await replicator.run()
+            let pushed = events.values.filter(\.isPush).flatMap(\.documents)
+            let pulled = events.values.filter { !$0.isPush }.flatMap(\.documents)
+            #expect(pushed.map(\.id) == ["mine"])
+            #expect(pulled.map(\.id) == ["theirs"])
+            #expect(pulled.first?.flags == .deleted)
+            #expect(pulled.first?.collection == "_default" && pulled.first?.error == nil)
+        }
+    }
+
     @Test func aPullFilteredByDocumentIDsBringsOnlyThose() async throws {
         try await withDatabases("phone", "server") { phone, server in
             for id in ["a", "b", "c"] { _ = try server.defaultCollection().putProperties(["id": id], documentID: id) }

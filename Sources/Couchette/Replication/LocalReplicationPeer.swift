@@ -71,10 +71,13 @@ struct LocalReplicationPeer: ReplicationPeer {
                 if added, let conflictResolver, !(conflictResolver is ConflictResolver.KeepConflicts) {
                     try resolveConflict(of: revision.documentID, pulled: revision.revisionID, with: conflictResolver)
                 }
-                return ReplicationWriteResult(documentID: revision.documentID, revisionID: revision.revisionID)
+                return ReplicationWriteResult(
+                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
             } catch let error as CouchetteError {
                 if error.code == .notOpen { throw error }
-                return ReplicationWriteResult(documentID: revision.documentID, revisionID: revision.revisionID, error: error)
+                return ReplicationWriteResult(
+                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted,
+                    error: error)
             }
         }
     }

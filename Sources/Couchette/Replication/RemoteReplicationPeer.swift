@@ -89,7 +89,8 @@ struct RemoteReplicationPeer: ReplicationPeer {
         let json = try await send(.POST, "_bulk_docs", body: ["docs": .array(documents), "new_edits": false])
         let results = json.arrayValue ?? []
         return revisions.enumerated().map { index, revision in
-            var written = ReplicationWriteResult(documentID: revision.documentID, revisionID: revision.revisionID)
+            var written = ReplicationWriteResult(
+                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
             if index < results.count, let status = results[index]["status"]?.intValue, status >= 400 {
                 written.error = Self.error(
                     status: Int(status), reason: results[index]["reason"]?.stringValue ?? "refused")

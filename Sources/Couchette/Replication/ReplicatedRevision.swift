@@ -22,6 +22,7 @@ struct ReplicatedRevision: Sendable {
 struct ReplicationWriteResult: Sendable {
     var documentID: String
     var revisionID: String
+    var isDeleted = false
     /// Why it was refused (403 from a sync function, 400…), nil when stored.
     var error: CouchetteError?
 }

@@ -15,6 +15,10 @@ struct ReplicationPass: Sendable {
     /// Only these documents (nil: all).
     let documentIDs: Set<String>?
     let batchSize: Int
+    /// The replicator's own collection (source of a push, target of a pull).
+    let localCollection: Collection
+    /// Whether the source is the local collection.
+    var isPush = false
     /// Only revisions it accepts are stored on the target (push and pull filters).
     var filter: (@Sendable (ReplicatedRevision) -> Bool)? = nil
 

@@ -104,17 +104,21 @@ public final class Replicator: Sendable {
     // MARK: - Observing
 
     /// Every change of status, from now on, until the consumer stops iterating.
-    public func changes() -> AsyncStream<Status> {
-        AsyncStream { continuation in
-            let id = state.addListener { status in continuation.yield(status) }
-            continuation.onTermination = { [state] _ in state.removeListener(id) }
-        }
-    }
+    public func changes() -> AsyncStream<Status> { state.statusListeners.stream() }
 
     /// Calls `listener` with every change of status until the token is removed.
     public func addChangeListener(_ listener: @escaping @Sendable (Status) -> Void) -> ListenerToken {
-        let id = state.addListener(listener)
-        return ListenerToken(id: id) { [state] id in state.removeListener(id) }
+        state.statusListeners.add(listener)
+    }
+
+    /// The documents of every batch from now on, pushed or pulled, refused ones with their error.
+    public func documentReplications() -> AsyncStream<DocumentReplication> { state.documentListeners.stream() }
+
+    /// Calls `listener` with the documents of every batch until the token is removed.
+    public func addDocumentReplicationListener(
+        _ listener: @escaping @Sendable (DocumentReplication) -> Void
+    ) -> ListenerToken {
+        state.documentListeners.add(listener)
     }
 
     // MARK: - Passes
@@ -127,7 +131,7 @@ public final class Replicator: Sendable {
         while true {
             do {
                 state.set(.busy, pass: index)
-                let since = try await pass.run(reset: reset) { report in state.record(report) }
+                let since = try await pass.run(reset: reset) { report in state.record(report, of: pass) }
                 reset = false
                 attempts = 0
                 state.set(.idle, pass: index)
@@ -156,7 +160,10 @@ public final class Replicator: Sendable {
             let local = LocalReplicationPeer(collection: collectionConfig.collection)
             if config.replicatorType != .pull {
                 let remote = try peer(matching: collectionConfig.collection, channels: nil)
-                var push = ReplicationPass(source: local, target: remote, documentIDs: nil, batchSize: config.batchSize)
+                var push = ReplicationPass(
+                    source: local, target: remote, documentIDs: nil, batchSize: config.batchSize,
+                    localCollection: collectionConfig.collection)
+                push.isPush = true
                 push.filter = Self.revisionFilter(collectionConfig.pushFilter, collection: collectionConfig.collection)
                 passes.append(push)
             }
@@ -166,7 +173,7 @@ public final class Replicator: Sendable {
                 local.conflictResolver = collectionConfig.conflictResolver
                 var pull = ReplicationPass(
                     source: remote, target: local, documentIDs: collectionConfig.documentIDs.map(Set.init),
-                    batchSize: config.batchSize)
+                    batchSize: config.batchSize, localCollection: collectionConfig.collection)
                 pull.filter = Self.revisionFilter(collectionConfig.pullFilter, collection: collectionConfig.collection)
                 passes.append(pull)
             }
@@ -209,6 +216,20 @@ public final class Replicator: Sendable {
 public struct ReplicatedDocument: Sendable {
     /// The document ID.
     public let id: String
+    /// The scope of its local collection.
+    public let scope: String
+    /// Its local collection.
+    public let collection: String
+    /// Whether the revision moved was a deletion.
+    public let flags: DocumentFlags
     /// Why it was not stored, when it was not.
     public let error: CouchetteError?
+}
+
+/// Documents one batch of a replicator moved in one direction.
+public struct DocumentReplication: Sendable {
+    /// Whether they were pushed (else pulled).
+    public let isPush: Bool
+    /// The documents, each with its error when the other side refused it.
+    public let documents: [ReplicatedDocument]
 }

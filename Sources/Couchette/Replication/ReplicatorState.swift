@@ -13,11 +13,13 @@ final class ReplicatorState: Sendable {
         var total: UInt64 = 0
         var error: CouchetteError?
         var rejected: [ReplicatedDocument] = []
-        var listeners: [UInt64: @Sendable (Replicator.Status) -> Void] = [:]
-        var nextListenerID: UInt64 = 0
     }
 
     private let contents = Mutex(Contents())
+    /// Told of every new status.
+    let statusListeners = ListenerRegistry<Replicator.Status>()
+    /// Told of the documents of every batch.
+    let documentListeners = ListenerRegistry<DocumentReplication>()
 
     var status: Replicator.Status {
         contents.withLock { Self.status(of: $0) }
@@ -48,15 +50,22 @@ final class ReplicatorState: Sendable {
         }
     }
 
-    /// Records a batch.
-    func record(_ report: ReplicationPass.BatchReport) {
+    /// Records a batch of `pass` and tells the document listeners.
+    func record(_ report: ReplicationPass.BatchReport, of pass: ReplicationPass) {
+        let collection = pass.localCollection
+        let documents = report.written.map { result in
+            ReplicatedDocument(
+                id: result.documentID, scope: collection.scope.name, collection: collection.name,
+                flags: result.isDeleted ? .deleted : [], error: result.error)
+        }
         update { contents in
             contents.completed += UInt64(report.examined)
             contents.total += UInt64(report.examined)
-            contents.rejected += report.written.compactMap { result in
-                result.error.map { ReplicatedDocument(id: result.documentID, error: $0) }
-            }
+            contents.rejected += documents.filter { $0.error != nil }
         }
+        guard !documents.isEmpty else { return }
+        let replication = DocumentReplication(isPush: pass.isPush, documents: documents)
+        documentListeners.notify(replication)
     }
 
     /// Ends a run, with the error that stopped it if any.
@@ -67,27 +76,14 @@ final class ReplicatorState: Sendable {
         }
     }
 
-    /// Calls `listener` with every new status until the returned ID is removed.
-    func addListener(_ listener: @escaping @Sendable (Replicator.Status) -> Void) -> UInt64 {
-        contents.withLock { contents in
-            contents.nextListenerID += 1
-            contents.listeners[contents.nextListenerID] = listener
-            return contents.nextListenerID
-        }
-    }
-
-    func removeListener(_ id: UInt64) {
-        _ = contents.withLock { $0.listeners.removeValue(forKey: id) }
-    }
-
     // MARK: - Private
 
     private func update(_ change: (inout Contents) -> Void) {
-        let (status, listeners) = contents.withLock { contents in
+        let status = contents.withLock { contents in
             change(&contents)
-            return (Self.status(of: contents), Array(contents.listeners.values))
+            return Self.status(of: contents)
         }
-        for listener in listeners { listener(status) }
+        statusListeners.notify(status)
     }
 
     private static func status(of contents: Contents) -> Replicator.Status {
