@@ -54,32 +54,49 @@ struct LocalReplicationPeer: ReplicationPeer {
         return revisions
     }
 
+    /// Stores a batch in one transaction (conflicts are resolved after it, each in its own).
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
-        try revisions.map { revision in
-            do {
-                if !revision.attachments.isEmpty {
-                    guard let store = collection.database.currentBlobStore else {
-                        throw CouchetteError(.notOpen, message: "The database is closed")
-                    }
-                    // The stubs keep their digests and revpos; the content goes into this database's store.
-                    for blob in revision.attachments.values { try blob.install(into: store) }
-                }
-                var properties = revision.body.mapValues(DocumentValues.value(from:))
-                if revision.isDeleted { properties["_deleted"] = true }
-                let added = try collection.putExistingRevision(
-                    documentID: revision.documentID, properties: properties, revisionHistory: revision.history)
-                if added, let conflictResolver, !(conflictResolver is ConflictResolver.KeepConflicts) {
-                    try resolveConflict(of: revision.documentID, pulled: revision.revisionID, with: conflictResolver)
-                }
-                return ReplicationWriteResult(
+        var results: [ReplicationWriteResult] = []
+        var conflicted: [ReplicatedRevision] = []
+        try collection.database.inBatch {
+            for revision in revisions {
+                var result = ReplicationWriteResult(
                     documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
-            } catch let error as CouchetteError {
-                if error.code == .notOpen { throw error }
-                return ReplicationWriteResult(
-                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted,
-                    error: error)
+                do {
+                    if try store(revision), conflictResolver != nil { conflicted.append(revision) }
+                } catch let error as CouchetteError where Self.refusesOnlyTheDocument(error) {
+                    // Raised before anything of the document is written: the rest of the batch goes on.
+                    result.error = error
+                }
+                results.append(result)
             }
         }
+        if let conflictResolver, !(conflictResolver is ConflictResolver.KeepConflicts) {
+            for revision in conflicted {
+                try resolveConflict(of: revision.documentID, pulled: revision.revisionID, with: conflictResolver)
+            }
+        }
+        return results
+    }
+
+    /// Stores one revision; returns whether it was new here.
+    private func store(_ revision: ReplicatedRevision) throws -> Bool {
+        if !revision.attachments.isEmpty {
+            guard let store = collection.database.currentBlobStore else {
+                throw CouchetteError(.notOpen, message: "The database is closed")
+            }
+            // The stubs keep their digests and revpos; the content goes into this database's store.
+            for blob in revision.attachments.values { try blob.install(into: store) }
+        }
+        var properties = revision.body.mapValues(DocumentValues.value(from:))
+        if revision.isDeleted { properties["_deleted"] = true }
+        return try collection.putExistingRevision(
+            documentID: revision.documentID, properties: properties, revisionHistory: revision.history)
+    }
+
+    /// Errors about one document's content, found before it is written.
+    private static func refusesOnlyTheDocument(_ error: CouchetteError) -> Bool {
+        [.badInput, .conflict, .forbidden, .notFound].contains(error.code)
     }
 
     func checkpoint(id: String) async throws -> [String: JSONValue]? {
