@@ -3,6 +3,7 @@ import CouchetteCore
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 // MARK: - RemoteReplicationPeer
 
@@ -12,13 +13,15 @@ import NIOHTTP1
 ///
 /// A 401 or 403 from the database stops the replication with that status; other HTTP failures and network errors
 /// are ``CouchetteError/Code/network`` errors carrying the status.
-struct RemoteReplicationPeer: ReplicationPeer {
+final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     /// The database's URL, without a trailing slash.
     let url: URL
     /// Headers sent with every request (authentication included).
     let headers: [String: String]
     /// Read changes of these channels only (`filter=sync_gateway/bychannel`); nil for all.
     let channels: [String]?
+    /// The `_local` revision of each checkpoint as this peer last saved it.
+    private let checkpointRevisions = Mutex<[String: String]>([:])
 
     init(url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil) {
         self.channels = channels
@@ -107,12 +110,25 @@ struct RemoteReplicationPeer: ReplicationPeer {
         }
     }
 
+    /// Saves with the revision the last save returned (one request per batch); when unknown or stale, reads the
+    /// current one first.
     func saveCheckpoint(_ checkpoint: [String: JSONValue], id: String) async throws {
         var body = checkpoint
+        if let known = checkpointRevisions.withLock({ $0[id] }) {
+            body["_rev"] = .string(known)
+            do {
+                return try remember(await send(.PUT, "_local/\(id)", body: .object(body)), id: id)
+            } catch let error as CouchetteError where error.status == 409 {}
+        }
+        body["_rev"] = nil
         do {
             if let revision = try await send(.GET, "_local/\(id)")["_rev"] { body["_rev"] = revision }
         } catch let error as CouchetteError where error.status == 404 {}
-        _ = try await send(.PUT, "_local/\(id)", body: .object(body))
+        try remember(await send(.PUT, "_local/\(id)", body: .object(body)), id: id)
+    }
+
+    private func remember(_ response: JSONValue, id: String) {
+        checkpointRevisions.withLock { $0[id] = response["rev"]?.stringValue }
     }
 
     func waitForChanges(since: String?, timeout: Duration) async throws {
