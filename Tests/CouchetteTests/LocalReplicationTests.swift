@@ -234,6 +234,23 @@ import Testing
         }
     }
 
+    @Test func pendingDocumentsAreThoseChangedSinceTheLastPush() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            let lists = try phone.defaultCollection()
+            _ = try lists.putProperties(["v": 1], documentID: "a")
+            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
+            config.addCollection(lists)
+            config.replicatorType = .push
+            let replicator = Replicator(config: config)
+            #expect(try replicator.pendingDocumentIds(collection: lists) == ["a"])
+            try await replicator.run()
+            #expect(try replicator.pendingDocumentIds(collection: lists).isEmpty)
+            _ = try lists.putProperties(["v": 2], documentID: "b")
+            #expect(try replicator.isDocumentPending("b", collection: lists))
+            #expect(try !replicator.isDocumentPending("a", collection: lists))
+        }
+    }
+
     @Test func aPullFilteredByDocumentIDsBringsOnlyThose() async throws {
         try await withDatabases("phone", "server") { phone, server in
             for id in ["a", "b", "c"] { _ = try server.defaultCollection().putProperties(["id": id], documentID: id) }

@@ -100,6 +100,11 @@ struct LocalReplicationPeer: ReplicationPeer {
     }
 
     func checkpoint(id: String) async throws -> [String: JSONValue]? {
+        try storedCheckpoint(id: id)
+    }
+
+    /// The checkpoint saved under `id`, read synchronously.
+    func storedCheckpoint(id: String) throws -> [String: JSONValue]? {
         guard let properties = try collection.database.localDocument(withID: localID(id)) else { return nil }
         return try JSONValue(foundationObject: properties.filter { !$0.key.hasPrefix("_") }).objectValue
     }

@@ -101,6 +101,25 @@ public final class Replicator: Sendable {
         task.withLock { $0?.cancel() }
     }
 
+    // MARK: - Pending documents
+
+    /// The documents of `collection` changed since the last push checkpoint: what the next push will examine.
+    ///
+    /// - Throws: `.badInput` when the collection is not replicated, or pushes are not configured.
+    public func pendingDocumentIds(collection: Collection) throws -> Set<String> {
+        guard config.replicatorType != .pull,
+            let pass = try passes().first(where: { $0.isPush && $0.localCollection.fullName == collection.fullName })
+        else { throw CouchetteError(.badInput, message: "\(collection.fullName) is not pushed by this replicator") }
+        let checkpoint = try LocalReplicationPeer(collection: collection).storedCheckpoint(id: pass.replicationID)
+        let since = checkpoint?["lastSequence"]?.stringValue.flatMap(UInt64.init) ?? 0
+        return Set(try collection.changes(since: since).map(\.documentID))
+    }
+
+    /// Whether the next push will examine document `documentID` of `collection`.
+    public func isDocumentPending(_ documentID: String, collection: Collection) throws -> Bool {
+        try pendingDocumentIds(collection: collection).contains(documentID)
+    }
+
     // MARK: - Observing
 
     /// Every change of status, from now on, until the consumer stops iterating.
