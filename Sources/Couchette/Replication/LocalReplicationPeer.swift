@@ -56,6 +56,8 @@ struct LocalReplicationPeer: ReplicationPeer {
 
     /// Stores a batch in one transaction (conflicts are resolved after it, each in its own).
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
+        // Keeping conflicts needs no work after storing.
+        let resolver = conflictResolver.flatMap { $0 is ConflictResolver.KeepConflicts ? nil : $0 }
         var results: [ReplicationWriteResult] = []
         var conflicted: [ReplicatedRevision] = []
         try collection.database.inBatch {
@@ -63,7 +65,7 @@ struct LocalReplicationPeer: ReplicationPeer {
                 var result = ReplicationWriteResult(
                     documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
                 do {
-                    if try store(revision), conflictResolver != nil { conflicted.append(revision) }
+                    if try store(revision), resolver != nil { conflicted.append(revision) }
                 } catch let error as CouchetteError where Self.refusesOnlyTheDocument(error) {
                     // Raised before anything of the document is written: the rest of the batch goes on.
                     result.error = error
@@ -71,9 +73,9 @@ struct LocalReplicationPeer: ReplicationPeer {
                 results.append(result)
             }
         }
-        if let conflictResolver, !(conflictResolver is ConflictResolver.KeepConflicts) {
+        if let resolver {
             for revision in conflicted {
-                try resolveConflict(of: revision.documentID, pulled: revision.revisionID, with: conflictResolver)
+                try resolveConflict(of: revision.documentID, pulled: revision.revisionID, with: resolver)
             }
         }
         return results

@@ -81,10 +81,7 @@ enum GrantIndex {
         try connection.execute(
             "INSERT INTO grants (principal, kind, sequence, target, doc_id) VALUES (?, ?, ?, ?, ?)"
         ) { statement in
-            try statement.bind(grant.principal, at: 1)
-            try statement.bind(Int64(grant.kind.rawValue), at: 2)
-            try statement.bind(Int64(sequence), at: 3)
-            try statement.bind(grant.target, at: 4)
+            try bindKey(of: grant, at: sequence, to: statement)
             try statement.bind(documentID, at: 5)
         }
     }
@@ -92,11 +89,14 @@ enum GrantIndex {
     private static func delete(_ grant: DocumentGrant, at sequence: UInt64, _ connection: Connection) throws {
         try connection.execute(
             "DELETE FROM grants WHERE principal = ? AND kind = ? AND sequence = ? AND target = ?"
-        ) { statement in
-            try statement.bind(grant.principal, at: 1)
-            try statement.bind(Int64(grant.kind.rawValue), at: 2)
-            try statement.bind(Int64(sequence), at: 3)
-            try statement.bind(grant.target, at: 4)
-        }
+        ) { statement in try bindKey(of: grant, at: sequence, to: statement) }
+    }
+
+    /// Binds a row's key, (principal, kind, sequence, target), to parameters 1–4.
+    private static func bindKey(of grant: DocumentGrant, at sequence: UInt64, to statement: Statement) throws {
+        try statement.bind(grant.principal, at: 1)
+        try statement.bind(Int64(grant.kind.rawValue), at: 2)
+        try statement.bind(Int64(sequence), at: 3)
+        try statement.bind(grant.target, at: 4)
     }
 }
