@@ -1,5 +1,5 @@
-/// The one error type of `CouchetteCore`: bad JSON, a malformed revision ID or history, bad attachment metadata,
-/// or an edit that conflicts with a revision tree.
+/// The one error type of `CouchetteCore`: bad JSON, a malformed revision ID or history, bad attachment metadata, a
+/// malformed multipart body, or an edit that conflicts with a revision tree.
 ///
 /// Every code carries the HTTP status the gateway and the Lite API report for it, so a caller can forward
 /// the error without translating it:
@@ -23,6 +23,8 @@ public struct CoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidRevisionHistory
         /// Attachment metadata is malformed (400).
         case invalidAttachment
+        /// A multipart body is malformed or its `Content-Type` lacks a boundary (400).
+        case invalidMultipart
         /// An edit does not apply to the revision tree: stale parent or existing document (409).
         case conflict
     }
@@ -46,7 +48,7 @@ public struct CoreError: Error, Sendable, Hashable, CustomStringConvertible {
         switch code {
         case .conflict: 409
         case .invalidJSON, .numberOutOfRange, .nestingTooDeep, .invalidRevisionID, .invalidRevisionHistory,
-            .invalidAttachment:
+            .invalidAttachment, .invalidMultipart:
             400
         }
     }

@@ -56,15 +56,15 @@ import Testing
 
     @Test func malformedBodiesAreBadRequests() {
         let good = MultipartBody(subtype: "related", boundary: "XyZ", parts: [.json(["a": 1])]).serialized()
-        #expect(throws: GatewayError.self) { try MultipartBody(parsing: good, contentType: "multipart/related") }
-        #expect(throws: GatewayError.self) { try MultipartBody(parsing: good, contentType: "application/json; boundary=XyZ") }
+        #expect(throws: CoreError.self) { try MultipartBody(parsing: good, contentType: "multipart/related") }
+        #expect(throws: CoreError.self) { try MultipartBody(parsing: good, contentType: "application/json; boundary=XyZ") }
         // Truncated: no closing delimiter.
-        #expect(throws: GatewayError.self) {
+        #expect(throws: CoreError.self) {
             try MultipartBody(parsing: Array(good.dropLast(10)), contentType: "multipart/related; boundary=XyZ")
         }
         // A header line without a colon.
         let broken = Array("--XyZ\r\nnot a header\r\n\r\nbody\r\n--XyZ--\r\n".utf8)
-        #expect(throws: GatewayError.self) { try MultipartBody(parsing: broken, contentType: "multipart/related; boundary=XyZ") }
+        #expect(throws: CoreError.self) { try MultipartBody(parsing: broken, contentType: "multipart/related; boundary=XyZ") }
     }
 
     // MARK: - Documents

@@ -1,3 +1,4 @@
+import CouchetteCore
 // MARK: - AcceptHeader
 
 /// What a request's `Accept` header allows among the gateway's response formats, JSON and multipart

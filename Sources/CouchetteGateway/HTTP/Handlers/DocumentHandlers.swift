@@ -81,7 +81,13 @@ struct DocumentHandlers: Sendable {
         guard HeaderValue(parsing: contentType).mediaType == "multipart/related" else {
             throw .unsupportedMediaType("Invalid content type \(contentType)")
         }
-        let multipart = try MultipartBody(parsing: try await reader.bytes(of: request), contentType: contentType)
+        let bytes = try await reader.bytes(of: request)
+        let multipart: MultipartBody
+        do throws(CoreError) {
+            multipart = try MultipartBody(parsing: bytes, contentType: contentType)
+        } catch {
+            throw .badRequest(error.message)
+        }
         return try MultipartDocument(multipart)
     }
 

@@ -1,4 +1,3 @@
-import CouchetteCore
 import HTTPTypes
 
 // MARK: - MIMEPart
@@ -11,20 +10,20 @@ import HTTPTypes
 /// let file = MIMEPart(body: bytes, contentType: "image/png", filename: "photo.png")
 /// file.filename                 // "photo.png"
 /// ```
-struct MIMEPart: Sendable, Hashable {
+package struct MIMEPart: Sendable, Hashable {
     /// The part's headers, in order.
-    var headers: HTTPFields
+    package var headers: HTTPFields
     /// The part's bytes.
-    var body: [UInt8]
+    package var body: [UInt8]
 
     /// Creates a part.
-    init(headers: HTTPFields = [:], body: [UInt8]) {
+    package init(headers: HTTPFields = [:], body: [UInt8]) {
         self.headers = headers
         self.body = body
     }
 
     /// A part with a `Content-Type` and, for an attachment, `Content-Disposition: attachment; filename="…"`.
-    init(body: [UInt8], contentType: String, filename: String? = nil) {
+    package init(body: [UInt8], contentType: String, filename: String? = nil) {
         var headers = HTTPFields()
         headers[.contentType] = contentType
         if let filename {
@@ -34,17 +33,17 @@ struct MIMEPart: Sendable, Hashable {
     }
 
     /// A JSON part (`Content-Type: application/json`).
-    static func json(_ value: JSONValue) -> MIMEPart {
+    package static func json(_ value: JSONValue) -> MIMEPart {
         MIMEPart(body: value.serialized(), contentType: "application/json")
     }
 
     /// An error part (`Content-Type: application/json; error="true"`, replication-protocol.md §9.3).
-    static func jsonError(_ value: JSONValue) -> MIMEPart {
+    package static func jsonError(_ value: JSONValue) -> MIMEPart {
         MIMEPart(body: value.serialized(), contentType: #"application/json; error="true""#)
     }
 
     /// A part holding a nested multipart body, e.g. a `multipart/related` revision inside `multipart/mixed`.
-    init(nested body: MultipartBody) {
+    package init(nested body: MultipartBody) {
         var headers = HTTPFields()
         headers[.contentType] = body.contentType
         var bytes = body.serialized()
@@ -54,17 +53,17 @@ struct MIMEPart: Sendable, Hashable {
     }
 
     /// The parsed `Content-Type`, if any.
-    var contentType: HeaderValue? {
+    package var contentType: HeaderValue? {
         headers[.contentType].map { HeaderValue(parsing: $0) }
     }
 
     /// The `filename` parameter of `Content-Disposition`, if any.
-    var filename: String? {
+    package var filename: String? {
         headers[.contentDisposition].flatMap { HeaderValue(parsing: $0).parameters["filename"] }
     }
 
     /// A header by name, case-insensitively (e.g. `X-Doc-ID`).
-    func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         HTTPField.Name(name).flatMap { headers[$0] }
     }
 }

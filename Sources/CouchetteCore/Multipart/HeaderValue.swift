@@ -11,20 +11,20 @@
 /// header.parameters["boundary"]   // "xyz"
 /// HeaderValue("attachment", parameters: ["filename": "a\"b"]).description   // attachment; filename="a\"b"
 /// ```
-struct HeaderValue: Sendable, Hashable, CustomStringConvertible {
+package struct HeaderValue: Sendable, Hashable, CustomStringConvertible {
     /// The value before the first `;`, trimmed; lowercased when it is a media type.
-    var value: String
+    package var value: String
     /// The parameters by lowercased name.
-    var parameters: [String: String]
+    package var parameters: [String: String]
 
     /// Creates a header value.
-    init(_ value: String, parameters: [String: String] = [:]) {
+    package init(_ value: String, parameters: [String: String] = [:]) {
         self.value = value
         self.parameters = parameters
     }
 
     /// Parses a header value. Malformed parameters are skipped.
-    init(parsing text: String) {
+    package init(parsing text: String) {
         var scanner = Substring(text)
         self.value = Self.scanUntilSemicolon(&scanner).trimmingWhitespace()
         self.parameters = [:]
@@ -46,19 +46,19 @@ struct HeaderValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The media type's `type/subtype`, lowercased (for `Content-Type` values).
-    var mediaType: String { value.lowercased() }
+    package var mediaType: String { value.lowercased() }
 
     /// Whether the value is a `multipart/…` media type.
-    var isMultipart: Bool { mediaType.hasPrefix("multipart/") }
+    package var isMultipart: Bool { mediaType.hasPrefix("multipart/") }
 
     /// The serialized value; parameters sorted by name, values quoted.
-    var description: String {
+    package var description: String {
         ([value] + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quoted($0.value))" })
             .joined(separator: "; ")
     }
 
     /// `text` as a quoted string, with `"` and `\` escaped.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var result = "\""
         for character in text {
             if character == "\"" || character == "\\" { result.append("\\") }

@@ -14,35 +14,35 @@ import MultipartKit
 /// let bytes = body.serialized()
 /// let again = try MultipartBody(parsing: bytes, contentType: body.contentType)
 /// ```
-struct MultipartBody: Sendable, Hashable {
+package struct MultipartBody: Sendable, Hashable {
     /// The subtype: `related`, `mixed`, `form-data`, …
-    var subtype: String
+    package var subtype: String
     /// The boundary between parts.
-    var boundary: String
+    package var boundary: String
     /// The parts, in order.
-    var parts: [MIMEPart]
+    package var parts: [MIMEPart]
 
     /// Creates a body; by default with a fresh random boundary.
-    init(subtype: String, boundary: String = MultipartBody.makeBoundary(), parts: [MIMEPart]) {
+    package init(subtype: String, boundary: String = MultipartBody.makeBoundary(), parts: [MIMEPart]) {
         self.subtype = subtype
         self.boundary = boundary
         self.parts = parts
     }
 
     /// The `Content-Type` header value: `multipart/<subtype>; boundary="<boundary>"`.
-    var contentType: String {
+    package var contentType: String {
         HeaderValue("multipart/\(subtype)", parameters: ["boundary": boundary]).description
     }
 
     /// A random boundary: 32 hexadecimal digits, which never occur in the bytes around them by chance.
-    static func makeBoundary() -> String {
+    package static func makeBoundary() -> String {
         UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     }
 
     // MARK: - Serializing
 
     /// The body's bytes: each part after `--boundary`, then `--boundary--`.
-    func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         let multipartParts = parts.map { part in
             var headers = HTTPHeaders()
             for field in part.headers { headers.add(name: field.name.rawName, value: field.value) }
@@ -60,17 +60,17 @@ struct MultipartBody: Sendable, Hashable {
     ///
     /// - Throws: 400 when `contentType` is not `multipart/…` with a boundary, or the body is malformed or lacks
     ///   its closing delimiter.
-    init(parsing bytes: [UInt8], contentType: String) throws(GatewayError) {
+    package init(parsing bytes: [UInt8], contentType: String) throws(CoreError) {
         let header = HeaderValue(parsing: contentType)
         guard header.isMultipart, let boundary = header.parameters["boundary"], !boundary.isEmpty,
             boundary.utf8.count <= 200
-        else { throw .badRequest("Invalid multipart Content-Type: missing boundary") }
+        else { throw CoreError(.invalidMultipart, "Invalid multipart Content-Type: missing boundary") }
         let subtype = String(header.mediaType.dropFirst("multipart/".count))
         self.init(subtype: subtype, boundary: boundary, parts: try Self.parts(of: bytes, boundary: boundary))
     }
 
     /// The parts of `bytes` delimited by `boundary`.
-    private static func parts(of bytes: [UInt8], boundary: String) throws(GatewayError) -> [MIMEPart] {
+    private static func parts(of bytes: [UInt8], boundary: String) throws(CoreError) -> [MIMEPart] {
         // RFC 2046 wants at least one part, but writers (Go's, MultipartKit's) close an empty body at once;
         // MultipartKit's parser refuses that, so it is recognised here.
         if let first = firstDelimiter(in: bytes, boundary: boundary),
@@ -100,10 +100,10 @@ struct MultipartBody: Sendable, Hashable {
         do {
             try parser.execute(bytes)
         } catch {
-            throw .badRequest("Invalid multipart body")
+            throw CoreError(.invalidMultipart, "Invalid multipart body")
         }
         guard !partOpen, containsCloseDelimiter(bytes, boundary: boundary) else {
-            throw .badRequest("Invalid multipart body: missing closing boundary")
+            throw CoreError(.invalidMultipart, "Invalid multipart body: missing closing boundary")
         }
         return parts
     }
