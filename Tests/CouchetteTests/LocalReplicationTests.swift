@@ -251,6 +251,22 @@ import Testing
         }
     }
 
+    @Test func askingForPendingDocumentsCreatesNothingInTheTarget() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            let tasks = try phone.createCollection(name: "tasks", scope: "todo")
+            _ = try tasks.putProperties(["v": 1], documentID: "a")
+            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
+            config.addCollection(tasks)
+            config.replicatorType = .push
+            let replicator = Replicator(config: config)
+            #expect(try replicator.pendingDocumentIds(collection: tasks) == ["a"])
+            #expect(try tablet.collection(name: "tasks", scope: "todo") == nil)
+            try await replicator.run()
+            #expect(try replicator.pendingDocumentIds(collection: tasks).isEmpty)
+            #expect(try tablet.collection(name: "tasks", scope: "todo")?.count == 1)
+        }
+    }
+
     @Test func aPullFilteredByDocumentIDsBringsOnlyThose() async throws {
         try await withDatabases("phone", "server") { phone, server in
             for id in ["a", "b", "c"] { _ = try server.defaultCollection().putProperties(["id": id], documentID: id) }

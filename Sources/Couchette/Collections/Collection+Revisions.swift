@@ -172,17 +172,45 @@ extension Collection {
     /// Which of the given revisions are missing here, by document ID (only documents with missing revisions
     /// are in the result).
     public func revsDiff(_ revisions: [String: [String]]) throws -> [String: [String]] {
+        try missingRevisions(revisions).mapValues(\.missing)
+    }
+
+    /// ``revsDiff(_:)`` with the leaves that may be ancestors of the missing revisions (malformed IDs count as
+    /// missing).
+    func missingRevisions(_ revisions: [String: [String]]) throws -> [String: MissingRevisions] {
         try read { storage in
-            var missing: [String: [String]] = [:]
+            var missing: [String: MissingRevisions] = [:]
             for (documentID, revisionIDs) in revisions {
                 let tree = try record(documentID, in: storage)?.tree ?? CouchetteCore.RevisionTree()
-                let absent = revisionIDs.filter { text in
-                    guard let revision = try? RevisionID(parsing: text) else { return true }
-                    return !tree.contains(revision)
-                }
-                if !absent.isEmpty { missing[documentID] = absent }
+                let diff = tree.revsDiff(revisionIDs.compactMap { try? RevisionID(parsing: $0) })
+                let malformed = revisionIDs.filter { (try? RevisionID(parsing: $0)) == nil }
+                let absent = diff.missing.map(\.description) + malformed
+                guard !absent.isEmpty else { continue }
+                missing[documentID] = MissingRevisions(
+                    missing: absent, possibleAncestors: diff.possibleAncestors.map(\.description))
             }
             return missing
+        }
+    }
+
+    /// Revisions with their histories (newest first), read in one transaction; those not stored with a body (and
+    /// not tombstones) are left out.
+    func revisionsWithHistory(_ wanted: [WantedRevision]) throws -> [(revision: SavedRevision, history: [String])] {
+        try read { storage in
+            var found: [(revision: SavedRevision, history: [String])] = []
+            var records: [String: DocumentRecord] = [:]
+            for item in wanted {
+                guard let revision = try? RevisionID(parsing: item.revisionID) else { continue }
+                if records[item.documentID] == nil {
+                    guard let record = try record(item.documentID, in: storage) else { continue }
+                    records[item.documentID] = record
+                }
+                guard let record = records[item.documentID], let tree = record.tree, let node = tree[revision],
+                    node.body != nil || node.isDeleted
+                else { continue }
+                found.append((saved(node, of: record), tree.history(of: revision).map(\.description)))
+            }
+            return found
         }
     }
 
@@ -193,22 +221,20 @@ extension Collection {
     {
         try read { storage in
             let records = try storage.documents(
-                collectionID: id, since: sequence, limit: limit, withTree: includeConflicts)
+                collectionID: id, since: sequence, limit: limit, withLeaves: includeConflicts)
             var changes: [DocumentChange] = []
-            for record in records {
+            for (record, otherLeaves) in records {
                 changes.append(
                     DocumentChange(
                         database: database, collection: self, documentID: record.documentID,
                         revisionID: record.revisionID, sequence: record.sequence, isDeletion: record.isDeleted,
                         isCurrentRevision: true, inConflict: record.flags.contains(.conflicted), source: nil))
-                if includeConflicts, let tree = record.tree {
-                    for leaf in tree.leaves.dropFirst() {
-                        changes.append(
-                            DocumentChange(
-                                database: database, collection: self, documentID: record.documentID,
-                                revisionID: leaf.id.description, sequence: record.sequence, isDeletion: leaf.isDeleted,
-                                isCurrentRevision: false, inConflict: true, source: nil))
-                    }
+                for leaf in otherLeaves {
+                    changes.append(
+                        DocumentChange(
+                            database: database, collection: self, documentID: record.documentID,
+                            revisionID: leaf.revisionID, sequence: record.sequence, isDeletion: leaf.isDeleted,
+                            isCurrentRevision: false, inConflict: true, source: nil))
                 }
             }
             return changes

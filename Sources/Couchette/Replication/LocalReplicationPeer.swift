@@ -12,7 +12,12 @@ struct LocalReplicationPeer: ReplicationPeer {
     /// Resolves the conflicts that stored revisions make; nil keeps them.
     var conflictResolver: (any ConflictResolverProtocol)? = nil
 
-    var identity: String { "\(collection.database.storedPublicUUID)/\(collection.fullName)" }
+    var identity: String { Self.identity(of: collection.database, collectionFullName: collection.fullName) }
+
+    /// The identity of a collection of `database`, whether or not it exists yet.
+    static func identity(of database: Database, collectionFullName: String) -> String {
+        "\(database.storedPublicUUID)/\(collectionFullName)"
+    }
 
     func changes(since: String?, limit: Int) async throws -> ReplicationChanges {
         let start = since.flatMap(UInt64.init) ?? 0
@@ -31,27 +36,24 @@ struct LocalReplicationPeer: ReplicationPeer {
             changes: order.compactMap { byDocument[$0] }, lastSequence: entries.map(\.sequence).max().map(String.init))
     }
 
-    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: [String]] {
-        try collection.revsDiff(revisions)
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: MissingRevisions] {
+        try collection.missingRevisions(revisions)
     }
 
-    func revisions(_ wanted: [(documentID: String, revisionID: String)]) async throws -> [ReplicatedRevision] {
-        var revisions: [ReplicatedRevision] = []
-        for (documentID, revisionID) in wanted {
-            guard let revision = try collection.revision(documentID: documentID, revisionID: revisionID),
-                let body = revision.body?.objectValue
-            else { continue }
-            let history = try collection.history(documentID: documentID, revision: revision.id)
+    /// Reads the revisions in one transaction; attachment content is read from the blob store when sent.
+    func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
+        let ancestors = Dictionary(wanted.map { ($0.documentID, $0.knownAncestors) }, uniquingKeysWith: { $0 + $1 })
+        return try collection.revisionsWithHistory(wanted).map { revision, history in
+            let body = revision.isDeletion ? [:] : (revision.body?.objectValue ?? [:])
             var attachments: [String: Blob] = [:]
-            for name in (body["_attachments"]?.objectValue ?? [:]).keys {
-                attachments[name] = revision.attachment(named: name)
-            }
-            revisions.append(
-                ReplicatedRevision(
-                    documentID: documentID, revisionID: revisionID, history: history.reversed().map(\.id.description),
-                    isDeleted: revision.isDeletion, body: body, attachments: attachments))
+            let names = ReplicatedRevision.attachmentsToSend(
+                body["_attachments"]?.objectValue ?? [:], history: history,
+                knownAncestors: ancestors[revision.documentID] ?? [])
+            for name in names { attachments[name] = revision.attachment(named: name) }
+            return ReplicatedRevision(
+                documentID: revision.documentID, revisionID: revision.id.description, history: history,
+                isDeleted: revision.isDeletion, body: body, attachments: attachments)
         }
-        return revisions
     }
 
     /// Stores a batch in one transaction (conflicts are resolved after it, each in its own).
@@ -90,7 +92,8 @@ struct LocalReplicationPeer: ReplicationPeer {
             // The stubs keep their digests and revpos; the content goes into this database's store.
             for blob in revision.attachments.values { try blob.install(into: store) }
         }
-        var properties = revision.body.mapValues(DocumentValues.value(from:))
+        // JSON values go into the body as they are (no round trip through Foundation types).
+        var properties: [String: Any] = revision.body.mapValues { $0 }
         if revision.isDeleted { properties["_deleted"] = true }
         return try collection.putExistingRevision(
             documentID: revision.documentID, properties: properties, revisionHistory: revision.history)

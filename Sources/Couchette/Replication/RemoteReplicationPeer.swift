@@ -1,53 +1,52 @@
-import AsyncHTTPClient
 import CouchetteCore
 import Foundation
-import NIOCore
 import NIOHTTP1
 import Synchronization
 
 // MARK: - RemoteReplicationPeer
 
 /// A remote database as a replication peer, over the CouchDB replication protocol (replication-protocol.md §3):
-/// `_changes` (normal feed, `style=all_docs`), `_revs_diff`, `_bulk_get` (JSON form, with revisions and
-/// attachments), `_bulk_docs` with `new_edits=false`, and checkpoints in `_local` documents.
+/// `_changes` (normal feed, `style=all_docs`), `_revs_diff`, `_bulk_get` (JSON, with revisions; a document whose
+/// attachments changed since what this side holds is read again with them, the large ones as `multipart/related`
+/// parts; per-document `GET ?open_revs=` as `multipart/mixed` where the peer lacks `_bulk_get`),
+/// `_bulk_docs` with `new_edits=false` (a revision with a large attachment to send goes alone as a
+/// `multipart/related` `PUT`), and checkpoints in `_local` documents.
 ///
 /// A 401 or 403 from the database stops the replication with that status; other HTTP failures and network errors
 /// are ``CouchetteError/Code/network`` errors carrying the status.
 final class RemoteReplicationPeer: ReplicationPeer, Sendable {
-    /// The database's URL, without a trailing slash.
-    let url: URL
-    /// Headers sent with every request (authentication included).
-    let headers: [String: String]
+    /// Requests to the database.
+    let client: RemoteDatabaseClient
     /// Read changes of these channels only (`filter=sync_gateway/bychannel`); nil for all.
     let channels: [String]?
     /// The `_local` revision of each checkpoint as this peer last saved it.
     private let checkpointRevisions = Mutex<[String: String]>([:])
+    /// Whether the peer answered `_bulk_get` as an unknown endpoint (then revisions are read one document at a time).
+    private let lacksBulkGet = Atomic<Bool>(false)
+    /// How many documents are read at once by single-document requests.
+    static let documentRequestConcurrency = 4
 
     init(url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil) {
         self.channels = channels
-        self.url = url.absoluteString.hasSuffix("/") ? url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent) : url
-        self.headers = headers.merging(authenticator?.headers ?? [:]) { _, authentication in authentication }
+        client = RemoteDatabaseClient(
+            url: url, headers: headers.merging(authenticator?.headers ?? [:]) { _, authentication in authentication })
     }
 
     /// The URL without credentials, with the channel filter.
     var identity: String {
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        components?.user = nil
-        components?.password = nil
-        let base = components?.string ?? url.absoluteString
-        return channels.map { "\(base)?channels=\($0.sorted().joined(separator: ","))" } ?? base
+        channels.map { "\(client.displayURL)?channels=\($0.sorted().joined(separator: ","))" } ?? client.displayURL
     }
 
     /// The `_changes` parameters of the channel filter.
     private var filterQuery: [String] {
         guard let channels else { return [] }
-        return ["filter=sync_gateway/bychannel", "channels=\(Self.escape(channels.joined(separator: ",")))"]
+        return ["filter=sync_gateway/bychannel", "channels=\(RemoteDatabaseClient.escape(channels.joined(separator: ",")))"]
     }
 
     func changes(since: String?, limit: Int) async throws -> ReplicationChanges {
         var query = ["style=all_docs", "limit=\(limit)"] + filterQuery
-        if let since { query.append("since=\(Self.escape(since))") }
-        let json = try await send(.GET, "_changes", query: query)
+        if let since { query.append("since=\(RemoteDatabaseClient.escape(since))") }
+        let json = try await client.json(.GET, "_changes", query: query)
         var changes: [ReplicationChange] = []
         for entry in json["results"]?.arrayValue ?? [] {
             guard let id = entry["id"]?.stringValue, !id.hasPrefix("_user/") else { continue }
@@ -59,52 +58,189 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         return ReplicationChanges(changes: changes, lastSequence: Self.sequenceText(json["last_seq"]))
     }
 
-    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: [String]] {
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: MissingRevisions] {
         let body = JSONValue.object(revisions.mapValues { .array($0.map(JSONValue.string)) })
-        let json = try await send(.POST, "_revs_diff", body: body)
-        var missing: [String: [String]] = [:]
+        let json = try await client.json(.POST, "_revs_diff", body: body)
+        var missing: [String: MissingRevisions] = [:]
         for (id, entry) in json.objectValue ?? [:] {
             let revisions = (entry["missing"]?.arrayValue ?? []).compactMap(\.stringValue)
-            if !revisions.isEmpty { missing[id] = revisions }
+            guard !revisions.isEmpty else { continue }
+            missing[id] = MissingRevisions(
+                missing: revisions,
+                possibleAncestors: (entry["possible_ancestors"]?.arrayValue ?? []).compactMap(\.stringValue))
         }
         return missing
     }
 
-    func revisions(_ wanted: [(documentID: String, revisionID: String)]) async throws -> [ReplicatedRevision] {
+    // MARK: - Reading revisions
+
+    func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
         guard !wanted.isEmpty else { return [] }
-        let request = JSONValue.object([
-            "docs": .array(wanted.map { ["id": .string($0.documentID), "rev": .string($0.revisionID)] })
-        ])
-        let json = try await send(.POST, "_bulk_get", query: ["revs=true", "attachments=true"], body: request)
-        var revisions: [ReplicatedRevision] = []
-        for result in json["results"]?.arrayValue ?? [] {
-            for entry in result["docs"]?.arrayValue ?? [] {
-                guard let body = entry["ok"]?.objectValue, let revision = try Self.revision(from: body) else { continue }
-                revisions.append(revision)
+        if !lacksBulkGet.load(ordering: .relaxed) {
+            do {
+                return try await bulkGet(wanted)
+            } catch let error as CouchetteError where [400, 404, 405, 501].contains(error.status) {
+                // CouchDB 1.x and other peers without the endpoint.
+                lacksBulkGet.store(true, ordering: .relaxed)
             }
         }
+        return try await openRevisions(wanted)
+    }
+
+    /// One `_bulk_get` (JSON, attachments as stubs) for every wanted revision; then each revision with attachments
+    /// changed since its known ancestors is read again with their content (``revisionWithAttachments(_:since:)``).
+    private func bulkGet(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
+        let items = wanted.map { item -> JSONValue in
+            ["id": .string(item.documentID), "rev": .string(item.revisionID)]
+        }
+        let reply = try await client.send(.POST, "_bulk_get", query: ["revs=true"], body: .json(["docs": .array(items)]))
+        var revisions = try Self.revisions(in: reply)
+        let ancestors = Dictionary(wanted.map { ($0.documentID, $0.knownAncestors) }, uniquingKeysWith: { $0 + $1 })
+        let incomplete = revisions.indices.filter { index in
+            let revision = revisions[index]
+            return !ReplicatedRevision.attachmentsToSend(
+                revision.body["_attachments"]?.objectValue ?? [:], history: revision.history,
+                knownAncestors: ancestors[revision.documentID] ?? []
+            ).isEmpty
+        }
+        let stubbed = revisions
+        let completed = try await concurrently(incomplete) { index in
+            try await self.revisionWithAttachments(stubbed[index], since: ancestors[stubbed[index].documentID] ?? [])
+        }
+        for (index, revision) in zip(incomplete, completed) { revisions[index] = revision }
         return revisions
     }
 
-    func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
-        guard !revisions.isEmpty else { return [] }
-        let documents = revisions.map(Self.json(of:))
-        let json = try await send(.POST, "_bulk_docs", body: ["docs": .array(documents), "new_edits": false])
-        let results = json.arrayValue ?? []
-        return revisions.enumerated().map { index, revision in
-            var written = ReplicationWriteResult(
-                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
-            if index < results.count, let status = results[index]["status"]?.intValue, status >= 400 {
-                written.error = Self.error(
-                    status: Int(status), reason: results[index]["reason"]?.stringValue ?? "refused")
+    /// `GET /{db}/{doc}?rev=` with the content of the attachments changed since `ancestors`: small ones inline,
+    /// large ones as parts of a `multipart/related` answer.
+    private func revisionWithAttachments(_ revision: ReplicatedRevision, since ancestors: [String]) async throws
+        -> ReplicatedRevision
+    {
+        var query = ["rev=\(RemoteDatabaseClient.escape(revision.revisionID))", "revs=true", "attachments=true"]
+        if !ancestors.isEmpty { query.append("atts_since=\(Self.jsonList(ancestors))") }
+        let reply = try await client.send(
+            .GET, RemoteDatabaseClient.escape(revision.documentID), query: query,
+            accept: "multipart/related, application/json")
+        if let contentType = reply.contentType, HeaderValue(parsing: contentType).isMultipart {
+            return try ReplicatedRevision(related: MultipartBody(parsing: reply.bytes, contentType: contentType)) ?? revision
+        }
+        guard case .object(let members) = try JSONValue(parsing: reply.bytes) else { return revision }
+        return try ReplicatedRevision(wireBody: members) ?? revision
+    }
+
+    /// `body` applied to each item, at most ``documentRequestConcurrency`` at a time; the results in order.
+    private func concurrently<Item: Sendable, Result: Sendable>(
+        _ items: [Item], _ body: @escaping @Sendable (Item) async throws -> Result
+    ) async throws -> [Result] {
+        var results = [Result?](repeating: nil, count: items.count)
+        try await withThrowingTaskGroup(of: (Int, Result).self) { group in
+            for (index, item) in items.enumerated() {
+                if index >= Self.documentRequestConcurrency, let (done, result) = try await group.next() {
+                    results[done] = result
+                }
+                group.addTask { (index, try await body(item)) }
             }
-            return written
+            for try await (done, result) in group { results[done] = result }
+        }
+        return results.compactMap { $0 }
+    }
+
+    /// A list of revision IDs as a query value.
+    private static func jsonList(_ items: [String]) -> String {
+        RemoteDatabaseClient.escape(JSONValue.array(items.map(JSONValue.string)).serializedString())
+    }
+
+    /// `GET /{db}/{doc}?open_revs=[…]` for each document, a few at a time.
+    private func openRevisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
+        var byDocument: [(documentID: String, revisions: [String], ancestors: [String])] = []
+        var positions: [String: Int] = [:]
+        for item in wanted {
+            if let position = positions[item.documentID] {
+                byDocument[position].revisions.append(item.revisionID)
+            } else {
+                positions[item.documentID] = byDocument.count
+                byDocument.append((item.documentID, [item.revisionID], item.knownAncestors))
+            }
+        }
+        return try await concurrently(byDocument) { document in
+            try await self.openRevisions(of: document.documentID, document.revisions, since: document.ancestors)
+        }.flatMap { $0 }
+    }
+
+    private func openRevisions(of documentID: String, _ revisions: [String], since ancestors: [String]) async throws
+        -> [ReplicatedRevision]
+    {
+        var query = ["open_revs=\(Self.jsonList(revisions))", "revs=true", "attachments=true"]
+        if !ancestors.isEmpty { query.append("atts_since=\(Self.jsonList(ancestors))") }
+        do {
+            let reply = try await client.send(
+                .GET, RemoteDatabaseClient.escape(documentID), query: query, accept: "multipart/mixed")
+            return try Self.revisions(in: reply)
+        } catch let error as CouchetteError where error.status == 404 {
+            return []  // gone since the changes were read
         }
     }
 
+    /// The revisions of a `_bulk_get` or `open_revs` answer, `multipart/mixed` or JSON; missing ones and errors are
+    /// left out.
+    static func revisions(in reply: RemoteDatabaseClient.Reply) throws -> [ReplicatedRevision] {
+        guard let contentType = reply.contentType, HeaderValue(parsing: contentType).isMultipart else {
+            let json = try JSONValue(parsing: reply.bytes)
+            // `_bulk_get`: {"results": [{"docs": [{"ok": …}]}]}; `open_revs`: [{"ok": …}].
+            let entries = json["results"]?.arrayValue?.flatMap { $0["docs"]?.arrayValue ?? [] } ?? json.arrayValue ?? []
+            return try entries.compactMap { entry in
+                try entry["ok"]?.objectValue.flatMap { try ReplicatedRevision(wireBody: $0) }
+            }
+        }
+        return try MultipartBody(parsing: reply.bytes, contentType: contentType).parts.compactMap(revision(in:))
+    }
+
+    /// The revision in one part of a `multipart/mixed` answer: JSON, or a nested `multipart/related`.
+    private static func revision(in part: MIMEPart) throws -> ReplicatedRevision? {
+        guard let type = part.contentType, type.parameters["error"] == nil else { return nil }
+        if type.mediaType == "multipart/related" {
+            return try ReplicatedRevision(related: MultipartBody(parsing: part.body, contentType: type.description))
+        }
+        guard case .object(let members) = try JSONValue(parsing: part.body) else { return nil }
+        return try ReplicatedRevision(wireBody: members)
+    }
+
+    // MARK: - Storing revisions
+
+    /// Stores revisions by `_bulk_docs`, except those with a large attachment to send, put one by one as
+    /// `multipart/related`. A refused document (400, 403, 409, 412, 413) is reported in its result.
+    func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
+        var results = revisions.map {
+            ReplicationWriteResult(documentID: $0.documentID, revisionID: $0.revisionID, isDeleted: $0.isDeleted)
+        }
+        let inline = revisions.indices.filter { !revisions[$0].hasLargeAttachment }
+        if !inline.isEmpty {
+            let documents = inline.map { revisions[$0].wireBody }
+            let json = try await client.json(.POST, "_bulk_docs", body: ["docs": .array(documents), "new_edits": false])
+            let answers = json.arrayValue ?? []
+            for (position, index) in inline.enumerated() where position < answers.count {
+                guard let status = answers[position]["status"]?.intValue, status >= 400 else { continue }
+                results[index].error = RemoteDatabaseClient.error(
+                    status: Int(status), reason: answers[position]["reason"]?.stringValue ?? "refused")
+            }
+        }
+        for index in revisions.indices where revisions[index].hasLargeAttachment {
+            do {
+                _ = try await client.send(
+                    .PUT, RemoteDatabaseClient.escape(revisions[index].documentID), query: ["new_edits=false"],
+                    body: .multipart(revisions[index].multipartRelated))
+            } catch let error as CouchetteError where [400, 403, 409, 412, 413, 415].contains(error.status) {
+                results[index].error = error
+            }
+        }
+        return results
+    }
+
+    // MARK: - Checkpoints
+
     func checkpoint(id: String) async throws -> [String: JSONValue]? {
         do {
-            return try await send(.GET, "_local/\(id)").objectValue?.filter { !$0.key.hasPrefix("_") }
+            return try await client.json(.GET, "_local/\(id)").objectValue?.filter { !$0.key.hasPrefix("_") }
         } catch let error as CouchetteError where error.status == 404 {
             return nil
         }
@@ -117,14 +253,14 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         if let known = checkpointRevisions.withLock({ $0[id] }) {
             body["_rev"] = .string(known)
             do {
-                return try remember(await send(.PUT, "_local/\(id)", body: .object(body)), id: id)
+                return try remember(await client.json(.PUT, "_local/\(id)", body: .object(body)), id: id)
             } catch let error as CouchetteError where error.status == 409 {}
         }
         body["_rev"] = nil
         do {
-            if let revision = try await send(.GET, "_local/\(id)")["_rev"] { body["_rev"] = revision }
+            if let revision = try await client.json(.GET, "_local/\(id)")["_rev"] { body["_rev"] = revision }
         } catch let error as CouchetteError where error.status == 404 {}
-        try remember(await send(.PUT, "_local/\(id)", body: .object(body)), id: id)
+        try remember(await client.json(.PUT, "_local/\(id)", body: .object(body)), id: id)
     }
 
     private func remember(_ response: JSONValue, id: String) {
@@ -133,110 +269,8 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
 
     func waitForChanges(since: String?, timeout: Duration) async throws {
         var query = ["feed=longpoll", "limit=1", "timeout=\(timeout.components.seconds * 1000)"] + filterQuery
-        if let since { query.append("since=\(Self.escape(since))") }
-        _ = try await send(.GET, "_changes", query: query, timeout: timeout + .seconds(30))
-    }
-
-    // MARK: - Documents on the wire
-
-    /// A `_bulk_get` body (`_revisions`, attachments with `data`) as a replicated revision.
-    static func revision(from body: [String: JSONValue]) throws -> ReplicatedRevision? {
-        guard let id = body["_id"]?.stringValue, let rev = body["_rev"]?.stringValue else { return nil }
-        var history = [rev]
-        if let revisions = body["_revisions"], let start = revisions["start"]?.intValue {
-            history = (revisions["ids"]?.arrayValue ?? []).enumerated().compactMap { offset, digest in
-                digest.stringValue.map { "\(start - Int64(offset))-\($0)" }
-            }
-        }
-        var stored = body.filter { !["_id", "_rev", "_revisions", "_deleted"].contains($0.key) }
-        var blobs: [String: Blob] = [:]
-        if var attachments = body["_attachments"]?.objectValue {
-            for (name, entry) in attachments {
-                guard var metadata = entry.objectValue, let data = metadata["data"]?.stringValue else { continue }
-                guard let bytes = Data(base64Encoded: data) else {
-                    throw CouchetteError(.badInput, message: "Attachment \"\(name)\" of \"\(id)\" is not base64")
-                }
-                blobs[name] = Blob(contentType: metadata["content_type"]?.stringValue ?? "application/octet-stream", data: bytes)
-                metadata["data"] = nil
-                metadata["stub"] = true
-                if metadata["digest"] == nil { metadata["digest"] = .string(AttachmentDigest.sha1(of: Array(bytes)).description) }
-                if metadata["length"] == nil { metadata["length"] = .int(Int64(bytes.count)) }
-                attachments[name] = .object(metadata)
-            }
-            stored["_attachments"] = .object(attachments)
-        }
-        return ReplicatedRevision(
-            documentID: id, revisionID: rev, history: history, isDeleted: body["_deleted"]?.boolValue ?? false,
-            body: stored, attachments: blobs)
-    }
-
-    /// A revision as `_bulk_docs` with `new_edits=false` takes it: `_revisions`, and attachments with `data`.
-    static func json(of revision: ReplicatedRevision) -> JSONValue {
-        var body = revision.body
-        body["_id"] = .string(revision.documentID)
-        body["_rev"] = .string(revision.revisionID)
-        if revision.isDeleted { body["_deleted"] = true }
-        let generation = Int64(revision.revisionID.split(separator: "-").first.flatMap { Int($0) } ?? revision.history.count)
-        body["_revisions"] = [
-            "start": .int(generation),
-            "ids": .array(revision.history.map { .string(String($0.split(separator: "-", maxSplits: 1).last ?? "")) }),
-        ]
-        if var attachments = body["_attachments"]?.objectValue {
-            for (name, blob) in revision.attachments {
-                guard var metadata = attachments[name]?.objectValue, let content = blob.content else { continue }
-                metadata["stub"] = nil
-                metadata["data"] = .string(content.base64EncodedString())
-                attachments[name] = .object(metadata)
-            }
-            body["_attachments"] = .object(attachments)
-        }
-        return .object(body)
-    }
-
-    // MARK: - HTTP
-
-    private func send(
-        _ method: HTTPMethod, _ path: String, query: [String] = [], body: JSONValue? = nil,
-        timeout: Duration = .seconds(60)
-    ) async throws -> JSONValue {
-        var request = HTTPClientRequest(
-            url: url.absoluteString + "/" + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
-        request.method = method
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.headers.add(name: "Accept", value: "application/json")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body.serialized()))
-        }
-        let response: HTTPClientResponse
-        var bytes: ByteBuffer
-        do {
-            response = try await ReplicatorHTTPClient.shared.execute(request, timeout: .init(timeout))
-            bytes = try await response.body.collect(upTo: 256 << 20)
-        } catch {
-            try Task.checkCancellation()
-            throw CouchetteError(.network, message: "\(method) \(identity)/\(path): \(error)")
-        }
-        let json = (try? JSONValue(parsing: bytes.readBytes(length: bytes.readableBytes) ?? [])) ?? .null
-        let status = Int(response.status.code)
-        guard (200..<300).contains(status) else {
-            throw Self.error(status: status, reason: json["reason"]?.stringValue ?? response.status.reasonPhrase)
-        }
-        return json
-    }
-
-    /// The error for an HTTP status: 401/403/404/409 keep their meaning, others are network errors.
-    static func error(status: Int, reason: String) -> CouchetteError {
-        let code: CouchetteError.Code =
-            switch status {
-            case 400: .badInput
-            case 401: .unauthorized
-            case 403: .forbidden
-            case 404: .notFound
-            case 409: .conflict
-            default: .network
-            }
-        return CouchetteError(code, message: reason, status: status)
+        if let since { query.append("since=\(RemoteDatabaseClient.escape(since))") }
+        _ = try await client.json(.GET, "_changes", query: query, timeout: timeout + .seconds(30))
     }
 
     private static func sequenceText(_ value: JSONValue?) -> String? {
@@ -246,9 +280,5 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         case nil, .null?: nil
         case let value?: value.serializedString()
         }
-    }
-
-    private static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
     }
 }

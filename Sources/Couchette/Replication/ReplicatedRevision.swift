@@ -14,8 +14,44 @@ struct ReplicatedRevision: Sendable {
     var isDeleted: Bool
     /// The body without `_id`, `_rev` and `_revisions`; `_attachments` holds stubs.
     var body: [String: JSONValue]
-    /// The content of attachments, by name.
+    /// The content of the attachments the receiver lacks, by name; the other stubs name content it holds.
     var attachments: [String: Blob]
+
+    /// The generation of ``revisionID``.
+    var generation: Int {
+        revisionID.split(separator: "-", maxSplits: 1).first.flatMap { Int($0) } ?? history.count
+    }
+
+    /// The names of the attachments whose content must be sent to a peer holding `knownAncestors`: those changed
+    /// after the newest of them in this revision's history (an attachment's `revpos` is the generation that last
+    /// set it, so older ones are in that ancestor too).
+    static func attachmentsToSend(
+        _ attachments: [String: JSONValue], history: [String], knownAncestors: [String]
+    ) -> [String] {
+        let known = Set(knownAncestors)
+        let newestKnown = history.first(where: known.contains)
+            .flatMap { $0.split(separator: "-", maxSplits: 1).first.flatMap { Int($0) } } ?? 0
+        return attachments.compactMap { name, metadata in
+            guard let revpos = metadata["revpos"]?.intValue, revpos <= newestKnown else { return name }
+            return nil
+        }
+    }
+}
+
+/// A revision a target lacks, with the revisions it holds that may be its ancestors (`possible_ancestors` of
+/// `_revs_diff`, sent back as `atts_since`).
+struct WantedRevision: Sendable {
+    var documentID: String
+    var revisionID: String
+    var knownAncestors: [String] = []
+}
+
+/// A peer's `_revs_diff` answer for one document.
+struct MissingRevisions: Sendable, Equatable {
+    /// The revisions it lacks.
+    var missing: [String]
+    /// Revisions it holds that may be ancestors of the missing ones.
+    var possibleAncestors: [String] = []
 }
 
 /// A peer's answer for one revision it was given to store.

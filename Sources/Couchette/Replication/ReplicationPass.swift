@@ -30,11 +30,30 @@ struct ReplicationPass: Sendable {
 
     /// Names the pass's checkpoints: a digest of both peers and the filter, stable across runs.
     var replicationID: String {
-        let key = "\(source.identity)\u{1F}\(target.identity)\u{1F}\((documentIDs ?? []).sorted().joined(separator: ","))"
+        Self.replicationID(source: source.identity, target: target.identity, documentIDs: documentIDs)
+    }
+
+    /// The replication ID of a pass between peers of these identities.
+    static func replicationID(source: String, target: String, documentIDs: Set<String>?) -> String {
+        let key = "\(source)\u{1F}\(target)\u{1F}\((documentIDs ?? []).sorted().joined(separator: ","))"
         return Insecure.SHA1.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// How often checkpoints are saved while a pass runs (and always at its end).
+    static let checkpointInterval: Duration = .seconds(2)
+
+    /// A batch read from the source, ready to store on the target.
+    private struct ReadBatch: Sendable {
+        var examined: Int
+        var revisions: [ReplicatedRevision]
+        var lastSequence: String
+    }
+
     /// Runs until the source has nothing more, calling `report` after each batch.
+    ///
+    /// Three batches are in flight: while the target stores one, the revisions of the next are read (`revs_diff`,
+    /// then the source's revisions) and the changes after it are listed, so both peers work at once. Batches are stored in order; checkpoints are saved after
+    /// a stored batch every ``checkpointInterval`` and at the end, so a checkpoint never passes an unstored change.
     ///
     /// - Parameter reset: Ignore the saved checkpoints and start from the beginning.
     /// - Returns: The source's sequence the pass caught up to.
@@ -49,35 +68,68 @@ struct ReplicationPass: Sendable {
                 since = sourceCheckpoint["lastSequence"]?.stringValue
             }
         }
-        while true {
-            try Task.checkCancellation()
-            let batch = try await source.changes(since: since, limit: batchSize)
-            guard !batch.changes.isEmpty else { break }
-            let changes = batch.changes.filter { documentIDs?.contains($0.documentID) ?? true }
-            let written = try await transfer(changes)
-            report(BatchReport(examined: batch.changes.count, written: written))
-            guard let next = batch.lastSequence, next != since else { break }
-            since = next
-            let checkpoint: [String: JSONValue] = ["lastSequence": .string(next)]
+        let clock = ContinuousClock()
+        var lastCheckpoint = clock.now
+        var stored = since
+        var saved = since
+        func checkpoint(force: Bool) async throws {
+            guard let stored, stored != saved, force || clock.now - lastCheckpoint >= Self.checkpointInterval else {
+                return
+            }
+            let checkpoint: [String: JSONValue] = ["lastSequence": .string(stored)]
             try await target.saveCheckpoint(checkpoint, id: checkpointID)
             try await source.saveCheckpoint(checkpoint, id: checkpointID)
+            saved = stored
+            lastCheckpoint = clock.now
         }
+        try await withThrowingTaskGroup(of: (ReadBatch, [ReplicationWriteResult]).self) { group in
+            var storing = false
+            func finishStoring() async throws {
+                guard storing, let (batch, written) = try await group.next() else { return }
+                storing = false
+                report(BatchReport(examined: batch.examined, written: written))
+                stored = batch.lastSequence
+                try await checkpoint(force: false)
+            }
+            var changes = try await source.changes(since: since, limit: batchSize)
+            while !changes.changes.isEmpty, let next = changes.lastSequence, next != since {
+                try Task.checkCancellation()
+                since = next
+                // The next batch of changes is listed while this one's revisions are read.
+                async let following = source.changes(since: next, limit: batchSize)
+                let selected = changes.changes.filter { documentIDs?.contains($0.documentID) ?? true }
+                let batch = ReadBatch(
+                    examined: changes.changes.count, revisions: try await missingRevisions(of: selected),
+                    lastSequence: next)
+                try await finishStoring()
+                let target = self.target
+                group.addTask { (batch, try await target.store(batch.revisions)) }
+                storing = true
+                changes = try await following
+            }
+            try await finishStoring()
+        }
+        try await checkpoint(force: true)
         return since
     }
 
-    /// Sends the revisions of `changes` the target lacks.
-    private func transfer(_ changes: [ReplicationChange]) async throws -> [ReplicationWriteResult] {
+    /// The revisions of `changes` the target lacks, read from the source (those the filter refuses left out).
+    private func missingRevisions(of changes: [ReplicationChange]) async throws -> [ReplicatedRevision] {
         guard !changes.isEmpty else { return [] }
         var offered: [String: [String]] = [:]
         for change in changes { offered[change.documentID, default: []] += change.revisionIDs }
         let missing = try await target.revsDiff(offered)
         guard !missing.isEmpty else { return [] }
-        var wanted: [(documentID: String, revisionID: String)] = []
+        var wanted: [WantedRevision] = []
         for change in changes {
-            for revision in missing[change.documentID] ?? [] { wanted.append((change.documentID, revision)) }
+            guard let diff = missing[change.documentID] else { continue }
+            for revision in diff.missing {
+                wanted.append(WantedRevision(
+                    documentID: change.documentID, revisionID: revision, knownAncestors: diff.possibleAncestors))
+            }
         }
         var revisions = try await source.revisions(wanted)
         if let filter { revisions = revisions.filter(filter) }
-        return try await target.store(revisions)
+        return revisions
     }
 }

@@ -12,11 +12,13 @@ protocol ReplicationPeer: Sendable {
     /// The changes after `since` (nil: from the start), at most `limit` documents.
     func changes(since: String?, limit: Int) async throws -> ReplicationChanges
 
-    /// Which of the given revisions this peer lacks, by document ID.
-    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: [String]]
+    /// Which of the given revisions this peer lacks, by document ID, with the revisions it holds that may be their
+    /// ancestors; documents lacking nothing are left out.
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: MissingRevisions]
 
-    /// The given revisions with their history and attachments; revisions no longer stored are left out.
-    func revisions(_ wanted: [(documentID: String, revisionID: String)]) async throws -> [ReplicatedRevision]
+    /// The given revisions with their history, and the content of the attachments changed since their known
+    /// ancestors; revisions no longer stored are left out.
+    func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision]
 
     /// Stores revisions made elsewhere (`new_edits=false`), one result each.
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult]

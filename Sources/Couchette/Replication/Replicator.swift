@@ -108,9 +108,19 @@ public final class Replicator: Sendable {
     /// - Throws: `.badInput` when the collection is not replicated, or pushes are not configured.
     public func pendingDocumentIds(collection: Collection) throws -> Set<String> {
         guard config.replicatorType != .pull,
-            let pass = try passes().first(where: { $0.isPush && $0.localCollection.fullName == collection.fullName })
+            config.collections.contains(where: { $0.collection.fullName == collection.fullName })
         else { throw CouchetteError(.badInput, message: "\(collection.fullName) is not pushed by this replicator") }
-        let checkpoint = try LocalReplicationPeer(collection: collection).storedCheckpoint(id: pass.replicationID)
+        let local = LocalReplicationPeer(collection: collection)
+        // Named as the push pass names it, without opening (or creating) the target's collection.
+        let target: String
+        switch config.target {
+        case let endpoint as DatabaseEndpoint:
+            target = LocalReplicationPeer.identity(of: endpoint.database, collectionFullName: collection.fullName)
+        default:
+            target = try peer(matching: collection, channels: nil).identity
+        }
+        let replicationID = ReplicationPass.replicationID(source: local.identity, target: target, documentIDs: nil)
+        let checkpoint = try local.storedCheckpoint(id: replicationID)
         let since = checkpoint?["lastSequence"]?.stringValue.flatMap(UInt64.init) ?? 0
         return Set(try collection.changes(since: since).map(\.documentID))
     }

@@ -257,17 +257,20 @@ final class DatabaseStorage {
         }
     }
 
-    /// Documents changed after `sequence`, in sequence order.
+    /// Documents changed after `sequence`, in sequence order, each with its leaves other than the current revision
+    /// when `withLeaves` (else none).
     func documents(
-        collectionID: Int64, since sequence: UInt64, limit: Int?, withTree: Bool
-    ) throws(CouchetteError) -> [DocumentRecord] {
+        collectionID: Int64, since sequence: UInt64, limit: Int?, withLeaves: Bool
+    ) throws(CouchetteError) -> [(record: DocumentRecord, otherLeaves: [(revisionID: String, isDeleted: Bool)])] {
         var rows: [(DocumentRecord, [UInt8]?)] = []
         try run {
             let statement = try connection.cachedStatement(
                 sql: """
                     SELECT doc_id, \(DatabaseStorage.selectColumns), tree FROM documents
-                    WHERE collection = ? AND sequence > ? ORDER BY sequence LIMIT ?
+                    WHERE +collection = ? AND sequence > ? ORDER BY sequence LIMIT ?
                     """)
+            // `+collection`: a range of the rowid (the sequence), not the (collection, doc_id) index and a sort of
+            // the whole collection per call.
             try statement.bind(collectionID, at: 1)
             try statement.bind(Int64(sequence), at: 2)
             try statement.bind(Int64(limit ?? -1), at: 3)
@@ -276,16 +279,16 @@ final class DatabaseStorage {
                     collectionID: collectionID, documentID: row.string(at: 0), sequence: UInt64(row.int64(at: 1)),
                     flags: DocumentRecordFlags(rawValue: row.int64(at: 2)), revisionID: row.string(at: 3),
                     body: row.blob(at: 4), tree: nil, expiration: row.isNull(at: 5) ? nil : row.double(at: 5))
-                rows.append((record, withTree ? row.blob(at: 6) : nil))
+                rows.append((record, withLeaves ? row.blob(at: 6) : nil))
             }
         }
-        var records: [DocumentRecord] = []
+        var records: [(record: DocumentRecord, otherLeaves: [(revisionID: String, isDeleted: Bool)])] = []
         records.reserveCapacity(rows.count)
-        for case (var record, let treeBytes) in rows {
-            if let treeBytes {
-                record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: try? JSONValue(parsing: record.body))
+        for (record, treeBytes) in rows {
+            let leaves = try treeBytes.map { bytes throws(CouchetteError) in
+                try RevisionTreeCodec.otherLeaves(bytes, current: record.revisionID)
             }
-            records.append(record)
+            records.append((record, leaves ?? []))
         }
         return records
     }

@@ -68,6 +68,31 @@ enum RevisionTreeCodec {
         }
     }
 
+    /// The leaves of a stored tree other than `current`, without building the tree (the changes feed with
+    /// conflicts): none for the common one-revision tree, found by comparing bytes.
+    static func otherLeaves(_ bytes: [UInt8], current: String) throws(CouchetteError)
+        -> [(revisionID: String, isDeleted: Bool)]
+    {
+        if bytes.count < 64 + current.utf8.count, bytes.elementsEqual("[[\"\(current)\",-1,false,null]]".utf8)
+            || bytes.elementsEqual("[[\"\(current)\",-1,true,null]]".utf8)
+        {
+            return []
+        }
+        guard case .array(let entries)? = try? JSONValue(parsing: bytes) else { throw corrupt() }
+        var parents = Set<Int64>()
+        var nodes: [(revisionID: String, isDeleted: Bool)] = []
+        for entry in entries {
+            guard case .array(let fields) = entry, fields.count == 4, case .string(let rev) = fields[0],
+                case .int(let parent) = fields[1], case .bool(let deleted) = fields[2]
+            else { throw corrupt() }
+            parents.insert(parent)
+            nodes.append((rev, deleted))
+        }
+        return nodes.enumerated().compactMap { index, node in
+            parents.contains(Int64(index)) || node.revisionID == current ? nil : node
+        }
+    }
+
     private static func corrupt() -> CouchetteError {
         CouchetteError(.corrupt, message: "A stored revision tree is corrupt")
     }

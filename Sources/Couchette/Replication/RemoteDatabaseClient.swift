@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import CouchetteCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+// MARK: - RemoteDatabaseClient
+
+/// HTTP requests to one remote database (its URL, headers and credentials), answers read whole, and HTTP failures
+/// as ``CouchetteError``s: 401/403/404/409 keep their meaning, other failures and network errors are `.network`
+/// errors carrying the status.
+struct RemoteDatabaseClient: Sendable {
+    /// The database's URL, without a trailing slash.
+    let url: URL
+    /// Headers sent with every request (authentication included).
+    let headers: [String: String]
+
+    /// An answer: its status, `Content-Type` and bytes.
+    struct Reply: Sendable {
+        var status: Int
+        var contentType: String?
+        var bytes: [UInt8]
+
+        /// The body as JSON (null when it is not JSON).
+        var json: JSONValue { (try? JSONValue(parsing: bytes)) ?? .null }
+    }
+
+    /// The body a request sends.
+    enum Body {
+        case json(JSONValue)
+        case multipart(MultipartBody)
+    }
+
+    init(url: URL, headers: [String: String]) {
+        self.url = url.absoluteString.hasSuffix("/") ? url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent) : url
+        self.headers = headers
+    }
+
+    /// The URL without credentials.
+    var displayURL: String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        components?.user = nil
+        components?.password = nil
+        return components?.string ?? url.absoluteString
+    }
+
+    /// Sends a request and returns the JSON answer.
+    ///
+    /// - Throws: The error of a status outside 2xx (see ``error(status:reason:)``); `.network` when the peer could
+    ///   not be reached.
+    func json(
+        _ method: HTTPMethod, _ path: String, query: [String] = [], body: JSONValue? = nil,
+        timeout: Duration = .seconds(60)
+    ) async throws -> JSONValue {
+        try await send(method, path, query: query, body: body.map(Body.json), timeout: timeout).json
+    }
+
+    /// Sends a request and returns the answer whatever its form.
+    func send(
+        _ method: HTTPMethod, _ path: String, query: [String] = [], body: Body? = nil, accept: String = "application/json",
+        timeout: Duration = .seconds(60)
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(
+            url: url.absoluteString + "/" + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.headers.add(name: "Accept", value: accept)
+        switch body {
+        case .json(let json)?:
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: json.serialized()))
+        case .multipart(let multipart)?:
+            request.headers.add(name: "Content-Type", value: multipart.contentType)
+            request.body = .bytes(ByteBuffer(bytes: multipart.serialized()))
+        case nil:
+            break
+        }
+        let response: HTTPClientResponse
+        var bytes: ByteBuffer
+        do {
+            response = try await ReplicatorHTTPClient.shared.execute(request, timeout: .init(timeout))
+            bytes = try await response.body.collect(upTo: 256 << 20)
+        } catch {
+            try Task.checkCancellation()
+            throw CouchetteError(.network, message: "\(method) \(displayURL)/\(path): \(error)")
+        }
+        let reply = Reply(
+            status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
+            bytes: bytes.readBytes(length: bytes.readableBytes) ?? [])
+        guard (200..<300).contains(reply.status) else {
+            throw Self.error(status: reply.status, reason: reply.json["reason"]?.stringValue ?? response.status.reasonPhrase)
+        }
+        return reply
+    }
+
+    /// The error for an HTTP status: 401/403/404/409 keep their meaning, others are network errors.
+    static func error(status: Int, reason: String) -> CouchetteError {
+        let code: CouchetteError.Code =
+            switch status {
+            case 400: .badInput
+            case 401: .unauthorized
+            case 403: .forbidden
+            case 404: .notFound
+            case 409: .conflict
+            default: .network
+            }
+        return CouchetteError(code, message: reason, status: status)
+    }
+
+    /// `text` percent-encoded for a path segment or query value.
+    static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+    }
+}

@@ -1,0 +1,131 @@
+import CouchetteCore
+import Foundation
+
+// MARK: - Revisions on the wire
+
+/// The CouchDB forms of a replicated revision (replication-protocol.md §4.3, §8.2): a JSON body with `_revisions`
+/// and attachments carried inline as base64 `data` or following as MIME parts of a `multipart/related` body.
+extension ReplicatedRevision {
+    /// Attachments up to this size travel inline as base64 in JSON; a revision with a larger one to send is put on
+    /// its own as `multipart/related`, its content in binary parts.
+    static let inlineAttachmentLimit = 16 * 1024
+
+    /// Reads a revision sent by a peer: `_id`, `_rev`, `_revisions`, `_deleted`, and `_attachments` whose entries
+    /// carry `data`, follow in `followingBodies` (by name), or are stubs of content the receiver holds.
+    ///
+    /// - Returns: nil when the body lacks `_id` or `_rev` (e.g. a `{"missing": …}` entry).
+    /// - Throws: `.badInput` for attachment data that is not base64 or a `follows` attachment without its part.
+    init?(wireBody body: [String: JSONValue], followingBodies: [String: [UInt8]] = [:]) throws {
+        guard let id = body["_id"]?.stringValue, let rev = body["_rev"]?.stringValue else { return nil }
+        var history = [rev]
+        if let revisions = body["_revisions"], let start = revisions["start"]?.intValue {
+            history = (revisions["ids"]?.arrayValue ?? []).enumerated().compactMap { offset, digest in
+                digest.stringValue.map { "\(start - Int64(offset))-\($0)" }
+            }
+        }
+        var stored = body.filter { !["_id", "_rev", "_revisions", "_deleted"].contains($0.key) }
+        var blobs: [String: Blob] = [:]
+        if var attachments = body["_attachments"]?.objectValue {
+            for (name, entry) in attachments {
+                guard var metadata = entry.objectValue else { continue }
+                let content: Data
+                if let data = metadata["data"]?.stringValue {
+                    guard let bytes = Data(base64Encoded: data) else {
+                        throw CouchetteError(.badInput, message: "Attachment \"\(name)\" of \"\(id)\" is not base64")
+                    }
+                    content = bytes
+                } else if metadata["follows"]?.boolValue == true {
+                    guard let bytes = followingBodies[name] else {
+                        throw CouchetteError(.badInput, message: "Attachment \"\(name)\" of \"\(id)\" did not follow")
+                    }
+                    content = Data(bytes)
+                } else {
+                    continue
+                }
+                let contentType = metadata["content_type"]?.stringValue ?? "application/octet-stream"
+                blobs[name] = Blob(contentType: contentType, data: content)
+                metadata["data"] = nil
+                metadata["follows"] = nil
+                metadata["stub"] = true
+                if metadata["digest"] == nil {
+                    metadata["digest"] = .string(AttachmentDigest.sha1(of: Array(content)).description)
+                }
+                if metadata["length"] == nil { metadata["length"] = .int(Int64(content.count)) }
+                attachments[name] = .object(metadata)
+            }
+            stored["_attachments"] = .object(attachments)
+        }
+        self.init(
+            documentID: id, revisionID: rev, history: history, isDeleted: body["_deleted"]?.boolValue ?? false,
+            body: stored, attachments: blobs)
+    }
+
+    /// Reads a `multipart/related` revision: the JSON part, then the bodies of its `follows` attachments (matched
+    /// by `Content-Disposition` file name, else in order).
+    init?(related multipart: MultipartBody) throws {
+        guard let first = multipart.parts.first else { return nil }
+        guard case .object(let members) = try JSONValue(parsing: first.body) else { return nil }
+        var following = (members["_attachments"]?.objectValue ?? [:])
+            .filter { $0.value["follows"]?.boolValue == true }.keys.sorted()
+        var bodies: [String: [UInt8]] = [:]
+        for part in multipart.parts.dropFirst() {
+            guard let name = part.filename.flatMap({ following.contains($0) ? $0 : nil }) ?? following.first else { break }
+            bodies[name] = part.body
+            following.removeAll { $0 == name }
+        }
+        try self.init(wireBody: members, followingBodies: bodies)
+    }
+
+    /// Whether an attachment to send is too large to travel inline.
+    var hasLargeAttachment: Bool {
+        attachments.values.contains { $0.length > UInt64(Self.inlineAttachmentLimit) }
+    }
+
+    /// The JSON `_bulk_docs` with `new_edits=false` takes: `_revisions`, and the attachments to send as base64
+    /// `data` (the others stay stubs).
+    var wireBody: JSONValue {
+        var body = headerMembers
+        if var entries = body["_attachments"]?.objectValue {
+            for (name, blob) in attachments {
+                guard var metadata = entries[name]?.objectValue, let content = blob.content else { continue }
+                metadata["stub"] = nil
+                metadata["data"] = .string(content.base64EncodedString())
+                entries[name] = .object(metadata)
+            }
+            body["_attachments"] = .object(entries)
+        }
+        return .object(body)
+    }
+
+    /// The revision as `multipart/related` for `PUT /{db}/{doc}?new_edits=false`: the JSON with the attachments to
+    /// send marked `follows`, then their bodies in name order, each with its file name.
+    var multipartRelated: MultipartBody {
+        var body = headerMembers
+        var parts: [MIMEPart] = []
+        if var entries = body["_attachments"]?.objectValue {
+            for (name, blob) in attachments.sorted(by: { $0.key < $1.key }) {
+                guard var metadata = entries[name]?.objectValue, let content = blob.content else { continue }
+                metadata["stub"] = nil
+                metadata["follows"] = true
+                entries[name] = .object(metadata)
+                let contentType = blob.contentType ?? "application/octet-stream"
+                parts.append(MIMEPart(body: Array(content), contentType: contentType, filename: name))
+            }
+            body["_attachments"] = .object(entries)
+        }
+        return MultipartBody(subtype: "related", parts: [.json(.object(body))] + parts)
+    }
+
+    /// The body with `_id`, `_rev`, `_revisions` and `_deleted`.
+    private var headerMembers: [String: JSONValue] {
+        var body = self.body
+        body["_id"] = .string(documentID)
+        body["_rev"] = .string(revisionID)
+        if isDeleted { body["_deleted"] = true }
+        body["_revisions"] = [
+            "start": .int(Int64(generation)),
+            "ids": .array(history.map { .string(String($0.split(separator: "-", maxSplits: 1).last ?? "")) }),
+        ]
+        return body
+    }
+}
