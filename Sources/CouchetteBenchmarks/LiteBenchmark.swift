@@ -209,21 +209,3 @@ struct LiteBenchmark {
         }
     }
 }
-
-/// The process's peak resident set size, from `/proc/self/status` (`VmHWM`), reset through
-/// `/proc/self/clear_refs`.
-enum PeakMemory {
-    static func reset() -> Bool {
-        FileManager.default.isWritableFile(atPath: "/proc/self/clear_refs")
-            && (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil
-    }
-
-    /// A memory figure of `/proc/self/status` in MB: `VmHWM` (peak) or `VmRSS` (current).
-    static func megabytes(field: String) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("\(field):") }),
-            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes / 1024
-    }
-}

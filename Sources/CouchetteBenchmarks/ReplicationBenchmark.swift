@@ -59,18 +59,30 @@ struct ReplicationBenchmark {
                 }
             }
         }
-        let push = try await replicate(source, .push, url: "\(base)/replicated")
+        let (push, pushMemory) = try await PeakMemory.rise {
+            try await replicate(source, .push, url: "\(base)/replicated")
+        }
         Benchmark.report("replication.push", baselineSeconds: baseline, measuredSeconds: push, goal: ">=0.5")
         print("# replication.push: \(Int(Double(count) / push)) documents/s")
-        let pull = try await replicate(target, .pull, url: "\(base)/replicated")
+        reportMemory("replication.push.memory.peak", pushMemory)
+        let (pull, pullMemory) = try await PeakMemory.rise {
+            try await replicate(target, .pull, url: "\(base)/replicated")
+        }
         Benchmark.report("replication.pull", baselineSeconds: baseline, measuredSeconds: pull, goal: ">=0.5")
         print("# replication.pull: \(Int(Double(count) / pull)) documents/s")
+        reportMemory("replication.pull.memory.peak", pullMemory)
         guard try target.defaultCollection().count == UInt64(count) else {
             throw CouchetteError(.corrupt, message: "the pull did not bring every document")
         }
 
         await server.triggerGracefulShutdown()
         try await serverTask.value
+    }
+
+    /// Prints how far the process's peak memory rose during a replication, gateway included.
+    private func reportMemory(_ figure: String, _ megabytes: Double?) {
+        guard let megabytes else { return print("# \(figure): not measurable here (/proc/self/clear_refs)") }
+        print("BENCH \(figure) \(Benchmark.format(megabytes))MB info")
     }
 
     private func openDatabase(_ name: String, in directory: String) throws -> Database {

@@ -3,9 +3,9 @@ import Foundation
 // `make bench`: every figure is a ratio against a baseline run in this process, printed as
 // `BENCH <figure> <value> <goal>` (higher is better). `BENCH_DOCUMENTS` changes the document count.
 print("# Couchette benchmarks: BENCH <figure> <ratio against baseline> <goal>")
-try JSONBenchmark().run()
-let documents = ProcessInfo.processInfo.environment["BENCH_DOCUMENTS"].flatMap(Int.init) ?? 100_000
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
+if only == nil || only == "json" { try JSONBenchmark().run() }
+let documents = ProcessInfo.processInfo.environment["BENCH_DOCUMENTS"].flatMap(Int.init) ?? 100_000
 if only == nil || only == "batched" || only == "lite" {
     try LiteBenchmark(count: documents).run()
 }
