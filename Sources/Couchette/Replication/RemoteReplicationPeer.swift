@@ -87,9 +87,18 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         return try await openRevisions(wanted)
     }
 
-    /// One `_bulk_get` (JSON, attachments as stubs) for every wanted revision; then each revision with attachments
+    /// `_bulk_get` (JSON, attachments as stubs) for every wanted revision, in two requests at once for a large
+    /// batch (the peer serializes one answer while it reads the other); then each revision with attachments
     /// changed since its known ancestors is read again with their content (``revisionWithAttachments(_:since:)``).
     private func bulkGet(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
+        guard wanted.count >= 64 else { return try await bulkGetRequest(wanted) }
+        let middle = wanted.count / 2
+        async let first = bulkGetRequest(Array(wanted[..<middle]))
+        let second = try await bulkGetRequest(Array(wanted[middle...]))
+        return try await first + second
+    }
+
+    private func bulkGetRequest(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
         let items = wanted.map { item -> JSONValue in
             ["id": .string(item.documentID), "rev": .string(item.revisionID)]
         }

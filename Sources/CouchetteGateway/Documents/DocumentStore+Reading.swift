@@ -28,10 +28,14 @@ extension DocumentStore {
     /// let revision = try store.revision(id: "doc", as: caller, options: ReadOptions(includeAttachments: true))
     /// revision.attachmentBodies.keys   // the attachments whose bytes were included
     /// ```
+    ///
+    /// - Parameter snapshots: Documents already read (``GatewayStorage/documents(ids:)``), for requests reading
+    ///   many at once; a document absent from them is missing.
     public func revision(
-        id: String, revision: RevisionID? = nil, as caller: Caller, options: ReadOptions = ReadOptions()
+        id: String, revision: RevisionID? = nil, as caller: Caller, options: ReadOptions = ReadOptions(),
+        in snapshots: [String: StoredDocument]? = nil
     ) throws(GatewayError) -> DocumentRevision {
-        let (document, node) = try storedRevision(id: id, revision: revision)
+        let (document, node) = try storedRevision(id: id, revision: revision, in: snapshots)
         guard caller.canSee(document.visibilityChannels(of: node.id)) else {
             if revision == nil { throw .forbidden("forbidden") }
             return DocumentRevision(body: redactedBody(of: node, in: document, options: options))
@@ -81,10 +85,12 @@ extension DocumentStore {
     ///
     /// - Throws: 404 `missing` for an unknown document or revision, 404 `deleted` for a deleted document read
     ///   without a revision.
-    func storedRevision(id: String, revision: RevisionID?) throws(GatewayError)
-        -> (StoredDocument, RevisionTree.Node)
+    func storedRevision(id: String, revision: RevisionID?, in snapshots: [String: StoredDocument]? = nil)
+        throws(GatewayError) -> (StoredDocument, RevisionTree.Node)
     {
-        guard let document = try storage.document(id: id), let winner = document.winner else {
+        let stored: StoredDocument?
+        if let snapshots { stored = snapshots[id] } else { stored = try storage.document(id: id) }
+        guard let document = stored, let winner = document.winner else {
             throw .notFound("missing")
         }
         guard let revision else {

@@ -25,7 +25,10 @@ struct BulkGetHandlers: Sendable {
         guard case .array(let docs)? = object["docs"] else {
             throw GatewayError.badRequest("missing 'docs' property")
         }
-        let results = docs.map { Self.result(for: BulkGetItem(json: $0), in: target, base: base) }
+        let items = docs.map(BulkGetItem.init(json:))
+        // One read for every document (one transaction instead of one per entry).
+        let snapshots = try target.documents.storage.documents(ids: items.compactMap { $0.isValid ? $0.id : nil })
+        let results = items.map { Self.result(for: $0, in: target, base: base, snapshots: snapshots) }
         if accept.namesMultipart || (accept.allowsMultipart && !accept.namesJSON) {
             return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()
         }
@@ -33,14 +36,16 @@ struct BulkGetHandlers: Sendable {
     }
 
     /// Reads one entry as the caller.
-    static func result(for item: BulkGetItem, in target: DatabaseRequest, base: ReadOptions) -> BulkGetResult {
+    static func result(
+        for item: BulkGetItem, in target: DatabaseRequest, base: ReadOptions, snapshots: [String: StoredDocument]? = nil
+    ) -> BulkGetResult {
         guard item.isValid, let id = item.id else {
             return .failure(
                 id: item.id, revision: item.revisionText, error: .badRequest("Invalid doc/rev ID in _bulk_get"))
         }
         do {
             let revision = try target.documents.revision(
-                id: id, revision: item.revision, as: target.caller, options: item.options(base))
+                id: id, revision: item.revision, as: target.caller, options: item.options(base), in: snapshots)
             return .success(revision)
         } catch {
             return .failure(id: id, revision: item.revisionText, error: error)
