@@ -220,4 +220,41 @@ struct ReplicatorGatewayTests {
             #expect(again.status.error == nil)
         }
     }
+
+    @Test("A session cookie and custom headers authenticate; a stale session stops the replicator with 401")
+    func sessionAndHeaderAuthenticators() async throws {
+        try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
+            let login = try await client.send(
+                "POST", port: ports.publicPort, path: "/todo/_session", json: ["name": "user1", "password": "pass"])
+            let sessionID = try #require(AdminGatewayFixture.sessionCookie(in: login))
+            try await RecordingHTTPProxy.run(targetPort: ports.publicPort) { proxy in
+                let phone = try LiteDatabase("phone")
+                try phone.addList("user1.groceries", name: "Groceries")
+                // (The gateway module has its own `Authenticator`, hence a closure setting it.)
+                func replicate(_ authenticate: (inout ReplicatorConfiguration) -> Void) async throws -> Replicator {
+                    var config = ReplicatorConfiguration(
+                        target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(proxy.port)/todo")!))
+                    config.addCollection(try phone.lists)
+                    authenticate(&config)
+                    config.headers = ["X-Trace": "phone-1"]
+                    let replicator = Replicator(config: config)
+                    try? await replicator.run()
+                    return replicator
+                }
+                let bySession = try await replicate { $0.authenticator = SessionAuthenticator(sessionID: sessionID) }
+                #expect(bySession.status.error == nil)
+                #expect(try await client.send(port: ports.adminPort, path: "/todo/user1.groceries").status == 200)
+                #expect(proxy.exchanges.allSatisfy { $0.headers["x-trace"] == "phone-1" })
+                #expect(proxy.exchanges.allSatisfy { $0.headers["cookie"] == "SyncGatewaySession=\(sessionID)" })
+
+                let basic = "Basic " + Data("user1:pass".utf8).base64EncodedString()
+                let byHeader = try await replicate { $0.authenticator = HeaderAuthenticator(headers: ["Authorization": basic]) }
+                #expect(byHeader.status.error == nil)
+
+                let stale = try await replicate { $0.authenticator = SessionAuthenticator(sessionID: "no-such-session") }
+                #expect(stale.status.error?.status == 401)
+                #expect(stale.status.activity == .stopped)
+            }
+        }
+    }
 }

@@ -40,3 +40,17 @@ public struct SessionAuthenticator: Authenticator {
 
     public var headers: [String: String] { ["Cookie": "\(cookieName)=\(sessionID)"] }
 }
+
+/// Credentials carried by headers of the app's choosing: a bearer token, an API key, a proxy's header.
+///
+/// ```swift
+/// config.authenticator = HeaderAuthenticator(headers: ["Authorization": "Bearer \(token)"])
+/// ```
+public struct HeaderAuthenticator: Authenticator {
+    public let headers: [String: String]
+
+    /// Authenticates with `headers`, sent with every request (they win over `ReplicatorConfiguration.headers`).
+    public init(headers: [String: String]) {
+        self.headers = headers
+    }
+}

@@ -23,6 +23,8 @@ final class RecordingHTTPProxy: Sendable {
         /// The path with the query.
         var uri: String
         var contentType: String?
+        /// The request's headers by lowercased name.
+        var headers: [String: String] = [:]
         var requestBytes: Int
         var status: Int
 
@@ -77,6 +79,8 @@ final class RecordingHTTPProxy: Sendable {
         let body = try await request.body.collect(upTo: 64 << 20)
         var exchange = Exchange(
             method: request.method.rawValue, uri: request.uri.description, contentType: request.headers[.contentType],
+            headers: Dictionary(
+                request.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { "\($0), \($1)" }),
             requestBytes: body.readableBytes, status: 404)
         guard !refuses(exchange) else {
             recorded.withLock { $0.append(exchange) }
