@@ -72,7 +72,9 @@ struct ReplicationPass: Sendable {
         var lastCheckpoint = clock.now
         var stored = since
         var saved = since
-        func checkpoint(force: Bool) async throws {
+        /// Notes that `stored` is stored on the target, and saves it as the checkpoint when due (or `force`).
+        func checkpoint(stored newlyStored: String?, force: Bool) async throws {
+            if let newlyStored { stored = newlyStored }
             guard let stored, stored != saved, force || clock.now - lastCheckpoint >= Self.checkpointInterval else {
                 return
             }
@@ -82,14 +84,29 @@ struct ReplicationPass: Sendable {
             saved = stored
             lastCheckpoint = clock.now
         }
+        do {
+            try await transfer(since: &since, report: report, stored: checkpoint(stored:force:))
+        } catch {
+            // What was stored before a failure (a cut connection, a 5xx) is kept, so a retry goes on from there.
+            if !(error is CancellationError) { try? await checkpoint(stored: nil, force: true) }
+            throw error
+        }
+        try await checkpoint(stored: nil, force: true)
+        return since
+    }
+
+    /// Moves batches after `since` until the source has none, three in flight; calls `stored` with the last
+    /// sequence of each batch the target has stored, in order.
+    private func transfer(
+        since: inout String?, report: (BatchReport) -> Void, stored: (String, Bool) async throws -> Void
+    ) async throws {
         try await withThrowingTaskGroup(of: (ReadBatch, [ReplicationWriteResult]).self) { group in
             var storing = false
             func finishStoring() async throws {
                 guard storing, let (batch, written) = try await group.next() else { return }
                 storing = false
                 report(BatchReport(examined: batch.examined, written: written))
-                stored = batch.lastSequence
-                try await checkpoint(force: false)
+                try await stored(batch.lastSequence, false)
             }
             var changes = try await source.changes(since: since, limit: batchSize)
             while !changes.changes.isEmpty, let next = changes.lastSequence, next != since {
@@ -109,8 +126,6 @@ struct ReplicationPass: Sendable {
             }
             try await finishStoring()
         }
-        try await checkpoint(force: true)
-        return since
     }
 
     /// The revisions of `changes` the target lacks, read from the source (those the filter refuses left out).
