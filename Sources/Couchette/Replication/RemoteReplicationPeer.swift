@@ -116,20 +116,29 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         let completed = try await concurrently(incomplete) { index in
             try await self.revisionWithAttachments(stubbed[index], since: ancestors[stubbed[index].documentID] ?? [])
         }
-        for (index, revision) in zip(incomplete, completed) { revisions[index] = revision }
-        return revisions
+        var gone = Set<Int>()
+        for (index, revision) in zip(incomplete, completed) {
+            if let revision { revisions[index] = revision } else { gone.insert(index) }
+        }
+        return revisions.indices.filter { !gone.contains($0) }.map { revisions[$0] }
     }
 
     /// `GET /{db}/{doc}?rev=` with the content of the attachments changed since `ancestors`: small ones inline,
-    /// large ones as parts of a `multipart/related` answer.
+    /// large ones as parts of a `multipart/related` answer; nil when the revision is gone meanwhile (a stub without
+    /// its content is never stored).
     private func revisionWithAttachments(_ revision: ReplicatedRevision, since ancestors: [String]) async throws
-        -> ReplicatedRevision
+        -> ReplicatedRevision?
     {
         var query = ["rev=\(RemoteDatabaseClient.escape(revision.revisionID))", "revs=true", "attachments=true"]
         if !ancestors.isEmpty { query.append("atts_since=\(Self.jsonList(ancestors))") }
-        let reply = try await client.send(
-            .GET, RemoteDatabaseClient.escape(revision.documentID), query: query,
-            accept: "multipart/related, application/json")
+        let reply: RemoteDatabaseClient.Reply
+        do {
+            reply = try await client.send(
+                .GET, RemoteDatabaseClient.escape(revision.documentID), query: query,
+                accept: "multipart/related, application/json")
+        } catch let error as CouchetteError where error.status == 404 {
+            return nil
+        }
         if let contentType = reply.contentType, HeaderValue(parsing: contentType).isMultipart {
             return try ReplicatedRevision(related: MultipartBody(parsing: reply.bytes, contentType: contentType)) ?? revision
         }

@@ -52,8 +52,9 @@ struct ReplicationPass: Sendable {
     /// Runs until the source has nothing more, calling `report` after each batch.
     ///
     /// Three batches are in flight: while the target stores one, the revisions of the next are read (`revs_diff`,
-    /// then the source's revisions) and the changes after it are listed, so both peers work at once. Batches are stored in order; checkpoints are saved after
-    /// a stored batch every ``checkpointInterval`` and at the end, so a checkpoint never passes an unstored change.
+    /// then the source's revisions) and the changes after it are listed, so both peers work at once. Batches are
+    /// stored in order; checkpoints are saved after a stored batch every ``checkpointInterval``, at the end, and when
+    /// the pass fails, so a checkpoint never passes an unstored change and a retry resumes after the stored ones.
     ///
     /// - Parameter reset: Ignore the saved checkpoints and start from the beginning.
     /// - Returns: The source's sequence the pass caught up to.
