@@ -27,7 +27,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
@@ -59,8 +59,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CCouchetteCipher",
+            linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("sqlite3"), .linkedLibrary("pthread")]
+        ),
+        .target(
             name: "CouchetteSQLite",
-            dependencies: ["CSQLite"],
+            dependencies: ["CSQLite", "CCouchetteCipher"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -69,6 +73,7 @@ let package = Package(
                 "CouchetteCore",
                 "CouchetteSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

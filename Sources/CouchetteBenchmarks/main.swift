@@ -20,5 +20,6 @@ if only == "syncfn-direct" {
     try SyncIngestBenchmark(count: documents).reportDirectWrites(sync: try SyncFunctionBenchmark.todoSource())
 }
 if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
+if only == nil || only == "encryption" { try EncryptionBenchmark(count: documents).run() }
 if only == nil || only == "replication" { try await ReplicationBenchmark(count: documents).run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }

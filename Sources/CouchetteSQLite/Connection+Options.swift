@@ -22,6 +22,10 @@ extension Connection {
         /// Enforces foreign keys (`PRAGMA foreign_keys`). Default `true`.
         public var foreignKeys: Bool
 
+        /// Encrypts the database with this key (SQLCipher 4's format); `nil` for a plain file. A wrong key (or a
+        /// key for a plain file, or none for an encrypted one) fails the open with `SQLITE_NOTADB`. Default `nil`.
+        public var encryptionKey: EncryptionKey?
+
         /// Creates options; every parameter has the default documented on its property.
         ///
         /// - Parameters:
@@ -30,18 +34,21 @@ extension Connection {
         ///   - journalMode: The journal mode, or `nil` to keep SQLite's.
         ///   - busyTimeout: How long to wait for locks.
         ///   - foreignKeys: Enforces foreign keys.
+        ///   - encryptionKey: The key of an encrypted database.
         public init(
             readOnly: Bool = false,
             create: Bool = true,
             journalMode: JournalMode? = .wal,
             busyTimeout: Duration = .seconds(5),
-            foreignKeys: Bool = true
+            foreignKeys: Bool = true,
+            encryptionKey: EncryptionKey? = nil
         ) {
             self.readOnly = readOnly
             self.create = create
             self.journalMode = journalMode
             self.busyTimeout = busyTimeout
             self.foreignKeys = foreignKeys
+            self.encryptionKey = encryptionKey
         }
     }
 

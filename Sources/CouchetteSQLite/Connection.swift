@@ -65,9 +65,13 @@ public final class Connection: @unchecked Sendable {
         }
         flags |= SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
 
-        var pointer: OpaquePointer?
-        let code = sqlite3_open_v2(path, &pointer, flags, nil)
-        guard let pointer else {
+        let (opened, code) =
+            if let key = options.encryptionKey {
+                try Self.openEncrypted(path: path, flags: flags, key: key)
+            } else {
+                Self.openPlain(path: path, flags: flags)
+            }
+        guard let pointer = opened else {
             throw SQLiteError(.noMemory, message: "cannot allocate a database connection")
         }
         do {
@@ -75,6 +79,7 @@ public final class Connection: @unchecked Sendable {
             try SQLiteError.check(sqlite3_extended_result_codes(pointer, 1), database: pointer)
             try SQLiteError.check(
                 sqlite3_busy_timeout(pointer, Self.milliseconds(options.busyTimeout)), database: pointer)
+            if options.encryptionKey != nil { try Self.prepareEncrypted(pointer) }
         } catch {
             sqlite3_close_v2(pointer)
             throw error

@@ -21,6 +21,23 @@ public struct DatabaseConfiguration: Sendable {
     /// Revisions kept per branch of a document's revision tree; older ones are pruned as documents are
     /// saved, and compaction drops the bodies of all but the leaves (1.x `maxRevTreeDepth`).
     public var maxRevTreeDepth: UInt32 = 20
+    /// Encrypts the database with this key (nil: a plain file). Opening an encrypted database with a wrong key or
+    /// none, or a plain one with a key, throws `.wrongEncryptionKey` (401) and leaves the file as it was.
+    public var encryptionKey: EncryptionKey?
+    /// Supplies the key when the database opens (e.g. ``KeyStoreProvider``); set this or ``encryptionKey``, not
+    /// both.
+    public var encryptionKeyProvider: (any EncryptionKeyProvider)?
+
+    /// The key to open with, from ``encryptionKey`` or ``encryptionKeyProvider``.
+    ///
+    /// - Throws: `.badInput` when both are set; what the provider throws (401 for a wrong password).
+    func resolvedEncryptionKey() throws -> EncryptionKey? {
+        guard let encryptionKeyProvider else { return encryptionKey }
+        guard encryptionKey == nil else {
+            throw CouchetteError(.badInput, message: "Set encryptionKey or encryptionKeyProvider, not both")
+        }
+        return try encryptionKeyProvider.encryptionKey()
+    }
 
     /// A configuration with the defaults.
     public init() {

@@ -16,7 +16,8 @@ final class DatabaseStorage {
     init(path: String, config: DatabaseConfiguration) throws {
         let options = Connection.Options(
             readOnly: config.readOnly, create: config.create && !config.readOnly,
-            journalMode: config.readOnly ? nil : .wal)
+            journalMode: config.readOnly ? nil : .wal,
+            encryptionKey: try config.resolvedEncryptionKey()?.connectionKey())
         do {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")

@@ -1,0 +1,70 @@
+import CCouchetteCipher
+import CSQLite
+
+// MARK: - Encryption
+
+extension Connection {
+    /// A key for a database encrypted in SQLCipher 4's default format (docs/decisions.md, "Encryption at rest"):
+    /// AES-256-CBC pages with HMAC-SHA512, through the `couchette-cipher` VFS over the system SQLite.
+    ///
+    /// ```swift
+    /// let connection = try Connection(path: path, options: .init(encryptionKey: .passphrase(Array("secret".utf8))))
+    /// ```
+    public enum EncryptionKey: Sendable, Hashable {
+        /// A passphrase's bytes, stretched with PBKDF2-HMAC-SHA512 (256,000 rounds) and the file's salt.
+        case passphrase([UInt8])
+        /// A 32-byte AES key, used as it is.
+        case raw([UInt8])
+    }
+
+    /// Opens `path` with the default VFS.
+    static func openPlain(path: String, flags: Int32) -> (OpaquePointer?, Int32) {
+        var pointer: OpaquePointer?
+        let code = sqlite3_open_v2(path, &pointer, flags, nil)
+        return (pointer, code)
+    }
+
+    /// Opens `path` through the cipher VFS with `key` (a URI naming a one-time token for the key, never the key).
+    static func openEncrypted(path: String, flags: Int32, key: EncryptionKey) throws -> (OpaquePointer?, Int32) {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
+            throw SQLiteError(.misuse, message: "Only a database file given by its path can be encrypted")
+        }
+        _ = cc_register()
+        let (kind, bytes): (cc_key_kind, [UInt8]) =
+            switch key {
+            case .passphrase(let bytes): (CC_KEY_PASSPHRASE, bytes)
+            case .raw(let bytes): (CC_KEY_RAW, bytes)
+            }
+        var token = [CChar](repeating: 0, count: 33)
+        let staged = bytes.withUnsafeBufferPointer { cc_stage_key(kind, $0.baseAddress, $0.count, &token) }
+        guard staged == SQLITE_OK else {
+            throw SQLiteError(code: staged, message: "The encryption key was refused (\(bytes.count) bytes)")
+        }
+        let tokenText = String(decoding: token.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { cc_unstage_key(tokenText) }
+        // An absolute path gets an empty authority (`file:///…`), so that `//x` is never read as a host.
+        let uri = "file:\(path.hasPrefix("/") ? "//" : "")\(Self.uriEscaped(path))?\(CC_URI_KEY_PARAM)=\(tokenText)"
+        var pointer: OpaquePointer?
+        let code = sqlite3_open_v2(uri, &pointer, flags | SQLITE_OPEN_URI, CC_VFS_NAME)
+        return (pointer, code)
+    }
+
+    /// Sets up a freshly opened encrypted connection (reserve bytes, page size, temporary data in memory).
+    static func prepareEncrypted(_ pointer: OpaquePointer) throws {
+        try SQLiteError.check(cc_prepare_connection(pointer, "main"), database: pointer)
+    }
+
+    /// A path as the path of a `file:` URI: `%`, `?` and `#` escaped.
+    static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+// MARK: - SQLCipherOracle
+
+/// A real SQLCipher 4 (PyPI's `sqlcipher3-binary`, in a virtualenv made under `.build/sqlcipher-oracle` on first
+/// use) to check our encrypted files against: it runs Python scripts that use the `sqlcipher3` module.
+///
+/// ```swift
+/// let output = try SQLCipherOracle.shared?.run("import sqlcipher3; print(sqlcipher3.sqlite_version)")
+/// ```
+final class SQLCipherOracle: Sendable {
+    let python: String
+
+    /// The oracle, or nil when the virtualenv cannot be made here (no `python3 -m venv`, or PyPI out of reach);
+    /// the reason is printed.
+    static let shared: SQLCipherOracle? = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let venv = root.appendingPathComponent(".build/sqlcipher-oracle").path
+        let python = "\(venv)/bin/python"
+        let check = "import sqlcipher3"
+        if (try? run([python, "-c", check])) != nil { return SQLCipherOracle(python: python) }
+        do {
+            _ = try run(["python3", "-m", "venv", venv])
+            _ = try run([python, "-m", "pip", "install", "--quiet", "sqlcipher3-binary"])
+            _ = try run([python, "-c", check])
+            return SQLCipherOracle(python: python)
+        } catch {
+            print("SQLCipher oracle unavailable: \(error)")
+            return nil
+        }
+    }()
+
+    private init(python: String) {
+        self.python = python
+    }
+
+    /// Runs a Python script with `arguments` (as `sys.argv[1...]`) and returns what it printed.
+    func run(_ script: String, _ arguments: [String] = []) throws -> String {
+        try Self.run([python, "-c", script] + arguments)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Runs a command (looked up in PATH) and returns its standard output; throws with its error output when it
+    /// exits with a failure.
+    private static func run(_ command: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        let complaints = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "\(command.joined(separator: " ")): \(String(decoding: complaints, as: UTF8.self))")
+        }
+        return String(decoding: printed, as: UTF8.self)
+    }
+}
