@@ -137,7 +137,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchetteSQLiteTests",
-            dependencies: ["CouchetteSQLite"],
+            dependencies: [
+                "CouchetteSQLite", "CCouchetteCipher", "CSQLite", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
