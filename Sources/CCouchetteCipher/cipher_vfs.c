@@ -428,15 +428,15 @@ int cc_register(void) {
 
 int cc_prepare_connection(struct sqlite3 *db, const char *schema) {
     if (db == NULL || schema == NULL) return SQLITE_MISUSE;
-    /* Only a wish until the page size is fixed: it takes effect when a new file gets its first page. */
-    int reserve = CC_RESERVE_BYTES;
-    int rc = sqlite3_file_control(db, schema, SQLITE_FCNTL_RESERVE_BYTES, &reserve);
-    if (rc != SQLITE_OK) return rc;
     char *sql = sqlite3_mprintf("PRAGMA \"%w\".page_size = %d; PRAGMA temp_store = MEMORY;", schema, CC_PAGE_SIZE);
     if (sql == NULL) return SQLITE_NOMEM;
-    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     sqlite3_free(sql);
-    return rc;
+    if (rc != SQLITE_OK) return rc;
+    /* After the page size: PRAGMA page_size resets the requested reserve to the file's current one. The request
+     * takes effect when a new file gets its first page, and for the copy VACUUM INTO writes. */
+    int reserve = CC_RESERVE_BYTES;
+    return sqlite3_file_control(db, schema, SQLITE_FCNTL_RESERVE_BYTES, &reserve);
 }
 
 int cc_key_info_of(struct sqlite3 *db, const char *schema, cc_key_info *out) {

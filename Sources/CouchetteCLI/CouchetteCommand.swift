@@ -13,7 +13,7 @@ struct CouchetteCommand: ParsableCommand {
         commandName: "couchette",
         abstract: "Inspect and work with Couchette documents.",
         version: Couchette.version,
-        subcommands: [CanonicalJSON.self, NextRevision.self, StressSave.self]
+        subcommands: [CanonicalJSON.self, NextRevision.self, StressSave.self, StressRekey.self]
     )
 }
 
@@ -101,5 +101,37 @@ struct StressSave: ParsableCommand {
             FileHandle.standardOutput.write(Data("saved \(id)\n".utf8))
         }
         try db.close()
+    }
+}
+
+struct StressRekey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stress-rekey",
+        abstract: "Change a database's key back and forth between two passwords (for crash testing).",
+        shouldDisplay: false)
+
+    @Option(help: "The folder holding the database.")
+    var directory: String
+
+    @Option(help: "The database name.")
+    var name = "crash"
+
+    @Option(help: "The password the database has now.")
+    var from: String
+
+    @Option(help: "The other password.")
+    var to: String
+
+    func run() throws {
+        var config = DatabaseConfiguration()
+        config.directory = directory
+        config.encryptionKey = .password(from)
+        let db = try Database(name: name, config: config)
+        var keys = (current: from, next: to)
+        while true {
+            try db.changeEncryptionKey(.password(keys.next))
+            keys = (keys.next, keys.current)
+            FileHandle.standardOutput.write(Data("rekeyed \(keys.current)\n".utf8))
+        }
     }
 }

@@ -29,6 +29,16 @@ extension Connection {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
             throw SQLiteError(.misuse, message: "Only a database file given by its path can be encrypted")
         }
+        let token = try Self.stage(key)
+        defer { cc_unstage_key(token) }
+        var pointer: OpaquePointer?
+        let code = sqlite3_open_v2(
+            "\(Self.fileURI(path))?\(CC_URI_KEY_PARAM)=\(token)", &pointer, flags | SQLITE_OPEN_URI, CC_VFS_NAME)
+        return (pointer, code)
+    }
+
+    /// Hands `key` to the cipher VFS; returns the one-time token that names it.
+    private static func stage(_ key: EncryptionKey) throws -> String {
         _ = cc_register()
         let (kind, bytes): (cc_key_kind, [UInt8]) =
             switch key {
@@ -40,13 +50,30 @@ extension Connection {
         guard staged == SQLITE_OK else {
             throw SQLiteError(code: staged, message: "The encryption key was refused (\(bytes.count) bytes)")
         }
-        let tokenText = String(decoding: token.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { cc_unstage_key(tokenText) }
-        // An absolute path gets an empty authority (`file:///…`), so that `//x` is never read as a host.
-        let uri = "file:\(path.hasPrefix("/") ? "//" : "")\(Self.uriEscaped(path))?\(CC_URI_KEY_PARAM)=\(tokenText)"
-        var pointer: OpaquePointer?
-        let code = sqlite3_open_v2(uri, &pointer, flags | SQLITE_OPEN_URI, CC_VFS_NAME)
-        return (pointer, code)
+        return String(decoding: token.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `file:` URI of a path; an absolute path gets an empty authority (`file:///…`), so that `//x` is never read
+    /// as a host.
+    private static func fileURI(_ path: String) -> String {
+        "file:\(path.hasPrefix("/") ? "//" : "")\(Self.uriEscaped(path))"
+    }
+
+    /// Writes a compacted copy of the database to a new file at `path` (`VACUUM INTO`), encrypted with `key` or plain
+    /// when nil, whatever this one is. SQLite does not sync the copy: the caller does.
+    ///
+    /// - Throws: ``SQLiteError``, e.g. when `path` exists.
+    public func vacuum(into path: String, encryptionKey key: EncryptionKey?) throws {
+        guard let key else {
+            return try execute("VACUUM INTO ?", "\(Self.fileURI(path))?vfs=unix")
+        }
+        let token = try Self.stage(key)
+        defer { cc_unstage_key(token) }
+        // The copy takes the page size and reserved bytes this connection asks for: those of the format.
+        try database.withOpenHandle { handle in
+            try SQLiteError.check(cc_prepare_connection(handle, "main"), database: handle)
+        }
+        try execute("VACUUM INTO ?", "\(Self.fileURI(path))?vfs=\(CC_VFS_NAME)&\(CC_URI_KEY_PARAM)=\(token)")
     }
 
     /// Sets up a freshly opened encrypted connection (reserve bytes, page size, temporary data in memory).

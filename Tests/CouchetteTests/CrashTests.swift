@@ -55,4 +55,55 @@ import Testing
         try collection.save(document: MutableDocument(id: "after-crash"))
         #expect(try collection.document(id: "after-crash") != nil)
     }
+
+    /// A child process changes the key of an encrypted database back and forth and is killed at random moments;
+    /// each time the database opens with exactly one of the two passwords and holds every document.
+    @Test func aKeyChangeKilledAnywhereLeavesOneWorkingKeyAndAllData() throws {
+        let directory = TemporaryDirectory()
+        var config = directory.configuration
+        config.encryptionKey = .password("alpha")
+        let seeded = try Database(name: "crash", config: config)
+        try EncryptionTests.fill(seeded, count: 2_000)
+        try seeded.close()
+
+        var current = "alpha"
+        var kills = 0
+        for round in 0..<12 {
+            let process = Process()
+            process.executableURL = try toolURL()
+            let other = current == "alpha" ? "beta" : "alpha"
+            process.arguments = ["stress-rekey", "--directory", directory.path, "--from", current, "--to", other]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            // Let it finish a few changes (more each round), then kill it wherever it is.
+            var buffer = Data()
+            while buffer.reduce(0, { $0 + ($1 == 0x0A ? 1 : 0) }) < 1 + round % 3 {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { kills += 1 }
+
+            var opened: [String] = []
+            for password in ["alpha", "beta"] {
+                var attempt = directory.configuration
+                attempt.encryptionKey = .password(password)
+                do {
+                    let db = try Database(name: "crash", config: attempt)
+                    #expect(try db.defaultCollection().count == 2_000)
+                    try db.performMaintenance(type: .integrityCheck)
+                    try db.close()
+                    opened.append(password)
+                } catch let error as CouchetteError {
+                    #expect(error.code == .wrongEncryptionKey, "\(password): \(error)")
+                }
+            }
+            #expect(opened.count == 1, "round \(round): opened with \(opened)")
+            current = opened.first ?? current
+        }
+        #expect(kills == 12)
+    }
 }

@@ -131,3 +131,64 @@ import Testing
         #expect(error?.code == .corrupt)
     }
 }
+
+// MARK: - Changing keys
+
+/// `changeEncryptionKey`: plain to encrypted, a new key, and back to plain, with the data intact and only the
+/// current key opening the file.
+@Suite struct EncryptionKeyChangeTests {
+    static func open(_ directory: TemporaryDirectory, _ key: EncryptionKey?) throws -> Database {
+        try directory.open("changing") { $0.encryptionKey = key }
+    }
+
+    static func refuses(_ directory: TemporaryDirectory, _ key: EncryptionKey?) -> Bool {
+        do {
+            try open(directory, key).close()
+            return false
+        } catch let error as CouchetteError {
+            return error.code == .wrongEncryptionKey
+        } catch {
+            return false
+        }
+    }
+
+    @Test func plainToEncryptedToAnotherKeyToPlain() throws {
+        let directory = TemporaryDirectory()
+        let db = try Self.open(directory, nil)
+        try EncryptionTests.fill(db, count: 200)
+        let collection = try db.defaultCollection()
+        for (step, key) in [EncryptionKey.password("first"), .key(EncryptionTests.rawKey), nil].enumerated() {
+            try db.changeEncryptionKey(key)
+            // The open database goes on with the new file.
+            _ = try collection.putProperties(["step": step], documentID: "after-\(step)")
+            #expect(try collection.count == UInt64(201 + step))
+        }
+        try db.close()
+        let files = try EncryptionTests.files(of: "changing", in: directory)
+        #expect(files["db.sqlite3"].map { EncryptionTests.contains($0, EncryptionTests.marker) } == true)
+        #expect(Self.refuses(directory, .password("first")))
+        #expect(Self.refuses(directory, .key(EncryptionTests.rawKey)))
+        let plain = try Self.open(directory, nil)
+        #expect(try plain.defaultCollection().count == 203)
+        #expect(try plain.defaultCollection().document(id: "doc42")?.string(forKey: "title") == "\(EncryptionTests.marker) 42")
+        try plain.changeEncryptionKey(.password("last"))
+        try plain.close()
+        #expect(Self.refuses(directory, nil))
+        let last = try Self.open(directory, .password("last"))
+        #expect(try last.defaultCollection().count == 203)
+        try last.close()
+        #expect(!(try EncryptionTests.files(of: "changing", in: directory).values.contains {
+            EncryptionTests.contains($0, EncryptionTests.marker)
+        }))
+    }
+
+    @Test func aChangeInsideATransactionIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let db = try Self.open(directory, .password("pw"))
+        defer { try? db.close() }
+        let error = #expect(throws: CouchetteError.self) {
+            try db.inBatch { try db.changeEncryptionKey(.password("other")) }
+        }
+        #expect(error?.code == .busy)
+    }
+}

@@ -32,7 +32,9 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
     /// `inBatch` blocks) may call back into the database.
     let lock = NSRecursiveLock()
     var storage: DatabaseStorage?
-    private var folderPath: String?
+    private(set) var folderPath: String?
+    /// The key the file is encrypted with now (nil: plain).
+    var currentKey: EncryptionKey?
     var blobStore: BlobStore?
     var collectionRows: [Int64: DatabaseStorage.CollectionRow] = [:]
     var collectionObjects: [Int64: Collection] = [:]
@@ -69,8 +71,14 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
                 throw CouchetteError(.io, message: "Cannot create \(folder): \(error.localizedDescription)")
             }
         }
-        let storage = try DatabaseStorage(
-            path: (folder as NSString).appendingPathComponent(Database.databaseFileName), config: config)
+        let path = (folder as NSString).appendingPathComponent(Database.databaseFileName)
+        // The copy of a key change that did not finish: the database itself is intact.
+        try? manager.removeItem(atPath: path + Database.rekeySuffix)
+        var storageConfig = config
+        storageConfig.encryptionKey = try config.resolvedEncryptionKey()
+        storageConfig.encryptionKeyProvider = nil
+        currentKey = storageConfig.encryptionKey
+        let storage = try DatabaseStorage(path: path, config: storageConfig)
         self.storage = storage
         self.folderPath = folder
         do {

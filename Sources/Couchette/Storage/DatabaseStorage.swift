@@ -45,6 +45,19 @@ final class DatabaseStorage {
         connection.close()
     }
 
+    /// Opens the SQLite file at `path` with `key` and runs `PRAGMA quick_check`.
+    ///
+    /// - Throws: `.corrupt` when the check finds a problem; what opening throws.
+    static func check(path: String, key: Connection.EncryptionKey?) throws {
+        let connection = try Connection(
+            path: path, options: Connection.Options(create: false, journalMode: nil, encryptionKey: key))
+        defer { connection.close() }
+        let result = try connection.firstValue("PRAGMA quick_check")?.stringValue
+        guard result == "ok" else {
+            throw CouchetteError(.corrupt, message: "The re-keyed copy failed its check: \(result ?? "nothing")")
+        }
+    }
+
     // MARK: - Transactions
 
     /// `BEGIN IMMEDIATE`, from a cached statement.
