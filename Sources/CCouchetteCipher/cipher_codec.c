@@ -83,34 +83,98 @@ int cc_codec_derive_kmac(const uint8_t kenc[CC_KEY_SIZE], const uint8_t salt[CC_
     return ok == 1 ? SQLITE_OK : SQLITE_ERROR;
 }
 
+/*
+ * Keyed contexts, one set per thread: setting a key up (HMAC's inner and outer pads, an AES key schedule) and
+ * creating OpenSSL contexts cost more than the work on one page, so a thread keeps its last keyed contexts and only
+ * resets them (HMAC) or sets a new IV (AES) when the next page uses the same key. Freed and zeroed when the thread
+ * ends.
+ */
+typedef struct {
+    EVP_MAC_CTX *mac;
+    uint8_t mac_key[CC_KEY_SIZE];
+    EVP_CIPHER_CTX *cipher[2]; /* [0] decrypts, [1] encrypts: their key schedules differ */
+    uint8_t cipher_key[2][CC_KEY_SIZE];
+    int cipher_keyed[2];
+} codec_contexts;
+
+static pthread_key_t contexts_key;
+static pthread_once_t contexts_once = PTHREAD_ONCE_INIT;
+
+static void free_contexts(void *pointer) {
+    codec_contexts *contexts = pointer;
+    EVP_MAC_CTX_free(contexts->mac);
+    EVP_CIPHER_CTX_free(contexts->cipher[0]);
+    EVP_CIPHER_CTX_free(contexts->cipher[1]);
+    OPENSSL_cleanse(contexts, sizeof *contexts);
+    OPENSSL_free(contexts);
+}
+
+static void make_contexts_key(void) {
+    (void)pthread_key_create(&contexts_key, free_contexts);
+}
+
+/// This thread's contexts, made on first use; NULL when memory runs out.
+static codec_contexts *thread_contexts(void) {
+    pthread_once(&contexts_once, make_contexts_key);
+    codec_contexts *contexts = pthread_getspecific(contexts_key);
+    if (contexts != NULL) return contexts;
+    contexts = OPENSSL_zalloc(sizeof *contexts);
+    if (contexts == NULL) return NULL;
+    contexts->cipher[0] = EVP_CIPHER_CTX_new();
+    contexts->cipher[1] = EVP_CIPHER_CTX_new();
+    if (contexts->cipher[0] == NULL || contexts->cipher[1] == NULL || pthread_setspecific(contexts_key, contexts) != 0) {
+        free_contexts(contexts);
+        return NULL;
+    }
+    return contexts;
+}
+
 /// HMAC-SHA512(K_mac, page[start..4032) || LE32(pgno)); 1 on success.
 static int page_tag(const uint8_t kmac[CC_KEY_SIZE], const uint8_t *page, uint32_t pgno, uint8_t tag[CC_TAG_SIZE]) {
+    codec_contexts *contexts = thread_contexts();
+    if (contexts == NULL) return 0;
     size_t start = region_start(pgno);
     uint8_t pgno_le[4] = {(uint8_t)pgno, (uint8_t)(pgno >> 8), (uint8_t)(pgno >> 16), (uint8_t)(pgno >> 24)};
-    char digest[] = "SHA512";
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-        OSSL_PARAM_construct_end(),
-    };
+    int keyed = contexts->mac != NULL && CRYPTO_memcmp(contexts->mac_key, kmac, CC_KEY_SIZE) == 0;
+    if (keyed) {
+        if (!EVP_MAC_init(contexts->mac, NULL, 0, NULL)) return 0; /* same key: only reset */
+    } else {
+        char digest[] = "SHA512";
+        OSSL_PARAM params[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+            OSSL_PARAM_construct_end(),
+        };
+        if (contexts->mac == NULL && (contexts->mac = EVP_MAC_CTX_new(hmac)) == NULL) return 0;
+        OPENSSL_cleanse(contexts->mac_key, CC_KEY_SIZE);
+        if (!EVP_MAC_init(contexts->mac, kmac, CC_KEY_SIZE, params)) {
+            EVP_MAC_CTX_free(contexts->mac);
+            contexts->mac = NULL;
+            return 0;
+        }
+        memcpy(contexts->mac_key, kmac, CC_KEY_SIZE);
+    }
     size_t length = 0;
-    EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(hmac);
-    int ok = ctx != NULL && EVP_MAC_init(ctx, kmac, CC_KEY_SIZE, params)
-        && EVP_MAC_update(ctx, page + start, CC_USABLE_SIZE + CC_IV_SIZE - start)
-        && EVP_MAC_update(ctx, pgno_le, sizeof pgno_le) && EVP_MAC_final(ctx, tag, &length, CC_TAG_SIZE)
-        && length == CC_TAG_SIZE;
-    EVP_MAC_CTX_free(ctx);
-    return ok;
+    return EVP_MAC_update(contexts->mac, page + start, CC_USABLE_SIZE + CC_IV_SIZE - start)
+        && EVP_MAC_update(contexts->mac, pgno_le, sizeof pgno_le)
+        && EVP_MAC_final(contexts->mac, tag, &length, CC_TAG_SIZE) && length == CC_TAG_SIZE;
 }
 
 /// AES-256-CBC without padding over `length` bytes (a multiple of 16); `in` may equal `out`. 1 on success.
 static int cbc(int encrypt, const uint8_t key[CC_KEY_SIZE], const uint8_t iv[CC_IV_SIZE], const uint8_t *in, uint8_t *out, int length) {
+    codec_contexts *contexts = thread_contexts();
+    if (contexts == NULL) return 0;
+    int side = encrypt ? 1 : 0;
+    EVP_CIPHER_CTX *ctx = contexts->cipher[side];
+    int keyed = contexts->cipher_keyed[side] && CRYPTO_memcmp(contexts->cipher_key[side], key, CC_KEY_SIZE) == 0;
     int written = 0, tail = 0;
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    int ok = ctx != NULL && EVP_CipherInit_ex2(ctx, aes_256_cbc, key, iv, encrypt, NULL)
-        && EVP_CIPHER_CTX_set_padding(ctx, 0) && EVP_CipherUpdate(ctx, out, &written, in, length)
+    int ok = keyed ? EVP_CipherInit_ex2(ctx, NULL, NULL, iv, encrypt, NULL) /* same key: only the IV */
+                   : EVP_CipherInit_ex2(ctx, aes_256_cbc, key, iv, encrypt, NULL);
+    if (!keyed) {
+        contexts->cipher_keyed[side] = ok;
+        if (ok) memcpy(contexts->cipher_key[side], key, CC_KEY_SIZE);
+    }
+    return ok && EVP_CIPHER_CTX_set_padding(ctx, 0) && EVP_CipherUpdate(ctx, out, &written, in, length)
         && EVP_CipherFinal_ex(ctx, out + written, &tail) && written + tail == length;
-    EVP_CIPHER_CTX_free(ctx); /* clears the key schedule */
-    return ok;
 }
 
 int cc_encrypt_page(
