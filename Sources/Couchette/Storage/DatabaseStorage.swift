@@ -25,6 +25,7 @@ final class DatabaseStorage {
             if options.encryptionKey != nil {
                 // A page read from an encrypted file costs an HMAC-SHA512 and an AES decryption: keep more of them.
                 try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes)")
+                try connection.execute("PRAGMA wal_autocheckpoint = \(Self.encryptedCheckpointPages)")
             }
             if config.readOnly {
                 if try connection.userVersion != Schema.current {
@@ -39,7 +40,9 @@ final class DatabaseStorage {
     }
 
     /// The page cache of an encrypted database, in KiB (SQLite's default is 2,000).
-    static let encryptedCacheKibibytes = 16_384
+    static let encryptedCacheKibibytes = 32_768
+    /// WAL pages between automatic checkpoints of an encrypted database (SQLite's default is 1,000).
+    static let encryptedCheckpointPages = 8_000
 
     func close() {
         connection.close()
