@@ -8,11 +8,24 @@ struct Benchmark {
     static func fastest(repetitions: Int = 5, _ body: () throws -> Void) rethrows -> Double {
         var best = Double.infinity
         for _ in 0..<repetitions {
-            let elapsed = try ContinuousClock().measure(body)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            best = min(best, seconds)
+            best = min(best, try timed(body))
         }
         return best
+    }
+
+    /// Seconds in a duration.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Seconds since `start`.
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        seconds(ContinuousClock.now - start)
+    }
+
+    /// Seconds `body` takes.
+    static func timed(_ body: () throws -> Void) rethrows -> Double {
+        seconds(try ContinuousClock().measure(body))
     }
 
     /// Prints one figure: how many times faster `measured` is than `baseline` (higher is better).

@@ -38,7 +38,7 @@ struct EncryptionBenchmark {
                 let config = configuration(encrypted ? key : nil)
                 let db = try Database(name: name, config: config)
                 let collection = try db.defaultCollection()
-                let inserting = try Self.seconds {
+                let inserting = try Benchmark.timed {
                     for first in stride(from: 0, to: count, by: 1_000) {
                         try db.inBatch {
                             for index in first..<min(first + 1_000, count) {
@@ -49,7 +49,7 @@ struct EncryptionBenchmark {
                 }
                 try db.close()
                 let reopened = try Database(name: name, config: config)
-                let reading = try Self.seconds {
+                let reading = try Benchmark.timed {
                     let collection = try reopened.defaultCollection()
                     for id in order {
                         guard try collection.document(id: id) != nil else {
@@ -65,10 +65,10 @@ struct EncryptionBenchmark {
         report("encryption.insert-overhead", plain: insert[false]!, encrypted: insert[true]!, goal: "<=1.25")
         report("encryption.read-overhead", plain: read[false]!, encrypted: read[true]!, goal: "<=1.15")
 
-        let withPassword = try Self.seconds {
+        let withPassword = try Benchmark.timed {
             try Database(name: "opened-password", config: configuration(.password("correct horse battery"))).close()
         }
-        let withKey = try Self.seconds { try Database(name: "opened-key", config: configuration(key)).close() }
+        let withKey = try Benchmark.timed { try Database(name: "opened-key", config: configuration(key)).close() }
         print("BENCH encryption.open-password-ms \(Benchmark.format(withPassword * 1000)) info")
         print("BENCH encryption.open-key-ms \(Benchmark.format(withKey * 1000)) info")
     }
@@ -79,8 +79,4 @@ struct EncryptionBenchmark {
         print("BENCH \(figure) \(Benchmark.format(encrypted / plain)) \(goal)")
     }
 
-    private static func seconds(_ body: () throws -> Void) rethrows -> Double {
-        let elapsed = try ContinuousClock().measure(body)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
 }

@@ -115,7 +115,7 @@ struct GatewayBenchmark {
                 }
             }
         }
-        return Self.seconds(ContinuousClock.now - start)
+        return Benchmark.seconds(since: start)
     }
 
     private static func send(_ http: HTTPClient, _ method: String, _ url: String, _ body: ByteBuffer, expecting status: UInt)
@@ -135,10 +135,6 @@ struct GatewayBenchmark {
     private static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
         let start = ContinuousClock.now
         try await body()
-        return seconds(ContinuousClock.now - start)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return Benchmark.seconds(since: start)
     }
 }

@@ -51,11 +51,6 @@ struct LiteBenchmark {
         RawSQLite(path: (directory as NSString).appendingPathComponent("\(name).sqlite3"))
     }
 
-    private static func seconds(_ body: () throws -> Void) rethrows -> Double {
-        let elapsed = try ContinuousClock().measure(body)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
-
     func run() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bodies = samples.map(\.json)
@@ -83,7 +78,7 @@ struct LiteBenchmark {
 
         // Single-document transactions.
         let rawSingle = freshRaw("single")
-        let rawSingleTime = Self.seconds {
+        let rawSingleTime = Benchmark.timed {
             for (sample, body) in zip(samples, bodies) {
                 rawSingle.execute("BEGIN")
                 rawSingle.insert(id: sample.id, body: body)
@@ -92,7 +87,7 @@ struct LiteBenchmark {
         }
         let single = try freshDatabase("single")
         let singleCollection = try single.defaultCollection()
-        let singleTime = try Self.seconds {
+        let singleTime = try Benchmark.timed {
             for (sample, data) in zip(samples, properties) {
                 try singleCollection.save(document: MutableDocument(id: sample.id, data: data))
             }
@@ -114,7 +109,7 @@ struct LiteBenchmark {
                 collection = try db.defaultCollection()
             }
             let rawRound = raw
-            rawBatchedTime = min(rawBatchedTime, Self.seconds {
+            rawBatchedTime = min(rawBatchedTime, Benchmark.timed {
                 for start in stride(from: 0, to: count, by: 1_000) {
                     rawRound.execute("BEGIN")
                     for index in start..<min(start + 1_000, count) {
@@ -124,7 +119,7 @@ struct LiteBenchmark {
                 }
             })
             let (roundDB, roundCollection) = (db, collection)
-            batchedTime = min(batchedTime, try Self.seconds {
+            batchedTime = min(batchedTime, try Benchmark.timed {
                 for start in stride(from: 0, to: count, by: 1_000) {
                     try roundDB.inBatch {
                         for index in start..<min(start + 1_000, count) {
@@ -141,10 +136,10 @@ struct LiteBenchmark {
         var generator = SystemRandomNumberGenerator()
         let order = (0..<count).map { _ in samples[Int.random(in: 0..<count, using: &generator)].id }
         var found = 0
-        let rawReadTime = Self.seconds {
+        let rawReadTime = Benchmark.timed {
             for id in order where raw.read(id: id) != nil { found += 1 }
         }
-        let readTime = try Self.seconds {
+        let readTime = try Benchmark.timed {
             for id in order where try collection.document(id: id) != nil { found += 1 }
         }
         precondition(found == 2 * count)
@@ -156,7 +151,7 @@ struct LiteBenchmark {
             properties["complete"] = !sample.complete
             return try! JSONValue(foundationObject: properties).serialized()
         }
-        let rawUpdateTime = Self.seconds {
+        let rawUpdateTime = Benchmark.timed {
             for start in stride(from: 0, to: count, by: 1_000) {
                 raw.execute("BEGIN")
                 for index in start..<min(start + 1_000, count) {
@@ -166,7 +161,7 @@ struct LiteBenchmark {
                 raw.execute("COMMIT")
             }
         }
-        let updateTime = try Self.seconds {
+        let updateTime = try Benchmark.timed {
             for start in stride(from: 0, to: count, by: 1_000) {
                 try db.inBatch {
                     for index in start..<min(start + 1_000, count) {

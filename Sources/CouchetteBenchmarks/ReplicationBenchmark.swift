@@ -99,7 +99,7 @@ struct ReplicationBenchmark {
         config.batchSize = batchSize
         let start = ContinuousClock.now
         try await Replicator(config: config).run()
-        return Self.seconds(since: start)
+        return Benchmark.seconds(since: start)
     }
 
     /// Seconds to post the documents by `_bulk_docs` batches from one client (bodies built before timing).
@@ -119,11 +119,6 @@ struct ReplicationBenchmark {
             _ = try await response.body.collect(upTo: 64 << 20)
             guard response.status == .created else { throw CouchetteError(.network, message: "baseline batch refused") }
         }
-        return Self.seconds(since: start)
-    }
-
-    private static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Benchmark.seconds(since: start)
     }
 }

@@ -81,8 +81,7 @@ struct SyncIngestBenchmark {
             }
             try await group.waitForAll()
         }
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Benchmark.seconds(since: start)
     }
 
     /// Time per document written straight through `DocumentStore` (no HTTP) into memory, with the Todo function
@@ -101,9 +100,7 @@ struct SyncIngestBenchmark {
             for first in stride(from: 0, to: bodies.count, by: batchSize) {
                 _ = store.bulkDocs(Array(bodies[first..<min(first + batchSize, bodies.count)]), newEdits: true)
             }
-            let elapsed = ContinuousClock.now - start
-            return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1e6
-                / Double(bodies.count)
+            return Benchmark.seconds(since: start) * 1e6 / Double(bodies.count)
         }
         let plain = try microseconds(PropertyChannelRouter())
         let todo = try microseconds(try JavaScriptSyncFunction(source: sync))

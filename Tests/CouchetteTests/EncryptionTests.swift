@@ -161,7 +161,7 @@ import Testing
             try db.changeEncryptionKey(key)
             // The open database goes on with the new file.
             _ = try collection.putProperties(["step": step], documentID: "after-\(step)")
-            #expect(try collection.count == UInt64(201 + step))
+            #expect(collection.count == UInt64(201 + step))
         }
         try db.close()
         let files = try EncryptionTests.files(of: "changing", in: directory)

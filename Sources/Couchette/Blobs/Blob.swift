@@ -85,10 +85,10 @@ public final class Blob: Equatable, Hashable, @unchecked Sendable, CustomStringC
     ///   regular file, `.notFound` when there is no file there.
     public init(contentType: String, fileURL url: URL) throws {
         let path = try BlobStore.regularFilePath(of: url)
-        guard BlobFileIO.isReadable(path) else {
+        guard FileIO.isReadable(path) else {
             throw CouchetteError(.badInput, message: "The file \(url.lastPathComponent) is not readable")
         }
-        let size = try BlobFileIO.fileInfo(path)?.size
+        let size = try FileIO.fileInfo(path)?.size
         self.contentType = contentType
         state = State(body: .file(url), digest: nil, length: size)
     }
@@ -174,10 +174,10 @@ public final class Blob: Equatable, Hashable, @unchecked Sendable, CustomStringC
         if stream.streamStatus == .notOpen { stream.open() }
         defer { stream.close() }
         var data = Data()
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: BlobFileIO.chunkSize)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: FileIO.chunkSize)
         defer { buffer.deallocate() }
         while true {
-            let count = stream.read(buffer, maxLength: BlobFileIO.chunkSize)
+            let count = stream.read(buffer, maxLength: FileIO.chunkSize)
             if count == 0 { break }
             guard count > 0 else {
                 state.body = .unavailable

@@ -54,10 +54,10 @@ extension BlobStore {
         if stream.streamStatus == .notOpen { stream.open() }
         defer { stream.close() }
         return try writeChunks(expectedDigest: expectedDigest) { file in
-            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: BlobFileIO.chunkSize)
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: FileIO.chunkSize)
             defer { buffer.deallocate() }
             while true {
-                let count = stream.read(buffer, maxLength: BlobFileIO.chunkSize)
+                let count = stream.read(buffer, maxLength: FileIO.chunkSize)
                 if count == 0 { break }
                 guard count > 0 else {
                     let reason = stream.streamError.map { "\($0)" } ?? "unknown error"
@@ -87,13 +87,13 @@ extension BlobStore {
         digest: AttachmentDigest, length: UInt64
     ) {
         let path = try BlobStore.regularFilePath(of: url)
-        let descriptor = try BlobFileIO.openForReading(path)
-        defer { BlobFileIO.closeDescriptor(descriptor) }
+        let descriptor = try FileIO.openForReading(path)
+        defer { FileIO.closeDescriptor(descriptor) }
         return try writeChunks(expectedDigest: expectedDigest) { file in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BlobFileIO.chunkSize, alignment: 1)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIO.chunkSize, alignment: 1)
             defer { buffer.deallocate() }
             while true {
-                let count = try BlobFileIO.readChunk(descriptor, into: buffer, path: path)
+                let count = try FileIO.readChunk(descriptor, into: buffer, path: path)
                 if count == 0 { break }
                 try file.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             }
@@ -109,7 +109,7 @@ extension BlobStore {
             throw CouchetteError(.badInput, message: "Blob content must come from a file URL, not \(url.scheme ?? "?"):")
         }
         let path = url.path
-        guard let info = try BlobFileIO.fileInfo(path) else {
+        guard let info = try FileIO.fileInfo(path) else {
             throw CouchetteError(.notFound, message: "No file \(url.lastPathComponent) for the blob's content")
         }
         guard info.isRegularFile else {

@@ -67,7 +67,7 @@ final class BlobStore: Sendable {
 
     /// The length in bytes of the body with `digest`, or `nil` when it is not stored.
     func length(of digest: AttachmentDigest) -> UInt64? {
-        guard let path = path(for: digest), let info = try? BlobFileIO.fileInfo(path), info.isRegularFile else {
+        guard let path = path(for: digest), let info = try? FileIO.fileInfo(path), info.isRegularFile else {
             return nil
         }
         return info.size
@@ -77,16 +77,16 @@ final class BlobStore: Sendable {
     ///
     /// - Throws: ``CouchetteError`` `.notFound` when it is not stored, `.io` when it cannot be read.
     func data(for digest: AttachmentDigest) throws -> Data {
-        guard let path = path(for: digest), let info = try BlobFileIO.fileInfo(path), info.isRegularFile else {
+        guard let path = path(for: digest), let info = try FileIO.fileInfo(path), info.isRegularFile else {
             throw CouchetteError(.notFound, message: "No blob with digest \(digest)")
         }
-        let descriptor = try BlobFileIO.openForReading(path)
-        defer { BlobFileIO.closeDescriptor(descriptor) }
+        let descriptor = try FileIO.openForReading(path)
+        defer { FileIO.closeDescriptor(descriptor) }
         var result = Data(capacity: Int(info.size))
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: BlobFileIO.chunkSize, alignment: 1)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIO.chunkSize, alignment: 1)
         defer { buffer.deallocate() }
         while true {
-            let count = try BlobFileIO.readChunk(descriptor, into: buffer, path: path)
+            let count = try FileIO.readChunk(descriptor, into: buffer, path: path)
             if count == 0 { break }
             result.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
@@ -115,7 +115,7 @@ final class BlobStore: Sendable {
     @discardableResult
     func remove(_ digest: AttachmentDigest) throws -> Bool {
         guard let path = path(for: digest) else { return false }
-        return try BlobFileIO.removeFile(path)
+        return try FileIO.removeFile(path)
     }
 
     /// Compaction: deletes every stored body whose digest is not in `referenced`, and the temporary files left
@@ -129,9 +129,9 @@ final class BlobStore: Sendable {
         for name in try fileNames() {
             let path = (directoryPath as NSString).appendingPathComponent(name)
             if let digest = BlobStore.digest(fromFileName: name) {
-                if !referenced.contains(digest), try BlobFileIO.removeFile(path) { removed += 1 }
+                if !referenced.contains(digest), try FileIO.removeFile(path) { removed += 1 }
             } else if BlobTemporaryFile.isTemporaryName(name), !BlobTemporaryFile.isInProgress(name) {
-                try BlobFileIO.removeFile(path)
+                try FileIO.removeFile(path)
             }
         }
         return removed

@@ -43,7 +43,7 @@ final class BlobTemporaryFile {
         }
         BlobTemporaryFile.inProgress.insert(name)
         do {
-            descriptor = try BlobFileIO.createExclusive(path)
+            descriptor = try FileIO.createExclusive(path)
         } catch {
             BlobTemporaryFile.inProgress.remove(name)
             throw error
@@ -51,8 +51,8 @@ final class BlobTemporaryFile {
     }
 
     deinit {
-        if let descriptor { BlobFileIO.closeDescriptor(descriptor) }
-        if !committed { _ = try? BlobFileIO.removeFile(path) }
+        if let descriptor { FileIO.closeDescriptor(descriptor) }
+        if !committed { _ = try? FileIO.removeFile(path) }
         BlobTemporaryFile.inProgress.remove(name)
     }
 
@@ -63,7 +63,7 @@ final class BlobTemporaryFile {
         sha1.update(bufferPointer: bytes)
         md5?.update(bufferPointer: bytes)
         sha256?.update(bufferPointer: bytes)
-        try BlobFileIO.writeAll(descriptor, bytes, path: path)
+        try FileIO.writeAll(descriptor, bytes, path: path)
         length += UInt64(bytes.count)
     }
 
@@ -75,8 +75,8 @@ final class BlobTemporaryFile {
     func finish() throws(CouchetteError) -> (digest: AttachmentDigest, length: UInt64) {
         guard let descriptor else { preconditionFailure("finish called twice") }
         self.descriptor = nil
-        defer { BlobFileIO.closeDescriptor(descriptor) }
-        try BlobFileIO.synchronize(descriptor, path: path)
+        defer { FileIO.closeDescriptor(descriptor) }
+        try FileIO.synchronize(descriptor, path: path)
         let digest = try! AttachmentDigest(algorithm: .sha1, bytes: Array(sha1.finalize()))
         if let expectedDigest {
             let actual: AttachmentDigest
@@ -97,12 +97,12 @@ final class BlobTemporaryFile {
     /// once per digest). Durable: the directory entry is flushed after the rename.
     func commit(to finalPath: String) throws(CouchetteError) {
         precondition(descriptor == nil, "commit before finish")
-        if let existing = try BlobFileIO.fileInfo(finalPath), existing.isRegularFile {
+        if let existing = try FileIO.fileInfo(finalPath), existing.isRegularFile {
             return  // deinit removes the temporary file
         }
-        try BlobFileIO.renameFile(path, to: finalPath)
+        try FileIO.renameFile(path, to: finalPath)
         committed = true
-        BlobFileIO.synchronizeDirectory((finalPath as NSString).deletingLastPathComponent)
+        FileIO.synchronizeDirectory((finalPath as NSString).deletingLastPathComponent)
     }
 
     // MARK: - Names

@@ -31,7 +31,7 @@ extension Database {
             try? FileManager.default.removeItem(atPath: copy)
             do {
                 try storage.connection.vacuum(into: copy, encryptionKey: key)
-                try Database.sync(path: copy)
+                try FileIO.synchronizeFile(copy)
                 try DatabaseStorage.check(path: copy, key: key)
             } catch {
                 try? FileManager.default.removeItem(atPath: copy)
@@ -45,10 +45,8 @@ extension Database {
                 self.storage = try DatabaseStorage(path: path, config: reopening(with: currentKey))
                 throw CouchetteError(.busy, message: "Another connection has the database open")
             }
-            guard rename(copy, path) == 0 else {
-                throw CouchetteError(.io, message: "Cannot replace the database file: errno \(errno)")
-            }
-            try Database.sync(path: folder)
+            try FileIO.renameFile(copy, to: path)
+            FileIO.synchronizeDirectory(folder)
             try? FileManager.default.removeItem(atPath: path + "-shm")
             currentKey = newKey
             self.storage = try DatabaseStorage(path: path, config: reopening(with: newKey))
@@ -65,16 +63,5 @@ extension Database {
         reopened.encryptionKeyProvider = nil
         reopened.create = false
         return reopened
-    }
-
-    /// Flushes a file or folder to disk (`fsync`).
-    static func sync(path: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CouchetteError(.io, message: "Cannot open \(path) to sync it")
-        }
-        defer { try? handle.close() }
-        do { try handle.synchronize() } catch {
-            throw CouchetteError(.io, message: "Cannot sync \(path): \(error)")
-        }
     }
 }

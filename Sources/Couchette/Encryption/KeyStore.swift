@@ -13,7 +13,7 @@ public protocol KeyStore: Sendable {
 }
 
 /// Wrapped keys as JSON files `<identifier>.key.json` in a folder, readable by their owner only (mode 0600),
-/// replaced atomically.
+/// replaced atomically and synced.
 public struct FileKeyStore: KeyStore {
     /// The folder.
     public let directory: String
@@ -50,9 +50,10 @@ public struct FileKeyStore: KeyStore {
                 FileManager.default.createFile(
                     atPath: temporary, contents: try encoder.encode(key), attributes: [.posixPermissions: 0o600])
             else { throw CouchetteError(.io, message: "Cannot write \(temporary)") }
-            guard rename(temporary, path) == 0 else {
-                throw CouchetteError(.io, message: "Cannot rename \(temporary): errno \(errno)")
-            }
+            // Synced before and after the rename: a key file lost or left empty by a crash would lock the data away.
+            try FileIO.synchronizeFile(temporary)
+            try FileIO.renameFile(temporary, to: path)
+            FileIO.synchronizeDirectory(directory)
         } catch {
             throw CouchetteError(.io, message: "Cannot save the key of \"\(identifier)\": \(error)")
         }

@@ -42,17 +42,16 @@ struct LocalReplicationPeer: ReplicationPeer {
 
     /// Reads the revisions in one transaction; attachment content is read from the blob store when sent.
     func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
-        let ancestors = Dictionary(wanted.map { ($0.documentID, $0.knownAncestors) }, uniquingKeysWith: { $0 + $1 })
-        return try collection.revisionsWithHistory(wanted).map { revision, history in
-            let body = revision.isDeletion ? [:] : (revision.body?.objectValue ?? [:])
-            var attachments: [String: Blob] = [:]
-            let names = ReplicatedRevision.attachmentsToSend(
-                body["_attachments"]?.objectValue ?? [:], history: history,
-                knownAncestors: ancestors[revision.documentID] ?? [])
-            for name in names { attachments[name] = revision.attachment(named: name) }
-            return ReplicatedRevision(
-                documentID: revision.documentID, revisionID: revision.id.description, history: history,
-                isDeleted: revision.isDeletion, body: body, attachments: attachments)
+        let ancestors = WantedRevision.knownAncestors(of: wanted)
+        return try collection.revisionsWithHistory(wanted).map { saved, history in
+            var revision = ReplicatedRevision(
+                documentID: saved.documentID, revisionID: saved.id.description, history: history,
+                isDeleted: saved.isDeletion, body: saved.isDeletion ? [:] : (saved.body?.objectValue ?? [:]),
+                attachments: [:])
+            for name in revision.attachmentsToSend(knownAncestors: ancestors[saved.documentID] ?? []) {
+                revision.attachments[name] = saved.attachment(named: name)
+            }
+            return revision
         }
     }
 

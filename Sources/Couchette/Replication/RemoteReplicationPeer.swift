@@ -104,13 +104,9 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         }
         let reply = try await client.send(.POST, "_bulk_get", query: ["revs=true"], body: .json(["docs": .array(items)]))
         var revisions = try Self.revisions(in: reply)
-        let ancestors = Dictionary(wanted.map { ($0.documentID, $0.knownAncestors) }, uniquingKeysWith: { $0 + $1 })
+        let ancestors = WantedRevision.knownAncestors(of: wanted)
         let incomplete = revisions.indices.filter { index in
-            let revision = revisions[index]
-            return !ReplicatedRevision.attachmentsToSend(
-                revision.body["_attachments"]?.objectValue ?? [:], history: revision.history,
-                knownAncestors: ancestors[revision.documentID] ?? []
-            ).isEmpty
+            !revisions[index].attachmentsToSend(knownAncestors: ancestors[revisions[index].documentID] ?? []).isEmpty
         }
         let stubbed = revisions
         let completed = try await concurrently(incomplete) { index in
@@ -124,8 +120,8 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     }
 
     /// `GET /{db}/{doc}?rev=` with the content of the attachments changed since `ancestors`: small ones inline,
-    /// large ones as parts of a `multipart/related` answer; nil when the revision is gone meanwhile (a stub without
-    /// its content is never stored).
+    /// large ones as parts of a `multipart/related` answer; nil when the revision is gone meanwhile or the answer
+    /// holds no revision (a stub without its content is never stored).
     private func revisionWithAttachments(_ revision: ReplicatedRevision, since ancestors: [String]) async throws
         -> ReplicatedRevision?
     {
@@ -140,10 +136,10 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
             return nil
         }
         if let contentType = reply.contentType, HeaderValue(parsing: contentType).isMultipart {
-            return try ReplicatedRevision(related: MultipartBody(parsing: reply.bytes, contentType: contentType)) ?? revision
+            return try ReplicatedRevision(related: MultipartBody(parsing: reply.bytes, contentType: contentType))
         }
-        guard case .object(let members) = try JSONValue(parsing: reply.bytes) else { return revision }
-        return try ReplicatedRevision(wireBody: members) ?? revision
+        guard case .object(let members) = try JSONValue(parsing: reply.bytes) else { return nil }
+        return try ReplicatedRevision(wireBody: members)
     }
 
     /// `body` applied to each item, at most ``documentRequestConcurrency`` at a time; the results in order.

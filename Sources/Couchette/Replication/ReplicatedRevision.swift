@@ -18,20 +18,20 @@ struct ReplicatedRevision: Sendable {
     var attachments: [String: Blob]
 
     /// The generation of ``revisionID``.
-    var generation: Int {
-        revisionID.split(separator: "-", maxSplits: 1).first.flatMap { Int($0) } ?? history.count
+    var generation: Int { Self.generation(of: revisionID) ?? history.count }
+
+    /// The generation of a revision ID (`3-abc` → 3), nil when malformed.
+    static func generation(of revisionID: String) -> Int? {
+        revisionID.split(separator: "-", maxSplits: 1).first.flatMap { Int($0) }
     }
 
     /// The names of the attachments whose content must be sent to a peer holding `knownAncestors`: those changed
     /// after the newest of them in this revision's history (an attachment's `revpos` is the generation that last
     /// set it, so older ones are in that ancestor too).
-    static func attachmentsToSend(
-        _ attachments: [String: JSONValue], history: [String], knownAncestors: [String]
-    ) -> [String] {
+    func attachmentsToSend(knownAncestors: [String]) -> [String] {
         let known = Set(knownAncestors)
-        let newestKnown = history.first(where: known.contains)
-            .flatMap { $0.split(separator: "-", maxSplits: 1).first.flatMap { Int($0) } } ?? 0
-        return attachments.compactMap { name, metadata in
+        let newestKnown = history.first(where: known.contains).flatMap(Self.generation(of:)) ?? 0
+        return (body["_attachments"]?.objectValue ?? [:]).compactMap { name, metadata in
             guard let revpos = metadata["revpos"]?.intValue, revpos <= newestKnown else { return name }
             return nil
         }
@@ -44,6 +44,11 @@ struct WantedRevision: Sendable {
     var documentID: String
     var revisionID: String
     var knownAncestors: [String] = []
+
+    /// The known ancestors of each document of `wanted` (the same for all its revisions: one `_revs_diff` entry).
+    static func knownAncestors(of wanted: [WantedRevision]) -> [String: [String]] {
+        Dictionary(wanted.map { ($0.documentID, $0.knownAncestors) }, uniquingKeysWith: { first, _ in first })
+    }
 }
 
 /// A peer's `_revs_diff` answer for one document.

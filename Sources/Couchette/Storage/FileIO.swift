@@ -9,11 +9,11 @@ import Foundation
     import Darwin
 #endif
 
-/// The one place where the blob layer calls POSIX file functions: every failing call turns its `errno`
-/// into a ``CouchetteError`` here (`ENOENT` → `.notFound`, anything else → `.io`).
+/// The one place where Couchette calls POSIX file functions (blobs, key changes, key files): every failing call turns
+/// its `errno` into a ``CouchetteError`` here (`ENOENT` → `.notFound`, anything else → `.io`).
 ///
 /// Messages name the file (its last path component, a digest or a temporary name), never its content.
-enum BlobFileIO {
+enum FileIO {
     /// The size of the chunks in which streams and files are copied.
     static let chunkSize = 64 * 1024
 
@@ -77,6 +77,13 @@ enum BlobFileIO {
     }
 
     // MARK: - Paths
+
+    /// Flushes a whole file to the storage device.
+    static func synchronizeFile(_ path: String) throws(CouchetteError) {
+        let descriptor = try openForReading(path)
+        defer { closeDescriptor(descriptor) }
+        try synchronize(descriptor, path: path)
+    }
 
     /// Atomically renames `source` to `destination`, replacing it if it exists.
     static func renameFile(_ source: String, to destination: String) throws(CouchetteError) {
