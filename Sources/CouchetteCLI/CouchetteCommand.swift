@@ -1,5 +1,5 @@
 import ArgumentParser
-import Couchette
+@_spi(CrashTesting) import Couchette
 import CouchetteCore
 import Foundation
 
@@ -122,7 +122,15 @@ struct StressRekey: ParsableCommand {
     @Option(help: "The other password.")
     var to: String
 
+    @Option(help: "End the process (exit status 0) when the first key change reaches this step.")
+    var exitAt: String?
+
     func run() throws {
+        if let exitAt {
+            Database.observeKeyChangeSteps { step in
+                if step == exitAt { _exit(0) }
+            }
+        }
         var config = DatabaseConfiguration()
         config.directory = directory
         config.encryptionKey = .password(from)

@@ -76,6 +76,18 @@ extension Connection {
         try execute("VACUUM INTO ?", "\(Self.fileURI(path))?vfs=\(CC_VFS_NAME)&\(CC_URI_KEY_PARAM)=\(token)")
     }
 
+    /// The 32-byte AES page key of the main database (after PBKDF2 for a passphrase, the raw key otherwise), from
+    /// which other keys of the same database derive; nil for a plain database. Call after the first write of a new
+    /// file, when its salt is fixed.
+    public func pageKey() throws -> [UInt8]? {
+        try database.withOpenHandle { handle in
+            var info = cc_key_info()
+            defer { cc_zero(&info, MemoryLayout<cc_key_info>.size) }
+            guard cc_key_info_of(handle, "main", &info) == SQLITE_OK else { return nil }
+            return withUnsafeBytes(of: info.kenc) { Array($0) }
+        }
+    }
+
     /// Sets up a freshly opened encrypted connection (reserve bytes, page size, temporary data in memory).
     static func prepareEncrypted(_ pointer: OpaquePointer) throws {
         try SQLiteError.check(cc_prepare_connection(pointer, "main"), database: pointer)

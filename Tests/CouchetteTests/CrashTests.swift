@@ -64,6 +64,7 @@ import Testing
         config.encryptionKey = .password("alpha")
         let seeded = try Database(name: "crash", config: config)
         try EncryptionTests.fill(seeded, count: 2_000)
+        try Self.addBlobs(to: seeded)
         try seeded.close()
 
         var current = "alpha"
@@ -93,7 +94,8 @@ import Testing
                 attempt.encryptionKey = .password(password)
                 do {
                     let db = try Database(name: "crash", config: attempt)
-                    #expect(try db.defaultCollection().count == 2_000)
+                    #expect(try db.defaultCollection().count == 2_000 + Self.blobCount)
+                    try Self.expectBlobs(in: db)
                     try db.performMaintenance(type: .integrityCheck)
                     try db.close()
                     opened.append(password)
@@ -105,5 +107,76 @@ import Testing
             current = opened.first ?? current
         }
         #expect(kills == 12)
+    }
+
+    /// The steps a key change reports (`Database.observeKeyChangeSteps`), and whether the change is committed once
+    /// each is reached.
+    static let keyChangeSteps: [(step: String, committed: Bool)] = [
+        ("database-copied", false), ("blobs-copied", false), ("closed", false), ("committed", true),
+        ("database-moved", true), ("blobs-moved-aside", true), ("blobs-moved", true),
+    ]
+
+    /// A key change ended after each of its steps: the database opens with the old key before the commit and the new
+    /// one after it, never both, with every document and blob, and nothing of the change is left in the folder.
+    @Test(arguments: keyChangeSteps.map(\.step))
+    func aKeyChangeEndedAfterAnyStepOpensWithExactlyOneKey(step: String) throws {
+        let directory = TemporaryDirectory()
+        var config = directory.configuration
+        config.encryptionKey = .password("alpha")
+        let seeded = try Database(name: "crash", config: config)
+        try EncryptionTests.fill(seeded, count: 200)
+        try Self.addBlobs(to: seeded)
+        try seeded.close()
+
+        let process = Process()
+        process.executableURL = try toolURL()
+        process.arguments = [
+            "stress-rekey", "--directory", directory.path, "--from", "alpha", "--to", "beta", "--exit-at", step,
+        ]
+        process.standardOutput = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        let committed = Self.keyChangeSteps.first { $0.step == step }!.committed
+        for password in ["alpha", "beta"] {
+            var attempt = directory.configuration
+            attempt.encryptionKey = .password(password)
+            do {
+                let db = try Database(name: "crash", config: attempt)
+                #expect(password == (committed ? "beta" : "alpha"))
+                #expect(try db.defaultCollection().count == 200 + Self.blobCount)
+                try Self.expectBlobs(in: db)
+                try db.performMaintenance(type: .integrityCheck)
+                try db.close()
+            } catch let error as CouchetteError {
+                #expect(error.code == .wrongEncryptionKey, "\(password): \(error)")
+                #expect(password == (committed ? "alpha" : "beta"))
+            }
+        }
+        let folder = (directory.path as NSString).appendingPathComponent("crash.couchette")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == ["db.sqlite3", "Attachments"])
+    }
+
+    // MARK: - Blobs
+
+    static let blobCount = 6
+
+    /// The content of blob `index`: sizes from 100 bytes to a few chunks.
+    static func blobContent(_ index: Int) -> Data {
+        EncryptedBlobTests.content(size: 100 + index * 45_000, seed: UInt8(index))
+    }
+
+    static func addBlobs(to db: Database) throws {
+        for index in 0..<blobCount {
+            let blob = Blob(contentType: "application/octet-stream", data: blobContent(index))
+            try db.defaultCollection().save(document: MutableDocument(id: "blob\(index)").setBlob(blob, forKey: "file"))
+        }
+    }
+
+    static func expectBlobs(in db: Database) throws {
+        for index in 0..<blobCount {
+            #expect(try db.defaultCollection().document(id: "blob\(index)")?.blob(forKey: "file")?.content == blobContent(index))
+        }
     }
 }

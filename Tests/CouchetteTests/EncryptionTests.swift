@@ -141,9 +141,9 @@ import Testing
         try directory.open("changing") { $0.encryptionKey = key }
     }
 
-    static func refuses(_ directory: TemporaryDirectory, _ key: EncryptionKey?) -> Bool {
+    static func refuses(_ directory: TemporaryDirectory, name: String = "changing", _ key: EncryptionKey?) -> Bool {
         do {
-            try open(directory, key).close()
+            try directory.open(name) { $0.encryptionKey = key }.close()
             return false
         } catch let error as CouchetteError {
             return error.code == .wrongEncryptionKey

@@ -85,10 +85,8 @@ extension Blob {
                 return
             case .stored(let current):
                 if let digest = state.digest, !store.contains(digest) {
-                    guard let url = current.fileURL(for: digest), current.contains(digest) else {
-                        throw Blob.contentUnavailable(state.digest)
-                    }
-                    try store.write(fileAt: url, expectedDigest: digest)
+                    guard current.contains(digest) else { throw Blob.contentUnavailable(state.digest) }
+                    try store.write(contentOf: digest, from: current.reader(for: digest))
                 } else if state.digest == nil {
                     throw Blob.contentUnavailable(nil)
                 }

@@ -100,6 +100,22 @@ extension BlobStore {
         }
     }
 
+    /// Stores the body `reader` reads (from another store, decrypted and encrypted again as the two stores need),
+    /// checking it against `digest` on the way.
+    ///
+    /// - Throws: ``CouchetteError`` `.corrupt` or `.wrongEncryptionKey` when the source does not verify, and then
+    ///   nothing is stored; `.io` when it cannot be read or written.
+    @discardableResult
+    func write(contentOf digest: AttachmentDigest, from reader: BlobReader) throws -> (
+        digest: AttachmentDigest, length: UInt64
+    ) {
+        try writeChunks(expectedDigest: digest) { file in
+            while let piece = try reader.next() {
+                try piece.withUnsafeBytes { bytes in try file.append(bytes) }
+            }
+        }
+    }
+
     /// The path of the regular file `url` names.
     ///
     /// - Throws: ``CouchetteError`` `.badInput` when `url` is not a file URL or does not name a regular file,
@@ -122,11 +138,13 @@ extension BlobStore {
     private func writeChunks(
         expectedDigest: AttachmentDigest?, _ fill: (BlobTemporaryFile) throws -> Void
     ) throws -> (digest: AttachmentDigest, length: UInt64) {
-        let file = try BlobTemporaryFile(directory: directory.path, expectedDigest: expectedDigest)
-        try fill(file)
-        let result = try file.finish()
-        guard let finalPath = path(for: result.digest) else { preconditionFailure("a SHA-1 digest has a path") }
-        try file.commit(to: finalPath)
-        return result
+        try gate.shared { () throws -> (digest: AttachmentDigest, length: UInt64) in
+            let file = try BlobTemporaryFile(directory: directory.path, expectedDigest: expectedDigest, cipher: cipher)
+            try fill(file)
+            let result = try file.finish()
+            guard let finalPath = path(for: result.digest) else { preconditionFailure("a SHA-1 digest has a path") }
+            try file.commit(to: finalPath)
+            return result
+        }
     }
 }

@@ -1,5 +1,6 @@
 import CouchetteCore
 import Foundation
+import Synchronization
 
 /// A content-addressed store of blob bodies in one directory (a database keeps it at
 /// `NAME.couchette/Attachments/`).
@@ -14,7 +15,12 @@ import Foundation
 /// found: ``contains(_:)`` returns `false`, ``fileURL(for:)`` returns `nil`. Such a digest can still be
 /// *verified* on write (``write(data:expectedDigest:)``), which then returns the content's SHA-1.
 ///
-/// Thread-safe: the store has no mutable state, and files only appear by atomic rename.
+/// The store of an encrypted database is encrypted too (``cipher``): each file is in the format of ``BlobCipher``
+/// (AES-256-GCM in 64 KiB chunks, a key of its own per file, derived from the database's key), still named by the
+/// SHA-1 of the plaintext; reads release a chunk only once it verifies and check the digest at the end.
+///
+/// Thread-safe: the only mutable state is the cipher (swapped by a key change), and files only appear by atomic
+/// rename.
 ///
 /// ```swift
 /// let store = try BlobStore(directory: dbDirectory.appending(path: "Attachments"))
@@ -28,11 +34,16 @@ final class BlobStore: Sendable {
     /// The store's directory.
     let directory: URL
     private let directoryPath: String
+    private let currentCipher: Mutex<BlobCipher?>
+    /// Shared by reads and writes of single bodies; held alone by a key change (``BlobStoreGate``).
+    let gate = BlobStoreGate()
 
     /// Opens the store in `directory`, creating the directory (and its parents) if needed.
     ///
+    /// - Parameter cipher: The cipher of an encrypted store; nil for plain files.
     /// - Throws: ``CouchetteError`` `.io` when the directory cannot be created or a file is in the way.
-    init(directory: URL) throws {
+    init(directory: URL, cipher: BlobCipher? = nil) throws {
+        currentCipher = Mutex(cipher)
         guard directory.isFileURL else {
             throw CouchetteError(.badInput, message: "A blob store needs a file URL")
         }
@@ -52,10 +63,16 @@ final class BlobStore: Sendable {
         }
     }
 
+    /// The cipher files are written and read with; nil for a plain store.
+    var cipher: BlobCipher? {
+        get { currentCipher.withLock { $0 } }
+        set { currentCipher.withLock { $0 = newValue } }
+    }
+
     // MARK: - Lookups
 
-    /// The file that holds the body with `digest`, whether or not it exists; `nil` for a digest that is not
-    /// SHA-1.
+    /// The file that holds the body with `digest` (encrypted in an encrypted store), whether or not it exists; `nil`
+    /// for a digest that is not SHA-1.
     func fileURL(for digest: AttachmentDigest) -> URL? {
         path(for: digest).map { URL(fileURLWithPath: $0, isDirectory: false) }
     }
@@ -67,36 +84,56 @@ final class BlobStore: Sendable {
 
     /// The length in bytes of the body with `digest`, or `nil` when it is not stored.
     func length(of digest: AttachmentDigest) -> UInt64? {
+        gate.shared { ungatedLength(of: digest) }
+    }
+
+    /// ``length(of:)`` without the gate.
+    func ungatedLength(of digest: AttachmentDigest) -> UInt64? {
         guard let path = path(for: digest), let info = try? FileIO.fileInfo(path), info.isRegularFile else {
             return nil
         }
-        return info.size
+        guard cipher != nil else { return info.size }
+        guard let descriptor = try? FileIO.openForReading(path) else { return nil }
+        defer { FileIO.closeDescriptor(descriptor) }
+        var start = [UInt8](repeating: 0, count: 8)
+        guard (try? start.withUnsafeMutableBytes { try FileIO.readFully(descriptor, into: $0, path: path) }) == 8 else {
+            return nil
+        }
+        return BlobReader.plaintextLength(fileSize: info.size, chunkSizeLog2: start[6])
+    }
+
+    /// A reader of the content of the body with `digest`, piece by piece, checked as it goes.
+    ///
+    /// - Throws: ``CouchetteError`` `.notFound` when it is not stored; what ``BlobReader/init(path:digest:cipher:)``
+    ///   throws.
+    func reader(for digest: AttachmentDigest) throws(CouchetteError) -> BlobReader {
+        try gate.shared { () throws(CouchetteError) in try ungatedReader(for: digest) }
+    }
+
+    /// ``reader(for:)`` without the gate.
+    func ungatedReader(for digest: AttachmentDigest) throws(CouchetteError) -> BlobReader {
+        guard let path = path(for: digest), let info = try FileIO.fileInfo(path), info.isRegularFile else {
+            throw CouchetteError(.notFound, message: "No blob with digest \(digest)")
+        }
+        return try BlobReader(path: path, digest: digest, cipher: cipher)
     }
 
     /// Reads the whole body with `digest` into memory. Prefer ``inputStream(for:)`` for large bodies.
     ///
-    /// - Throws: ``CouchetteError`` `.notFound` when it is not stored, `.io` when it cannot be read.
+    /// - Throws: ``CouchetteError`` `.notFound` when it is not stored, `.io` when it cannot be read, `.corrupt` when
+    ///   an encrypted file does not verify, `.wrongEncryptionKey` when it was encrypted under another key.
     func data(for digest: AttachmentDigest) throws -> Data {
-        guard let path = path(for: digest), let info = try FileIO.fileInfo(path), info.isRegularFile else {
-            throw CouchetteError(.notFound, message: "No blob with digest \(digest)")
-        }
-        let descriptor = try FileIO.openForReading(path)
-        defer { FileIO.closeDescriptor(descriptor) }
-        var result = Data(capacity: Int(info.size))
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIO.chunkSize, alignment: 1)
-        defer { buffer.deallocate() }
-        while true {
-            let count = try FileIO.readChunk(descriptor, into: buffer, path: path)
-            if count == 0 { break }
-            result.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-        }
+        let reader = try reader(for: digest)
+        var result = Data(capacity: Int(length(of: digest) ?? 0))
+        while let piece = try reader.next() { result.append(piece) }
         return result
     }
 
-    /// A new, unopened stream over the body with `digest`, or `nil` when it is not stored.
+    /// A new, unopened stream over the body with `digest`, or `nil` when it is not stored. A stream over an encrypted
+    /// body fails (`read` returns -1, ``InputStream/streamError`` says why) when a chunk or the digest does not verify.
     func inputStream(for digest: AttachmentDigest) -> InputStream? {
-        guard contains(digest), let url = fileURL(for: digest) else { return nil }
-        return InputStream(url: url)
+        guard contains(digest) else { return nil }
+        return BlobContentStream { [self] () throws(CouchetteError) in try reader(for: digest) }
     }
 
     /// The digests of every stored body, in no particular order. Temporary and foreign files are ignored.
@@ -115,7 +152,7 @@ final class BlobStore: Sendable {
     @discardableResult
     func remove(_ digest: AttachmentDigest) throws -> Bool {
         guard let path = path(for: digest) else { return false }
-        return try FileIO.removeFile(path)
+        return try gate.shared { () throws(CouchetteError) in try FileIO.removeFile(path) }
     }
 
     /// Compaction: deletes every stored body whose digest is not in `referenced`, and the temporary files left
@@ -125,6 +162,10 @@ final class BlobStore: Sendable {
     /// - Throws: ``CouchetteError`` `.io` when the directory cannot be listed or a file cannot be deleted.
     @discardableResult
     func removeAll(except referenced: Set<AttachmentDigest>) throws -> Int {
+        try gate.shared { () throws -> Int in try ungatedRemoveAll(except: referenced) }
+    }
+
+    private func ungatedRemoveAll(except referenced: Set<AttachmentDigest>) throws -> Int {
         var removed = 0
         for name in try fileNames() {
             let path = (directoryPath as NSString).appendingPathComponent(name)

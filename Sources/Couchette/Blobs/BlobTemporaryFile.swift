@@ -5,6 +5,9 @@ import Foundation
 /// A file being written into a ``BlobStore``: it owns its descriptor, hashes every byte as it is appended,
 /// and ends either renamed to its digest's name (``commit(to:)``) or deleted (in `deinit`).
 ///
+/// In an encrypted store the file is written in the encrypted format (``BlobCipher``): chunks are sealed as they
+/// fill, the last one when the file is finished; the digest and length are the plaintext's.
+///
 /// Temporary files are named `tmp-<UUID>.blobtmp`, in the store's own directory so that the final rename
 /// is atomic. While one is open it is registered process-wide, so compaction
 /// (``BlobStore/removeAll(except:)``) deletes only leftovers of interrupted writes, never a write in progress.
@@ -27,11 +30,17 @@ final class BlobTemporaryFile {
     private var md5: Insecure.MD5?
     private var sha256: SHA256?
     private let expectedDigest: AttachmentDigest?
+    /// For an encrypted store: the sealer and the plaintext of the chunk not sealed yet (sealed once more follows,
+    /// or at the end as the last one).
+    private var sealer: BlobCipher.ChunkSealer?
+    private var pending = Data()
 
     /// Creates a new, empty temporary file in `directory`.
     ///
-    /// - Parameter expectedDigest: A digest the content must match (any algorithm); checked by ``finish()``.
-    init(directory: String, expectedDigest: AttachmentDigest?) throws(CouchetteError) {
+    /// - Parameters:
+    ///   - expectedDigest: A digest the content must match (any algorithm); checked by ``finish()``.
+    ///   - cipher: The store's cipher when it is encrypted.
+    init(directory: String, expectedDigest: AttachmentDigest?, cipher: BlobCipher? = nil) throws(CouchetteError) {
         let name = BlobTemporaryFile.namePrefix + UUID().uuidString + BlobTemporaryFile.nameSuffix
         self.name = name
         path = (directory as NSString).appendingPathComponent(name)
@@ -48,6 +57,12 @@ final class BlobTemporaryFile {
             BlobTemporaryFile.inProgress.remove(name)
             throw error
         }
+        if let cipher {
+            let sealer = BlobCipher.ChunkSealer(cipher: cipher)
+            self.sealer = sealer
+            pending.reserveCapacity(sealer.chunkSize)
+            try FileIO.writeAll(descriptor!, sealer.header, path: path)
+        }
     }
 
     deinit {
@@ -63,8 +78,28 @@ final class BlobTemporaryFile {
         sha1.update(bufferPointer: bytes)
         md5?.update(bufferPointer: bytes)
         sha256?.update(bufferPointer: bytes)
-        try FileIO.writeAll(descriptor, bytes, path: path)
         length += UInt64(bytes.count)
+        guard sealer != nil else { return try FileIO.writeAll(descriptor, bytes, path: path) }
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            if pending.count == sealer!.chunkSize { try sealPending(isLast: false) }
+            let taken = min(rest.count, sealer!.chunkSize - pending.count)
+            pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest.prefix(taken)))
+            rest = rest.dropFirst(taken)
+        }
+    }
+
+    /// Seals the pending plaintext as the next chunk and writes it.
+    private func sealPending(isLast: Bool) throws(CouchetteError) {
+        guard let descriptor else { preconditionFailure("seal after finish") }
+        let stored: Data
+        do {
+            stored = try sealer!.seal(pending, isLast: isLast)
+        } catch {
+            throw CouchetteError(.io, message: "Cannot encrypt blob file \(name): \(error)")
+        }
+        pending.removeAll(keepingCapacity: true)
+        try FileIO.writeAll(descriptor, stored, path: path)
     }
 
     /// Flushes and closes the file, and checks the expected digest.
@@ -74,6 +109,7 @@ final class BlobTemporaryFile {
     ///   the file cannot be flushed.
     func finish() throws(CouchetteError) -> (digest: AttachmentDigest, length: UInt64) {
         guard let descriptor else { preconditionFailure("finish called twice") }
+        if sealer != nil { try sealPending(isLast: true) }
         self.descriptor = nil
         defer { FileIO.closeDescriptor(descriptor) }
         try FileIO.synchronize(descriptor, path: path)

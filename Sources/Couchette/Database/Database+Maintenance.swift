@@ -61,12 +61,26 @@ extension Database {
         try withStorage { storage in try storage.connection.execute("VACUUM") }
     }
 
+    /// What is wrong with a referenced blob: missing, or (encrypted) failing its checks when read through.
+    private static func blobProblem(_ digest: AttachmentDigest, in store: BlobStore) -> String? {
+        guard store.contains(digest) else { return "is missing" }
+        guard store.cipher != nil else { return nil }
+        do {
+            let reader = try store.reader(for: digest)
+            while try reader.next() != nil {}
+            return nil
+        } catch {
+            return "does not verify (\(error.message))"
+        }
+    }
+
     private func checkIntegrity() throws {
         var problems: [String] = []
         try withStorage { storage in
             let result = try storage.connection.query("PRAGMA integrity_check").compactMap { $0[0].stringValue }
             if result != ["ok"] { problems.append(contentsOf: result.prefix(10).map { "SQLite: \($0)" }) }
             let store = blobStore
+            var checked: [AttachmentDigest: String?] = [:]
             do {
                 try storage.forEachDocument { record in
                     guard (try? JSONValue(parsing: record.body))?.objectValue != nil else {
@@ -85,9 +99,10 @@ extension Database {
                             problems.append("Document \(record.documentID): bad blob digest")
                             continue
                         }
-                        if parsed.algorithm == .sha1, let store, !store.contains(parsed) {
-                            problems.append("Document \(record.documentID): blob \(digest) is missing")
-                        }
+                        guard parsed.algorithm == .sha1, let store else { continue }
+                        let problem = checked[parsed] ?? Database.blobProblem(parsed, in: store)
+                        checked[parsed] = .some(problem)  // each blob is read through once
+                        if let problem { problems.append("Document \(record.documentID): blob \(digest) \(problem)") }
                     }
                 }
             } catch {

@@ -72,8 +72,8 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
             }
         }
         let path = (folder as NSString).appendingPathComponent(Database.databaseFileName)
-        // The copy of a key change that did not finish: the database itself is intact.
-        try? manager.removeItem(atPath: path + Database.rekeySuffix)
+        // A key change killed before its commit leaves copies to delete; after it, renames to finish.
+        try KeyChangeFiles(folder: folder).recover()
         var storageConfig = config
         storageConfig.encryptionKey = try config.resolvedEncryptionKey()
         storageConfig.encryptionKeyProvider = nil
@@ -83,7 +83,8 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
         self.folderPath = folder
         do {
             blobStore = try BlobStore(
-                directory: URL(fileURLWithPath: folder).appendingPathComponent(Database.attachmentsFolderName))
+                directory: URL(fileURLWithPath: folder).appendingPathComponent(Database.attachmentsFolderName),
+                cipher: Database.blobCipher(pageKey: storage.connection.pageKey()))
             try loadMetadata(storage)
             try reloadCollections(storage)
             lastSequence = try storage.databaseLastSequence()

@@ -53,7 +53,6 @@ struct BlobCipher: Sendable {
 
     /// Seals `content` into a whole file (a fresh random salt unless given).
     func seal(_ content: Data, salt: Data? = nil, chunkSizeLog2: UInt8 = BlobCipher.defaultChunkSizeLog2) throws -> Data {
-        let salt = salt ?? SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
         var sealer = ChunkSealer(cipher: self, salt: salt, chunkSizeLog2: chunkSizeLog2)
         var file = sealer.header
         let chunkSize = sealer.chunkSize
@@ -101,7 +100,9 @@ extension BlobCipher {
         private let nonceBase: Data
         private var index: UInt64 = 0
 
-        init(cipher: BlobCipher, salt: Data, chunkSizeLog2: UInt8) {
+        /// A sealer for a new file: a fresh random salt unless given, 64 KiB chunks unless told.
+        init(cipher: BlobCipher, salt: Data? = nil, chunkSizeLog2: UInt8 = BlobCipher.defaultChunkSizeLog2) {
+            let salt = salt ?? SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
             header = cipher.header(salt: salt, chunkSizeLog2: chunkSizeLog2)
             chunkSize = 1 << Int(chunkSizeLog2)
             (key, nonceBase) = cipher.fileKeys(salt: salt)

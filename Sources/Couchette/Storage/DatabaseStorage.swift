@@ -50,8 +50,10 @@ final class DatabaseStorage {
 
     /// Opens the SQLite file at `path` with `key` and runs `PRAGMA quick_check`.
     ///
+    /// - Returns: The file's page key (nil when plain).
     /// - Throws: `.corrupt` when the check finds a problem; what opening throws.
-    static func check(path: String, key: Connection.EncryptionKey?) throws {
+    @discardableResult
+    static func check(path: String, key: Connection.EncryptionKey?) throws -> [UInt8]? {
         let connection = try Connection(
             path: path, options: Connection.Options(create: false, journalMode: nil, encryptionKey: key))
         defer { connection.close() }
@@ -59,6 +61,7 @@ final class DatabaseStorage {
         guard result == "ok" else {
             throw CouchetteError(.corrupt, message: "The re-keyed copy failed its check: \(result ?? "nothing")")
         }
+        return try connection.pageKey()
     }
 
     // MARK: - Transactions

@@ -42,6 +42,40 @@ enum FileIO {
         }
     }
 
+    /// Reads until `buffer` is full or the file ends; returns the number of bytes read (short only at the end).
+    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String)
+        throws(CouchetteError) -> Int
+    {
+        var total = 0
+        while total < buffer.count {
+            let count = try readChunk(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]), path: path)
+            if count == 0 { break }
+            total += count
+        }
+        return total
+    }
+
+    /// Reads until `data` is full or the file ends; returns the number of bytes read.
+    static func readFully(_ descriptor: Int32, into data: inout Data, path: String) throws(CouchetteError) -> Int {
+        try data.withUnsafeMutableBytes { buffer in
+            Result { () throws(CouchetteError) in try readFully(descriptor, into: buffer, path: path) }
+        }.get()
+    }
+
+    /// Writes all of `data`.
+    static func writeAll(_ descriptor: Int32, _ data: Data, path: String) throws(CouchetteError) {
+        try data.withUnsafeBytes { bytes in
+            Result { () throws(CouchetteError) in try writeAll(descriptor, bytes, path: path) }
+        }.get()
+    }
+
+    /// The size of an open file.
+    static func size(of descriptor: Int32, path: String) throws(CouchetteError) -> UInt64 {
+        var info = stat()
+        _ = try check(fstat(descriptor, &info), "stat", path)
+        return UInt64(max(0, info.st_size))
+    }
+
     /// Writes all of `bytes`.
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(CouchetteError) {
         guard var next = bytes.baseAddress else { return }
