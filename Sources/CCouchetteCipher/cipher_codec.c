@@ -95,6 +95,8 @@ typedef struct {
     EVP_CIPHER_CTX *cipher[2]; /* [0] decrypts, [1] encrypts: their key schedules differ */
     uint8_t cipher_key[2][CC_KEY_SIZE];
     int cipher_keyed[2];
+    uint8_t random[1024]; /* IVs to hand out: one RAND_bytes call per 64 pages instead of one per page */
+    size_t random_left;
 } codec_contexts;
 
 static pthread_key_t contexts_key;
@@ -127,6 +129,22 @@ static codec_contexts *thread_contexts(void) {
         return NULL;
     }
     return contexts;
+}
+
+/// A fresh random IV from this thread's buffer of OpenSSL randomness (IVs are stored in clear, so the buffer holds
+/// nothing secret); 1 on success.
+static int fresh_iv(uint8_t iv[CC_IV_SIZE]) {
+    codec_contexts *contexts = thread_contexts();
+    if (contexts == NULL) return 0;
+    if (contexts->random_left < CC_IV_SIZE) {
+        if (RAND_bytes(contexts->random, sizeof contexts->random) != 1) return 0;
+        contexts->random_left = sizeof contexts->random;
+    }
+    contexts->random_left -= CC_IV_SIZE;
+    uint8_t *next = contexts->random + contexts->random_left;
+    memcpy(iv, next, CC_IV_SIZE);
+    memset(next, 0, CC_IV_SIZE); /* never handed out twice */
+    return 1;
 }
 
 /// HMAC-SHA512(K_mac, page[start..4032) || LE32(pgno)); 1 on success.
@@ -184,7 +202,7 @@ int cc_encrypt_page(
     uint8_t page_iv[CC_IV_SIZE];
     if (iv != NULL) {
         memcpy(page_iv, iv, CC_IV_SIZE);
-    } else if (RAND_bytes(page_iv, CC_IV_SIZE) != 1) {
+    } else if (!fresh_iv(page_iv)) {
         return SQLITE_ERROR;
     }
     size_t start = region_start(pgno);

@@ -65,6 +65,12 @@ typedef struct cc_key {
     /// 0 while the salt is a guess for a file that was empty at open: the first page 1 found on disk
     /// (written by another connection) replaces it. 1 once read from the file, given by the key, or written.
     int salt_fixed;
+    /// Between SQLITE_FCNTL_CKPT_START and _DONE on the database file: SQLite's checkpoint copy loop, which reads each
+    /// frame's page from the WAL and writes it unchanged to the database. The stored bytes then travel as they are
+    /// (no check, no decryption, no encryption): the page's tag goes with them and every later read of the page
+    /// from the database checks it. `checkpoint_pgno` is the page number of the frame just read (0: none).
+    int checkpointing;
+    uint32_t checkpoint_pgno;
 } cc_key;
 
 /// Takes the staged key named by `token` out of the table; NULL when unknown (or already consumed).
@@ -120,6 +126,7 @@ typedef struct cc_wal_state {
     sqlite3_int64 held_frame;
     int held_length; /* 0 = nothing held */
     uint8_t held[CC_PAGE_SIZE];
+    uint8_t frame[24 + CC_PAGE_SIZE]; /* a frame's header and stored page, read at once */
 } cc_wal_state;
 
 typedef struct cc_file {

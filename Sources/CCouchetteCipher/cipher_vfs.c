@@ -49,13 +49,13 @@ static int file_is_empty(cc_file *f) {
     return f->real->pMethods->xFileSize(f->real, &size) == SQLITE_OK && size == 0;
 }
 
-/// Reads stored page `pgno` and decrypts it into f->page. A page past the end of the file is a short
+/// Reads stored page `pgno` and decrypts it into `out` (4096 bytes). A page past the end of the file is a short
 /// read (SQLite zero-fills; no tag to check), except page 1 of a non-empty file: too short to be ours.
-static int db_read_page(cc_file *f, uint32_t pgno) {
-    int rc = cc_real_read(f, f->page, CC_PAGE_SIZE, (sqlite3_int64)(pgno - 1) * CC_PAGE_SIZE);
+static int db_read_page(cc_file *f, uint32_t pgno, uint8_t *out) {
+    int rc = cc_real_read(f, out, CC_PAGE_SIZE, (sqlite3_int64)(pgno - 1) * CC_PAGE_SIZE);
     if (rc == SQLITE_IOERR_SHORT_READ) return pgno == 1 && !file_is_empty(f) ? SQLITE_NOTADB : rc;
     if (rc != SQLITE_OK) return rc;
-    return cc_key_decrypt_page(f->key, pgno, f->page, f->page);
+    return cc_key_decrypt_page(f->key, pgno, out, out);
 }
 
 /// Any range: every page it overlaps is read whole, verified and decrypted, and the overlap copied.
@@ -69,13 +69,14 @@ static int db_read(cc_file *f, void *buffer, int amount, sqlite3_int64 offset) {
         int within = (int)(offset % CC_PAGE_SIZE);
         int n = CC_PAGE_SIZE - within < amount ? CC_PAGE_SIZE - within : amount;
         if (index >= UINT32_MAX) return SQLITE_IOERR_READ;
-        int rc = db_read_page(f, (uint32_t)index + 1);
+        int whole = within == 0 && n == CC_PAGE_SIZE;
+        int rc = db_read_page(f, (uint32_t)index + 1, whole ? out : f->page);
         if (rc == SQLITE_IOERR_SHORT_READ) {
             memset(out, 0, (size_t)n);
             short_read = 1;
         } else if (rc != SQLITE_OK) {
             return rc;
-        } else {
+        } else if (!whole) {
             memcpy(out, f->page + within, (size_t)n);
         }
         out += n;
@@ -91,7 +92,14 @@ static int db_write(cc_file *f, const void *buffer, int amount, sqlite3_int64 of
         return SQLITE_IOERR_WRITE;
     }
     uint32_t pgno = (uint32_t)(offset / CC_PAGE_SIZE) + 1;
-    int rc = cc_key_encrypt_page(f->key, pgno, buffer, f->page);
+    cc_key *key = f->key;
+    if (key->checkpointing) {
+        /* The checkpoint copies the frame it just read: stored bytes already, for this very page. */
+        int copies_frame = key->checkpoint_pgno == pgno;
+        key->checkpoint_pgno = 0;
+        return copies_frame ? cc_real_write(f, buffer, CC_PAGE_SIZE, offset) : SQLITE_IOERR_WRITE;
+    }
+    int rc = cc_key_encrypt_page(key, pgno, buffer, f->page);
     if (rc != SQLITE_OK) return rc;
     return cc_real_write(f, f->page, CC_PAGE_SIZE, offset);
 }
@@ -201,6 +209,12 @@ static int cc_file_control(sqlite3_file *file, int op, void *arg) {
     if (f->kind == CC_FILE_DB && op == SQLITE_FCNTL_PRAGMA) {
         int rc = check_pragma((char **)arg);
         if (rc != SQLITE_NOTFOUND) return rc;
+    }
+    if (f->kind == CC_FILE_DB && (op == SQLITE_FCNTL_CKPT_START || op == SQLITE_FCNTL_CKPT_DONE)) {
+        /* Around SQLite's checkpoint copy loop (cipher_internal.h, cc_key.checkpointing); sent even when the loop
+         * fails. */
+        f->key->checkpointing = op == SQLITE_FCNTL_CKPT_START;
+        f->key->checkpoint_pgno = 0;
     }
     if (f->kind == CC_FILE_DB && op == CC_FCNTL_KEYINFO) {
         cc_key_info *info = arg;

@@ -18,6 +18,11 @@
  * so SQLite itself verifies the ciphertext checksums. SQLite's own running checksum in the -shm header
  * stays plaintext-based (accepted residual, spec 2.6).
  *
+ * Checkpoints: between SQLITE_FCNTL_CKPT_START and _DONE SQLite only copies frame pages to the database, each
+ * read and written at once; those reads return the stored bytes and the database write stores them as they are
+ * (the page number checked against the frame's), so a checkpoint neither decrypts nor encrypts. The tag travels
+ * with the page and is checked whenever the page is read from the database.
+ *
  * Without POWERSAFE_OVERWRITE (not the unix default; "psow=0") SQLite pads a synced commit with copies
  * of the commit frame up to a sector boundary and splits the write that crosses it, so a page may come
  * in two writes; they are joined before encryption.
@@ -143,10 +148,17 @@ int cc_wal_write(cc_file *f, const void *buffer, int amount, sqlite3_int64 offse
 int cc_wal_read(cc_file *f, void *buffer, int amount, sqlite3_int64 offset) {
     sqlite3_int64 frame = 0;
     if (amount != CC_PAGE_SIZE || !frame_page_at(offset, &frame)) return cc_real_read(f, buffer, amount, offset);
-    uint8_t pgno_be[4];
-    int rc = cc_real_read(f, pgno_be, sizeof pgno_be, frame_offset(frame));
-    if (rc == SQLITE_OK) rc = cc_real_read(f, buffer, CC_PAGE_SIZE, offset);
+    cc_key *key = f->key;
+    key->checkpoint_pgno = 0;
+    int rc = cc_real_read(f, f->wal.frame, FRAME_SIZE, frame_offset(frame));
     if (rc != SQLITE_OK) return rc;
-    uint32_t pgno = cc_get_be32(pgno_be);
-    return pgno == 0 ? SQLITE_CORRUPT : cc_key_decrypt_page(f->key, pgno, buffer, buffer);
+    uint32_t pgno = cc_get_be32(f->wal.frame);
+    if (pgno == 0) return SQLITE_CORRUPT;
+    if (key->checkpointing) {
+        /* The checkpoint writes this page to the database next: it gets the stored bytes (cipher_vfs.c). */
+        memcpy(buffer, f->wal.frame + FRAME_HEADER_SIZE, CC_PAGE_SIZE);
+        key->checkpoint_pgno = pgno;
+        return SQLITE_OK;
+    }
+    return cc_key_decrypt_page(key, pgno, f->wal.frame + FRAME_HEADER_SIZE, buffer);
 }

@@ -31,8 +31,8 @@ struct EncryptionBenchmark {
         var insert: [Bool: Double] = [:]
         var read: [Bool: Double] = [:]
         let order = ids.shuffled()
-        // Alternating sides, best of two rounds each, so that machine noise hits both alike.
-        for round in 0..<2 {
+        // Alternating sides, best of four rounds each, so that machine noise (which only adds time) hits both alike.
+        for round in 0..<4 {
             for encrypted in [false, true] {
                 let name = "\(encrypted ? "secret" : "plain")-\(round)"
                 let config = configuration(encrypted ? key : nil)
@@ -58,6 +58,9 @@ struct EncryptionBenchmark {
                     }
                 }
                 try reopened.close()
+                if ProcessInfo.processInfo.environment["BENCH_VERBOSE"] != nil {
+                    print("# round \(round) \(encrypted ? "encrypted" : "plain"): insert \(Benchmark.format(inserting * 1000)) ms, read \(Benchmark.format(reading * 1000)) ms")
+                }
                 insert[encrypted] = min(insert[encrypted] ?? .infinity, inserting)
                 read[encrypted] = min(read[encrypted] ?? .infinity, reading)
             }

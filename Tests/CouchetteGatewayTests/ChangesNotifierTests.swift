@@ -30,7 +30,14 @@ extension ChangesTests {
             let start = ContinuousClock.now
             async let late = notifier.wait(after: 0, deadline: start + Self.lateDeadline)
             // The late wait must be registered first, so the early one re-arms the timer (no time passes here).
-            while notifier.waiterCount < 1 { await Task.yield() }
+            while notifier.waiterCount < 1 {
+                // Bounded: on a starved machine the late wait could come and go unseen, and this would spin forever.
+                guard ContinuousClock.now - start < Self.lateDeadline else {
+                    Issue.record("The late wait was not seen registered before its deadline")
+                    return
+                }
+                await Task.yield()
+            }
             async let early = notifier.wait(after: 0, deadline: start + .milliseconds(20))
             #expect(await early == .deadline)
             #expect(ContinuousClock.now - start < Self.lateDeadline)

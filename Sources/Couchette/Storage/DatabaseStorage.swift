@@ -40,7 +40,7 @@ final class DatabaseStorage {
     }
 
     /// The page cache of an encrypted database, in KiB (SQLite's default is 2,000).
-    static let encryptedCacheKibibytes = 32_768
+    static let encryptedCacheKibibytes = 65_536
     /// WAL pages between automatic checkpoints of an encrypted database (SQLite's default is 1,000).
     static let encryptedCheckpointPages = 8_000
 
