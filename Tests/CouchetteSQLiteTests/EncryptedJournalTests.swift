@@ -48,4 +48,23 @@ struct EncryptedJournalTests {
             #expect(!FileManager.default.fileExists(atPath: copy + "-journal"))
         }
     }
+
+    @Test("Temporary data stays in memory: temp_store cannot be switched to files")
+    func temporaryFilesAreRefused() throws {
+        try withTemporaryDirectory { directory in
+            let connection = try Connection(path: directory.path("temp.sqlite"), options: .init(encryptionKey: Self.key))
+            defer { connection.close() }
+            try connection.execute("CREATE TABLE t (text TEXT)")
+            try connection.execute("INSERT INTO t VALUES (?)", Self.marker)
+            #expect(try connection.firstValue("PRAGMA temp_store") == .integer(2))  // MEMORY
+            try connection.execute("CREATE TEMP TABLE kept_in_memory AS SELECT * FROM t")
+            for value in ["FILE", "DEFAULT", "1", "0"] {
+                #expect(throws: SQLiteError.self, "temp_store = \(value)") {
+                    try connection.execute("PRAGMA temp_store = \(value)")
+                }
+            }
+            #expect(try connection.firstValue("PRAGMA temp_store") == .integer(2))
+            #expect(try connection.firstValue("SELECT count(*) FROM temp.kept_in_memory") == .integer(1))
+        }
+    }
 }
