@@ -269,4 +269,59 @@ import Testing
         #expect(try Self.blob(copy, "doc")?.content == content)
         try copy.close()
     }
+
+    @Test func aBlobBeingWrittenIsEncryptedInItsTemporaryFileToo() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open("secret") { $0.encryptionKey = .password("pw") }
+        defer { try? db.close() }
+        let attachments = (directory.path as NSString).appendingPathComponent("secret.couchette/Attachments")
+        let content = Self.content(size: 6 * 65_536)
+        let stream = TemporaryFileScanningStream(content: content, folder: attachments)
+        try Self.save(Blob(contentType: "application/octet-stream", contentStream: stream), as: "doc", in: db)
+        // The stream looked at the temporary file while the blob was being written.
+        #expect(stream.scannedBytes > 4 * 65_536)
+        #expect(!stream.sawMarker)
+        #expect(try Self.blob(db, "doc")?.content == content)
+    }
+}
+
+/// A stream of `content` in 64 KiB pieces that, before each piece after the first, reads the temporary files of the
+/// blob folder (the write in progress) and notes whether any holds the marker.
+private final class TemporaryFileScanningStream: InputStream {
+    private let content: Data
+    private let folder: String
+    private var offset = 0
+    private(set) var scannedBytes = 0
+    private(set) var sawMarker = false
+
+    init(content: Data, folder: String) {
+        self.content = content
+        self.folder = folder
+        super.init(data: Data())
+    }
+
+    override func open() {}
+    override func close() {}
+    override var streamStatus: Stream.Status { offset < content.count ? .open : .atEnd }
+    override var hasBytesAvailable: Bool { offset < content.count }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+        if offset > 0 {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasSuffix(".blobtmp") {
+                let bytes = (try? Data(contentsOf: URL(fileURLWithPath: (folder as NSString).appendingPathComponent(name)))) ?? Data()
+                scannedBytes = max(scannedBytes, bytes.count)
+                if EncryptedBlobTests.hasMarker(bytes) { sawMarker = true }
+            }
+        }
+        let count = min(length, 65_536, content.count - offset)
+        content.copyBytes(to: buffer, from: offset..<offset + count)
+        offset += count
+        return count
+    }
+
+    override func getBuffer(
+        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
+    ) -> Bool {
+        false
+    }
 }
