@@ -3,16 +3,6 @@ import PropertyBased
 import Testing
 
 /// A small deterministic generator for shuffles, seeded by the property test's input.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A revision as a replica would receive it: the revision, its body and flag, and its whole history.
 private struct Edit {

@@ -47,6 +47,8 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
     var lastSequenceAtBegin: UInt64 = 0
     let notifier = ChangeNotifier()
     var expirySweeper: ExpirySweeper?
+    /// The view objects made in this session, by `"<collection id>/<name>"`.
+    var mapReduceViews: [String: MapReduceView] = [:]
     private(set) var storedPublicUUID = ""
     private(set) var storedPrivateUUID = ""
 

@@ -178,7 +178,7 @@ final class DatabaseStorage {
 
     // MARK: - Documents
 
-    private static let selectColumns = "sequence, flags, rev, body, expiration"
+    static let selectColumns = "sequence, flags, rev, body, expiration"
 
     /// Reads a document; the revision tree too when `withTree`.
     ///

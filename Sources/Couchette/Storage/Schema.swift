@@ -6,7 +6,7 @@ import CouchetteSQLite
 /// Couchette is refused rather than misread.
 enum Schema {
     /// The version this build writes.
-    static let current: Int32 = 2
+    static let current: Int32 = 3
 
     /// Migrates `connection` to ``current``.
     ///
@@ -22,6 +22,7 @@ enum Schema {
         try connection.transaction { connection in
             if version < 1 { try createVersion1(connection) }
             if version < 2 { try upgradeToVersion2(connection) }
+            if version < 3 { try upgradeToVersion3(connection) }
             try connection.setUserVersion(current)
         }
     }
@@ -61,5 +62,31 @@ enum Schema {
     static func upgradeToVersion2(_ connection: Connection) throws {
         try connection.execute(
             "CREATE INDEX documents_by_expiration ON documents (expiration) WHERE expiration IS NOT NULL")
+    }
+
+    /// Version 3: map/reduce views. A view's rows are keyed by the collation bytes of their key
+    /// (``JSONCollation``), so key ranges and ordering are plain index scans; the key and value stay as JSON text.
+    static func upgradeToVersion3(_ connection: Connection) throws {
+        try connection.execute(
+            """
+            CREATE TABLE views (
+                id INTEGER PRIMARY KEY,
+                collection INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                version TEXT NOT NULL,
+                last_sequence INTEGER NOT NULL DEFAULT 0,
+                UNIQUE (collection, name)
+            );
+            CREATE TABLE view_rows (
+                view INTEGER NOT NULL REFERENCES views(id) ON DELETE CASCADE,
+                sort_key BLOB NOT NULL,
+                doc_id TEXT NOT NULL,
+                sequence INTEGER NOT NULL,
+                key TEXT NOT NULL,
+                value TEXT
+            );
+            CREATE INDEX view_rows_by_key ON view_rows (view, sort_key, doc_id);
+            CREATE INDEX view_rows_by_document ON view_rows (view, doc_id);
+            """)
     }
 }
