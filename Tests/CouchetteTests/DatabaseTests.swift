@@ -134,17 +134,20 @@ import Testing
         try db.defaultCollection().save(document: MutableDocument(id: "a"))
         try db.close()
 
-        // An older file: version 1, without the expiration index of version 2.
+        // An older file: version 1, without the expiration index of version 2 and the view tables of version 3.
         var connection = try Connection(path: file)
         try connection.execute("DROP INDEX documents_by_expiration")
+        try connection.execute("DROP TABLE view_rows")
+        try connection.execute("DROP TABLE views")
         try connection.setUserVersion(1)
         connection.close()
         let migrated = try directory.open()
         #expect(try migrated.defaultCollection().document(id: "a") != nil)
         try migrated.close()
         connection = try Connection(path: file)
-        #expect(try connection.userVersion == 2)
+        #expect(try connection.userVersion == 3)
         #expect(try connection.query("SELECT name FROM sqlite_master WHERE name = 'documents_by_expiration'").count == 1)
+        #expect(try connection.query("SELECT name FROM sqlite_master WHERE name IN ('views', 'view_rows')").count == 2)
 
         try connection.setUserVersion(99)
         connection.close()

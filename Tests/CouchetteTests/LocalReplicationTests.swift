@@ -304,8 +304,10 @@ import Testing
         let directory = TemporaryDirectory()
         let db = try directory.open()
         defer { try? db.close() }
-        // A port just freed on loopback: nothing listens, connections are refused at once.
-        let port = try #require(Self.closedLoopbackPort())
+        // A port bound but not listening, held for the whole test: connections are refused at once, and no other
+        // test's server can take the port meanwhile.
+        let (port, holder) = try #require(Self.closedLoopbackPort())
+        defer { close(holder) }
         var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
         config.addCollection(try db.defaultCollection())
         config.maxAttempts = 3
@@ -322,10 +324,10 @@ import Testing
     }
 
     /// A loopback port the system gave a socket that is closed again.
-    static func closedLoopbackPort() -> UInt16? {
+    /// A loopback port bound by a socket that does not listen, and that socket (the caller closes it).
+    static func closedLoopbackPort() -> (port: UInt16, descriptor: Int32)? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -335,7 +337,11 @@ import Testing
                 bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
             }
         }
-        return bound ? UInt16(bigEndian: address.sin_port) : nil
+        guard bound else {
+            close(descriptor)
+            return nil
+        }
+        return (UInt16(bigEndian: address.sin_port), descriptor)
     }
 }
 
