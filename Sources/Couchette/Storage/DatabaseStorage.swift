@@ -22,6 +22,8 @@ final class DatabaseStorage {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")
             if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
+            // SQL++ LIKE is case-sensitive.
+            try connection.execute("PRAGMA case_sensitive_like = ON")
             if options.encryptionKey != nil {
                 // A page read from an encrypted file costs an HMAC-SHA512 and an AES decryption: keep more of them.
                 try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes)")

@@ -1,0 +1,193 @@
+import CouchetteCore
+import CouchetteSQLite
+import Foundation
+
+/// A compiled SQL++ query (Couchbase Lite 3): `SELECT` over the database's collections, run any number of times, with
+/// `$name` parameters bound at each run.
+///
+/// ```swift
+/// let query = try db.createQuery("SELECT META().id, name FROM _ WHERE type = $type ORDER BY name")
+/// query.parameters = Parameters().setString("task-list", forName: "type")
+/// for result in try query.execute() { print(result.string(forKey: "id") ?? "", result.string(forKey: "name") ?? "") }
+/// ```
+public class Query: @unchecked Sendable, CustomStringConvertible {
+    /// The database the query reads.
+    public let database: Database
+    let statement: SelectStatement
+    private let text: String
+    private let lock = NSLock()
+    private var compiled: CompiledQuery?
+    private var storedParameters: Parameters?
+    private var observer: QueryObserver<ResultSet>?
+
+    init(database: Database, statement: SelectStatement, text: String) {
+        self.database = database
+        self.statement = statement
+        self.text = text
+    }
+
+    /// The parameter values of the next runs; setting them runs live listeners again.
+    public var parameters: Parameters? {
+        get { lock.withLock { storedParameters } }
+        set {
+            let observer = lock.withLock { () -> QueryObserver<ResultSet>? in
+                storedParameters = newValue.map { Parameters(parameters: $0) }
+                return self.observer
+            }
+            observer?.rerun()
+        }
+    }
+
+    /// Runs the query.
+    ///
+    /// - Throws: `.badInput` for an unknown function or field, `.notFound` for an unknown collection, `.notOpen` once
+    ///   the database is closed.
+    public func execute() throws -> ResultSet {
+        let compiled = try compile()
+        let values = parameters?.all ?? [:]
+        let collection = try? database.defaultCollection()
+        let rows: [QueryResult] = try database.withStorage { storage in
+            let statement = try storage.connection.cachedStatement(sql: compiled.sql)
+            defer { statement.reset() }
+            for name in compiled.parameterNames {
+                let value = values[name] ?? .null
+                if (try? statement.parameterIndex(named: ":p_\(name)")) != nil {
+                    try statement.bind(Self.sqlValue(value), named: ":p_\(name)")
+                }
+                if (try? statement.parameterIndex(named: ":j_\(name)")) != nil {
+                    try statement.bind(values[name].map { SQLiteValue.text($0.serializedString()) } ?? SQLiteValue.null, named: ":j_\(name)")
+                }
+            }
+            var rows: [QueryResult] = []
+            let names = compiled.columns.map(\.name)
+            try statement.forEachRow { row in
+                var values: [JSONValue?] = []
+                values.reserveCapacity(compiled.columns.count)
+                for (index, column) in compiled.columns.enumerated() {
+                    values.append(Self.json(row.value(at: index), kind: column.kind))
+                }
+                rows.append(QueryResult(columnNames: names, values: values, collection: collection))
+            }
+            return rows
+        }
+        return ResultSet(rows: rows, columnNames: compiled.columns.map(\.name))
+    }
+
+    /// The SQLite statement the query runs and SQLite's plan for it (`EXPLAIN QUERY PLAN`), so an index in use shows
+    /// as `USING INDEX <name>`.
+    public func explain() throws -> String {
+        let compiled = try compile()
+        let plan = try database.withStorage { storage in
+            try storage.connection.query("EXPLAIN QUERY PLAN " + compiled.sql, named: [:]).map {
+                $0[3].stringValue ?? ""
+            }
+        }
+        return compiled.sql + "\n\n" + plan.joined(separator: "\n") + "\n"
+    }
+
+    public var description: String { "Query(\(text))" }
+
+    /// The compiled form, made on first use (collections are looked up then).
+    func compile() throws -> CompiledQuery {
+        if let compiled = lock.withLock({ self.compiled }) { return compiled }
+        let made = try QueryCompiler.compile(statement, database: database)
+        lock.withLock { compiled = made }
+        return made
+    }
+
+    // MARK: - Live queries
+
+    /// Runs the query now and again after each commit to the collections it reads, calling `listener` each time the
+    /// results differ (the first run included); bursts of commits make one re-run.
+    ///
+    /// - Parameter queue: Where to call it; the main queue when nil.
+    @discardableResult
+    public func addChangeListener(
+        withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (QueryChange) -> Void
+    ) -> ListenerToken {
+        let target = queue ?? .main
+        return liveObserver().addListener(replayLatest: true) { [self] event in
+            switch event {
+            case .result(let results): target.async { listener(QueryChange(query: self, results: results, error: nil)) }
+            case .failure(let error): target.async { listener(QueryChange(query: self, results: nil, error: error)) }
+            case .ended: break
+            }
+        }
+    }
+
+    /// The results now, then again after each commit that changes them; ends when the database closes or the iterating
+    /// task is cancelled, and throws a run's error.
+    public func changes() -> AsyncThrowingStream<ResultSet, any Error> {
+        AsyncThrowingStream { continuation in
+            let token = liveObserver().addListener(replayLatest: true) { event in
+                switch event {
+                case .result(let results): continuation.yield(ResultSet(rows: results.everyRow, columnNames: results.columnNames))
+                case .failure(let error): continuation.finish(throwing: error)
+                case .ended: continuation.finish()
+                }
+            }
+            continuation.onTermination = { _ in token.remove() }
+        }
+    }
+
+    private func liveObserver() -> QueryObserver<ResultSet> {
+        lock.withLock {
+            if let observer { return observer }
+            let ids = (try? QueryCompiler.compile(statement, database: database).collectionIDs) ?? []
+            let made = QueryObserver<ResultSet>(
+                database: database, collectionIDs: ids, minimumInterval: 0, run: { [weak self] in
+                    guard let self else { throw CouchetteError(.notOpen, message: "The query is gone") }
+                    return try self.execute()
+                },
+                isSame: { old, new in
+                    old.everyRow.count == new.everyRow.count
+                        && zip(old.everyRow, new.everyRow).allSatisfy { $0.json == $1.json }
+                })
+            observer = made
+            return made
+        }
+    }
+
+    // MARK: - Values
+
+    static func sqlValue(_ value: JSONValue) -> SQLiteValue {
+        switch value {
+        case .null: .null
+        case .bool(let flag): .integer(flag ? 1 : 0)
+        case .int(let number): .integer(number)
+        case .double(let number): .real(number)
+        case .string(let text): .text(text)
+        case .array, .object: .text(value.serializedString())
+        }
+    }
+
+    static func json(_ value: SQLiteValue, kind: CompiledQuery.ColumnKind) -> JSONValue? {
+        switch (kind, value) {
+        case (.json, .null): return nil
+        case (.json, .text(let text)): return try? JSONValue(parsing: Array(text.utf8))
+        case (.json, .blob(let bytes)): return try? JSONValue(parsing: bytes)
+        case (.boolean, .integer(let number)): return .bool(number != 0)
+        case (_, .null): return .null
+        case (_, .integer(let number)): return .int(number)
+        case (_, .real(let number)): return .double(number)
+        case (_, .text(let text)): return .string(text)
+        case (_, .blob(let bytes)): return .string(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+}
+
+/// What a query's change listener receives: the new results, or the error of the run.
+public struct QueryChange: Sendable {
+    public let query: Query
+    public let results: ResultSet?
+    public let error: CouchetteError?
+}
+
+extension Database {
+    /// Compiles a SQL++ query (`SELECT … FROM collection …`).
+    ///
+    /// - Throws: `.badInput` (400) for a syntax error, naming its position and what was expected.
+    public func createQuery(_ query: String) throws -> Query {
+        Query(database: self, statement: try QueryParser.parse(query), text: query)
+    }
+}
