@@ -23,3 +23,4 @@ if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
 if only == nil || only == "encryption" { try EncryptionBenchmark(count: documents).run() }
 if only == nil || only == "replication" { try await ReplicationBenchmark(count: documents).run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }
+if only == nil || only == "query" { try await QueryBenchmark(count: documents).run() }

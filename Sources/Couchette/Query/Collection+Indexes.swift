@@ -18,14 +18,15 @@ extension Collection {
         let columns = try config.expressions.map {
             try QueryCompiler.indexExpression(QueryParser.parseExpression($0), database: database, collection: self)
         }
-        var condition = "collection = \(id) AND (flags & 1) = 0"
+        // The collection leads the index, so a query's collection term and its conditions use the index together.
+        var condition = "(flags & 1) = 0"
         if let whereClause = config.whereClause {
             let compiled = try QueryCompiler.indexExpression(
                 QueryParser.parseExpression(whereClause), database: database, collection: self)
             condition += " AND (\(compiled))"
         }
         let sqlName = indexSQLName(name)
-        let sql = "CREATE INDEX \(sqlName) ON documents (\(columns.joined(separator: ", "))) WHERE \(condition)"
+        let sql = "CREATE INDEX \(sqlName) ON documents (collection, \(columns.joined(separator: ", "))) WHERE \(condition)"
         try database.write { storage in
             let existing = try storage.connection.firstValue(
                 "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", indexPrefix + name)?.stringValue

@@ -59,14 +59,18 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
                 }
             }
             var rows: [QueryResult] = []
-            let names = compiled.columns.map(\.name)
+            let columns = ResultColumns(compiled.columns.map(\.name))
             try statement.forEachRow { row in
                 var values: [JSONValue?] = []
                 values.reserveCapacity(compiled.columns.count)
                 for (index, column) in compiled.columns.enumerated() {
-                    values.append(Self.json(row.value(at: index), kind: column.kind))
+                    if column.kind == .json, !row.isNull(at: index) {
+                        values.append(try? JSONValue(parsing: row.blob(at: index)))
+                    } else {
+                        values.append(Self.json(row.value(at: index), kind: column.kind))
+                    }
                 }
-                rows.append(QueryResult(columnNames: names, values: values, collection: collection))
+                rows.append(QueryResult(columns: columns, values: values, collection: collection))
             }
             return rows
         }
@@ -141,7 +145,7 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
                 },
                 isSame: { old, new in
                     old.everyRow.count == new.everyRow.count
-                        && zip(old.everyRow, new.everyRow).allSatisfy { $0.json == $1.json }
+                        && zip(old.everyRow, new.everyRow).allSatisfy { $0.values == $1.values }
                 })
             observer = made
             return made

@@ -6,32 +6,36 @@ import Foundation
 /// position.
 public final class QueryResult: DictionaryProtocol, ArrayProtocol, Sendable, CustomStringConvertible {
     /// The column names, in select-list order.
-    public let columnNames: [String]
-    private let values: [JSONValue?]
-    private let dictionary: DictionaryObject
-    private let array: ArrayObject
+    public var columnNames: [String] { columns.names }
+    /// The values by position; nil where missing.
+    let values: [JSONValue?]
+    private let columns: ResultColumns
+    private let collection: Collection?
 
-    init(columnNames: [String], values: [JSONValue?], collection: Collection?) {
-        self.columnNames = columnNames
+    init(columns: ResultColumns, values: [JSONValue?], collection: Collection?) {
+        self.columns = columns
         self.values = values
-        var members: [String: JSONValue] = [:]
-        for (name, value) in zip(columnNames, values) { if let value { members[name] = value } }
-        dictionary = DictionaryObject(members: members, collection: collection)
-        array = ArrayObject(elements: values.map { $0 ?? .null }, collection: collection)
+        self.collection = collection
     }
 
     /// The number of columns.
     public var count: Int { values.count }
     /// The names of the columns that have a value, sorted.
-    public var keys: [String] { dictionary.keys }
+    public var keys: [String] { json.keys.sorted() }
     /// The row as JSON values by column name (missing values left out).
     public var json: [String: JSONValue] {
         var members: [String: JSONValue] = [:]
-        for (name, value) in zip(columnNames, values) { if let value { members[name] = value } }
+        for (name, value) in zip(columns.names, values) { if let value { members[name] = value } }
         return members
     }
 
-    public func value(forKey key: String) -> Any? { dictionary.value(forKey: key) }
+    // Read through light-weight containers made on demand: most rows are read by a few keys, or compared whole.
+    private var dictionary: DictionaryObject { DictionaryObject(members: json, collection: collection) }
+    private var array: ArrayObject { ArrayObject(elements: values.map { $0 ?? .null }, collection: collection) }
+
+    public func value(forKey key: String) -> Any? {
+        columns.index[key].flatMap { values[$0] }.map(DocumentValues.value(from:))
+    }
     public func string(forKey key: String) -> String? { dictionary.string(forKey: key) }
     public func number(forKey key: String) -> NSNumber? { dictionary.number(forKey: key) }
     public func int(forKey key: String) -> Int { dictionary.int(forKey: key) }
@@ -43,7 +47,7 @@ public final class QueryResult: DictionaryProtocol, ArrayProtocol, Sendable, Cus
     public func date(forKey key: String) -> Date? { dictionary.date(forKey: key) }
     public func array(forKey key: String) -> ArrayObject? { dictionary.array(forKey: key) }
     public func dictionary(forKey key: String) -> DictionaryObject? { dictionary.dictionary(forKey: key) }
-    public func contains(key: String) -> Bool { dictionary.contains(key: key) }
+    public func contains(key: String) -> Bool { columns.index[key].map { values[$0] != nil } ?? false }
     public func toDictionary() -> [String: Any] { dictionary.toDictionary() }
     public func toJSON() -> String { dictionary.toJSON() }
     public subscript(key: String) -> Fragment { dictionary[key] }
@@ -64,6 +68,20 @@ public final class QueryResult: DictionaryProtocol, ArrayProtocol, Sendable, Cus
     public subscript(index: Int) -> Fragment { array[index] }
 
     public var description: String { "QueryResult(\(toJSON()))" }
+}
+
+/// The column names of a result set, shared by its rows, with the position of each name (the last one, for names
+/// that repeat).
+final class ResultColumns: Sendable {
+    let names: [String]
+    let index: [String: Int]
+
+    init(_ names: [String]) {
+        self.names = names
+        var index: [String: Int] = [:]
+        for (position, name) in names.enumerated() { index[name] = position }
+        self.index = index
+    }
 }
 
 /// The rows of one run of a query, read once in order (Couchbase Lite's `ResultSet`).
