@@ -42,6 +42,8 @@ struct QueryCompiler {
     private var nextVariable = 0
     private var parameterNames: Set<String> = []
     private var includesDeleted = false
+    /// The search terms of the `MATCH(index, terms)` calls of the WHERE clause, by index (for `RANK(index)`).
+    private var matchTerms: [String: QueryExpression] = [:]
 
     init(database: Database) {
         self.database = database
@@ -62,6 +64,14 @@ struct QueryCompiler {
             throw CouchetteError(.badInput, message: "Each data source needs a distinct name (use AS)")
         }
         includesDeleted = Self.mentionsDeleted(statement)
+        _ = statement.whereClause?.contains { expression in
+            if case .function("MATCH", let arguments, _) = expression, arguments.count == 2,
+                let (source, name) = fullTextIndex(arguments[0])
+            {
+                matchTerms["\(source.sqlAlias)/\(name)"] = arguments[1]
+            }
+            return false
+        }
 
         var columns: [CompiledQuery.Column] = []
         var selected: [String] = []
@@ -99,15 +109,15 @@ struct QueryCompiler {
             sql: sql, columns: columns, parameterNames: parameterNames, collectionIDs: sources.map(\.collection.id))
     }
 
-    /// Compiles one expression on its own (for index definitions): properties read `body` of the `documents` row.
+    /// Compiles one expression on its own (for index definitions): properties read `"documents".body`.
     static func indexExpression(_ expression: QueryExpression, database: Database, collection: Collection) throws -> String {
         var compiler = QueryCompiler(database: database)
-        compiler.sources = [Source(name: collection.name, sqlAlias: "documents", collection: collection)]
+        compiler.sources = [Source(name: collection.name, sqlAlias: "\"documents\"", collection: collection)]
         let sql = try compiler.value(expression)
         guard compiler.parameterNames.isEmpty else {
             throw CouchetteError(.badInput, message: "An index expression cannot use parameters")
         }
-        return sql.replacingOccurrences(of: "documents.body", with: "body")
+        return sql
     }
 
     // MARK: - Sources
@@ -400,11 +410,45 @@ struct QueryCompiler {
             return "CAST(round((julianday(\(try argument(0))) - 2440587.5) * 86400000) AS INTEGER)"
         case "STR_TO_UTC":
             return "strftime('%Y-%m-%dT%H:%M:%fZ', \(try argument(0)))"
+        case "MATCH":
+            guard arguments.count == 2, let (source, name) = fullTextIndex(arguments[0]) else {
+                throw CouchetteError(.badInput, message: "MATCH() takes a full-text index name and the search terms")
+            }
+            let table = try fullTextTable(source, name)
+            return "(\(source.sqlAlias).sequence IN (SELECT rowid FROM \(table) WHERE \(table) MATCH \(try value(arguments[1]))))"
+        case "RANK":
+            guard arguments.count == 1, let (source, name) = fullTextIndex(arguments[0]) else {
+                throw CouchetteError(.badInput, message: "RANK() takes a full-text index name")
+            }
+            let table = try fullTextTable(source, name)
+            guard let terms = matchTerms["\(source.sqlAlias)/\(name)"] else {
+                throw CouchetteError(.badInput, message: "RANK(\(name)) needs MATCH(\(name), …) in the WHERE clause")
+            }
+            // bm25() is lower for better matches; RANK is higher.
+            return "(SELECT -bm25(\(table)) FROM \(table) WHERE \(table) MATCH \(try value(terms)) AND rowid = \(source.sqlAlias).sequence)"
         case "IFMISSING", "IFNULL", "IFMISSINGORNULL":
             return "coalesce(\(try arguments.map { try value($0) }.joined(separator: ", ")))"
         default:
             throw CouchetteError(.badInput, message: "Unknown function \(name)()")
         }
+    }
+
+    /// The source and index name a `MATCH`/`RANK` argument names: `index` (the main source's) or `alias.index`.
+    private func fullTextIndex(_ argument: QueryExpression) -> (Source, String)? {
+        guard case .path(let steps) = argument else { return nil }
+        if steps.count == 1, case .key(let name) = steps[0] { return (sources[0], name) }
+        if steps.count == 2, case .key(let alias) = steps[0], case .key(let name) = steps[1] {
+            return sources.first { $0.name == alias }.map { ($0, name) }
+        }
+        return nil
+    }
+
+    private func fullTextTable(_ source: Source, _ name: String) throws -> String {
+        guard let table = try source.collection.fullTextTable(named: name) else {
+            throw CouchetteError(
+                .badInput, message: "No full-text index named \(name) in collection \(source.collection.fullName)")
+        }
+        return table
     }
 
     // MARK: - Literals
