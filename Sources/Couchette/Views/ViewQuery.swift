@@ -32,7 +32,7 @@ public struct ViewQuery: Sendable {
     public var mapOnly = false
     /// Read each row's document properties with the rows (``QueryRow/documentProperties``).
     public var includeDocs = false
-    /// The first key, or among equal keys with `startKeyDocID` the first document ID.
+    /// Among rows whose key equals `startKey`, the first document ID to return.
     public var startKeyDocID: String?
     /// The last document ID among rows whose key equals `endKey`.
     public var endKeyDocID: String?
