@@ -59,13 +59,7 @@ import Testing
     /// A child process changes the key of an encrypted database back and forth and is killed at random moments;
     /// each time the database opens with exactly one of the two passwords and holds every document.
     @Test func aKeyChangeKilledAnywhereLeavesOneWorkingKeyAndAllData() throws {
-        let directory = TemporaryDirectory()
-        var config = directory.configuration
-        config.encryptionKey = .password("alpha")
-        let seeded = try Database(name: "crash", config: config)
-        try EncryptionTests.fill(seeded, count: 2_000)
-        try Self.addBlobs(to: seeded)
-        try seeded.close()
+        let directory = try Self.seedEncrypted(documents: 2_000)
 
         var current = "alpha"
         var kills = 0
@@ -88,21 +82,7 @@ import Testing
             process.waitUntilExit()
             if process.terminationReason == .uncaughtSignal { kills += 1 }
 
-            var opened: [String] = []
-            for password in ["alpha", "beta"] {
-                var attempt = directory.configuration
-                attempt.encryptionKey = .password(password)
-                do {
-                    let db = try Database(name: "crash", config: attempt)
-                    #expect(try db.defaultCollection().count == 2_000 + Self.blobCount)
-                    try Self.expectBlobs(in: db)
-                    try db.performMaintenance(type: .integrityCheck)
-                    try db.close()
-                    opened.append(password)
-                } catch let error as CouchetteError {
-                    #expect(error.code == .wrongEncryptionKey, "\(password): \(error)")
-                }
-            }
+            let opened = try Self.passwordsThatOpen(directory, documents: 2_000)
             #expect(opened.count == 1, "round \(round): opened with \(opened)")
             current = opened.first ?? current
         }
@@ -120,13 +100,7 @@ import Testing
     /// one after it, never both, with every document and blob, and nothing of the change is left in the folder.
     @Test(arguments: keyChangeSteps.map(\.step))
     func aKeyChangeEndedAfterAnyStepOpensWithExactlyOneKey(step: String) throws {
-        let directory = TemporaryDirectory()
-        var config = directory.configuration
-        config.encryptionKey = .password("alpha")
-        let seeded = try Database(name: "crash", config: config)
-        try EncryptionTests.fill(seeded, count: 200)
-        try Self.addBlobs(to: seeded)
-        try seeded.close()
+        let directory = try Self.seedEncrypted(documents: 200)
 
         let process = Process()
         process.executableURL = try toolURL()
@@ -139,23 +113,45 @@ import Testing
         #expect(process.terminationStatus == 0)
 
         let committed = Self.keyChangeSteps.first { $0.step == step }!.committed
+        #expect(try Self.passwordsThatOpen(directory, documents: 200) == [committed ? "beta" : "alpha"])
+        let folder = (directory.path as NSString).appendingPathComponent("crash.couchette")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == ["db.sqlite3", "Attachments"])
+    }
+
+    // MARK: - Encrypted databases
+
+    /// A folder with the database `crash`, encrypted with the password "alpha", holding `documents` documents and the
+    /// blobs.
+    static func seedEncrypted(documents: Int) throws -> TemporaryDirectory {
+        let directory = TemporaryDirectory()
+        var config = directory.configuration
+        config.encryptionKey = .password("alpha")
+        let seeded = try Database(name: "crash", config: config)
+        try EncryptionTests.fill(seeded, count: documents)
+        try addBlobs(to: seeded)
+        try seeded.close()
+        return directory
+    }
+
+    /// Which of "alpha" and "beta" open the database `crash`; each that does must show every document and blob and
+    /// pass the integrity check, each that does not must fail as a wrong key.
+    static func passwordsThatOpen(_ directory: TemporaryDirectory, documents: Int) throws -> [String] {
+        var opened: [String] = []
         for password in ["alpha", "beta"] {
             var attempt = directory.configuration
             attempt.encryptionKey = .password(password)
             do {
                 let db = try Database(name: "crash", config: attempt)
-                #expect(password == (committed ? "beta" : "alpha"))
-                #expect(try db.defaultCollection().count == 200 + Self.blobCount)
-                try Self.expectBlobs(in: db)
+                #expect(try db.defaultCollection().count == UInt64(documents + blobCount))
+                try expectBlobs(in: db)
                 try db.performMaintenance(type: .integrityCheck)
                 try db.close()
+                opened.append(password)
             } catch let error as CouchetteError {
                 #expect(error.code == .wrongEncryptionKey, "\(password): \(error)")
-                #expect(password == (committed ? "alpha" : "beta"))
             }
         }
-        let folder = (directory.path as NSString).appendingPathComponent("crash.couchette")
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == ["db.sqlite3", "Attachments"])
+        return opened
     }
 
     // MARK: - Blobs

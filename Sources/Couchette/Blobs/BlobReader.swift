@@ -15,6 +15,8 @@ final class BlobReader {
     private let descriptor: Int32
     private let digest: AttachmentDigest
     private let decryption: Decryption?
+    /// The content's length in bytes (from the file's size and, when encrypted, its chunk size).
+    let length: UInt64
     private var finished = false
 
     /// An encrypted file's reading state.
@@ -40,12 +42,19 @@ final class BlobReader {
         self.path = path
         self.digest = digest
         descriptor = try FileIO.openForReading(path)
+        let size: UInt64
+        do {
+            size = try FileIO.size(of: descriptor, path: path)
+        } catch {
+            FileIO.closeDescriptor(descriptor)
+            throw error
+        }
         guard let cipher else {
             decryption = nil
+            length = size
             return
         }
         do {
-            let size = try FileIO.size(of: descriptor, path: path)
             var header = Data(count: BlobCipher.headerSize)
             let count = try FileIO.readFully(descriptor, into: &header, path: path)
             guard count == BlobCipher.headerSize else { throw BlobCipher.corrupt("has no header") }
@@ -53,8 +62,9 @@ final class BlobReader {
             let stored = opener.chunkSize + BlobCipher.tagSize
             let body = size - UInt64(BlobCipher.headerSize)
             guard body >= UInt64(BlobCipher.tagSize) else { throw BlobCipher.corrupt("is too short") }
-            decryption = Decryption(
-                opener: opener, storedChunkSize: stored, chunkCount: (body + UInt64(stored) - 1) / UInt64(stored))
+            let chunks = (body + UInt64(stored) - 1) / UInt64(stored)
+            decryption = Decryption(opener: opener, storedChunkSize: stored, chunkCount: chunks)
+            length = body - chunks * UInt64(BlobCipher.tagSize)
         } catch {
             FileIO.closeDescriptor(descriptor)
             throw CouchetteError.wrap(error)

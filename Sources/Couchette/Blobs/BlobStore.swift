@@ -124,7 +124,7 @@ final class BlobStore: Sendable {
     ///   an encrypted file does not verify, `.wrongEncryptionKey` when it was encrypted under another key.
     func data(for digest: AttachmentDigest) throws -> Data {
         let reader = try reader(for: digest)
-        var result = Data(capacity: Int(length(of: digest) ?? 0))
+        var result = Data(capacity: Int(clamping: reader.length))
         while let piece = try reader.next() { result.append(piece) }
         return result
     }

@@ -51,11 +51,12 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
             defer { statement.reset() }
             for name in compiled.parameterNames {
                 let value = values[name] ?? .null
-                if (try? statement.parameterIndex(named: ":p_\(name)")) != nil {
-                    try statement.bind(Self.sqlValue(value), named: ":p_\(name)")
+                // A parameter appears as its value, its JSON, or both.
+                if let index = try? statement.parameterIndex(named: ":p_\(name)") {
+                    try statement.bind(Self.sqlValue(value), at: index)
                 }
-                if (try? statement.parameterIndex(named: ":j_\(name)")) != nil {
-                    try statement.bind(values[name].map { SQLiteValue.text($0.serializedString()) } ?? SQLiteValue.null, named: ":j_\(name)")
+                if let index = try? statement.parameterIndex(named: ":j_\(name)") {
+                    try statement.bind(values[name].map { SQLiteValue.text($0.serializedString()) } ?? .null, at: index)
                 }
             }
             var rows: [QueryResult] = []

@@ -43,10 +43,7 @@ extension DatabaseStorage {
             var records: [DocumentRecord] = []
             try statement.forEachRow { row in
                 records.append(
-                    DocumentRecord(
-                        collectionID: collectionID, documentID: row.string(at: 0), sequence: UInt64(row.int64(at: 1)),
-                        flags: DocumentRecordFlags(rawValue: row.int64(at: 2)), revisionID: row.string(at: 3),
-                        body: row.blob(at: 4), tree: nil, expiration: row.isNull(at: 5) ? nil : row.double(at: 5)))
+                    DatabaseStorage.record(row, at: 1, collectionID: collectionID, documentID: row.string(at: 0)))
             }
             return records
         }

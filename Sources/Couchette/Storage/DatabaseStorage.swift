@@ -182,6 +182,17 @@ final class DatabaseStorage {
 
     static let selectColumns = "sequence, flags, rev, body, expiration"
 
+    /// A record (no tree) from the ``selectColumns`` of `row`, starting at column `offset`.
+    static func record(
+        _ row: Statement, at offset: Int, collectionID: Int64, documentID: String
+    ) -> DocumentRecord {
+        DocumentRecord(
+            collectionID: collectionID, documentID: documentID, sequence: UInt64(row.int64(at: offset)),
+            flags: DocumentRecordFlags(rawValue: row.int64(at: offset + 1)), revisionID: row.string(at: offset + 2),
+            body: row.blob(at: offset + 3), tree: nil,
+            expiration: row.isNull(at: offset + 4) ? nil : row.double(at: offset + 4))
+    }
+
     /// Reads a document; the revision tree too when `withTree`.
     ///
     /// - Parameter parseWinnerBody: Put the current revision's parsed body into the tree's winner (the
@@ -199,11 +210,7 @@ final class DatabaseStorage {
             try statement.bind(collectionID, at: 1)
             try statement.bind(id, at: 2)
             guard try statement.step() else { return nil }
-            let record = DocumentRecord(
-                collectionID: collectionID, documentID: id, sequence: UInt64(statement.int64(at: 0)),
-                flags: DocumentRecordFlags(rawValue: statement.int64(at: 1)), revisionID: statement.string(at: 2),
-                body: statement.blob(at: 3), tree: nil,
-                expiration: statement.isNull(at: 4) ? nil : statement.double(at: 4))
+            let record = DatabaseStorage.record(statement, at: 0, collectionID: collectionID, documentID: id)
             return (record, withTree ? statement.blob(at: 5) : nil)
         }
         guard case (var record, let treeBytes)? = found else { return nil }
@@ -304,10 +311,8 @@ final class DatabaseStorage {
             try statement.bind(Int64(sequence), at: 2)
             try statement.bind(Int64(limit ?? -1), at: 3)
             try statement.forEachRow { row in
-                let record = DocumentRecord(
-                    collectionID: collectionID, documentID: row.string(at: 0), sequence: UInt64(row.int64(at: 1)),
-                    flags: DocumentRecordFlags(rawValue: row.int64(at: 2)), revisionID: row.string(at: 3),
-                    body: row.blob(at: 4), tree: nil, expiration: row.isNull(at: 5) ? nil : row.double(at: 5))
+                let record = DatabaseStorage.record(
+                    row, at: 1, collectionID: collectionID, documentID: row.string(at: 0))
                 rows.append((record, withLeaves ? row.blob(at: 6) : nil))
             }
         }
