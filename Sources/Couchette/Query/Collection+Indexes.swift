@@ -19,6 +19,12 @@ extension Collection {
         }
     }
 
+    /// Creates an index made by ``IndexBuilder``; the same as ``createIndex(withName:config:)`` with its
+    /// configuration.
+    public func createIndex(_ index: any Index, name: String) throws {
+        try createIndex(withName: name, config: index.configuration)
+    }
+
     private func createValueIndex(_ name: String, _ config: ValueIndexConfiguration) throws {
         let columns = try config.expressions.map { try compiled($0, table: nil) }
         // The collection leads the index, so a query's collection term and its conditions use the index together.

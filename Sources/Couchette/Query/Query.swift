@@ -11,19 +11,26 @@ import Foundation
 /// for result in try query.execute() { print(result.string(forKey: "id") ?? "", result.string(forKey: "name") ?? "") }
 /// ```
 public class Query: @unchecked Sendable, CustomStringConvertible {
-    /// The database the query reads.
-    public let database: Database
+    /// The database the query reads; nil for a ``QueryBuilder`` query before its `from`.
+    public let database: Database?
     let statement: SelectStatement
-    private let text: String
+    private let text: String?
     private let lock = NSLock()
     private var compiled: CompiledQuery?
     private var storedParameters: Parameters?
     private var observer: QueryObserver<ResultSet>?
 
-    init(database: Database, statement: SelectStatement, text: String) {
+    init(database: Database?, statement: SelectStatement, text: String? = nil) {
         self.database = database
         self.statement = statement
         self.text = text
+    }
+
+    /// The next stage of a ``QueryBuilder`` query: this one's statement changed by `change`.
+    convenience init(after previous: Query, database: Database? = nil, _ change: (inout SelectStatement) -> Void) {
+        var statement = previous.statement
+        change(&statement)
+        self.init(database: database ?? previous.database, statement: statement)
     }
 
     /// The parameter values of the next runs; setting them runs live listeners again.
@@ -44,6 +51,7 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     ///   the database is closed.
     public func execute() throws -> ResultSet {
         let compiled = try compile()
+        let database = try requireDatabase()
         let values = parameters?.all ?? [:]
         let collection = try? database.defaultCollection()
         let rows: [QueryResult] = try database.withStorage { storage in
@@ -82,7 +90,7 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     /// as `USING INDEX <name>`.
     public func explain() throws -> String {
         let compiled = try compile()
-        let plan = try database.withStorage { storage in
+        let plan = try requireDatabase().withStorage { storage in
             try storage.connection.query("EXPLAIN QUERY PLAN " + compiled.sql, named: [:]).map {
                 $0[3].stringValue ?? ""
             }
@@ -90,12 +98,21 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         return compiled.sql + "\n\n" + plan.joined(separator: "\n") + "\n"
     }
 
-    public var description: String { "Query(\(text))" }
+    /// The query's SQL++ text: as given to ``Database/createQuery(_:)``, or what a ``QueryBuilder`` query says.
+    public var description: String { text ?? statement.text }
+
+    /// The database, or `.badInput` for a builder query that has no `FROM` yet.
+    func requireDatabase() throws -> Database {
+        guard let database else {
+            throw CouchetteError(.badInput, message: "A query needs a FROM clause naming a collection")
+        }
+        return database
+    }
 
     /// The compiled form, made on first use (collections are looked up then).
     func compile() throws -> CompiledQuery {
         if let compiled = lock.withLock({ self.compiled }) { return compiled }
-        let made = try QueryCompiler.compile(statement, database: database)
+        let made = try QueryCompiler.compile(statement, database: try requireDatabase())
         lock.withLock { compiled = made }
         return made
     }
@@ -111,12 +128,18 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (QueryChange) -> Void
     ) -> ListenerToken {
         let target = queue ?? .main
-        return liveObserver().addListener(replayLatest: true) { [self] event in
-            switch event {
-            case .result(let results): target.async { listener(QueryChange(query: self, results: results, error: nil)) }
-            case .failure(let error): target.async { listener(QueryChange(query: self, results: nil, error: error)) }
-            case .ended: break
+        do {
+            return try liveObserver().addListener(replayLatest: true) { [self] event in
+                switch event {
+                case .result(let results): target.async { listener(QueryChange(query: self, results: results, error: nil)) }
+                case .failure(let error): target.async { listener(QueryChange(query: self, results: nil, error: error)) }
+                case .ended: break
+                }
             }
+        } catch {
+            let failure = CouchetteError.wrap(error)
+            target.async { listener(QueryChange(query: self, results: nil, error: failure)) }
+            return ListenerToken(id: 0) { _ in }
         }
     }
 
@@ -124,19 +147,24 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     /// task is cancelled, and throws a run's error.
     public func changes() -> AsyncThrowingStream<ResultSet, any Error> {
         AsyncThrowingStream { continuation in
-            let token = liveObserver().addListener(replayLatest: true) { event in
-                switch event {
-                case .result(let results): continuation.yield(ResultSet(rows: results.everyRow, columnNames: results.columnNames))
-                case .failure(let error): continuation.finish(throwing: error)
-                case .ended: continuation.finish()
+            do {
+                let token = try liveObserver().addListener(replayLatest: true) { event in
+                    switch event {
+                    case .result(let results): continuation.yield(ResultSet(rows: results.everyRow, columnNames: results.columnNames))
+                    case .failure(let error): continuation.finish(throwing: error)
+                    case .ended: continuation.finish()
+                    }
                 }
+                continuation.onTermination = { _ in token.remove() }
+            } catch {
+                continuation.finish(throwing: error)
             }
-            continuation.onTermination = { _ in token.remove() }
         }
     }
 
-    private func liveObserver() -> QueryObserver<ResultSet> {
-        lock.withLock {
+    private func liveObserver() throws -> QueryObserver<ResultSet> {
+        let database = try requireDatabase()
+        return lock.withLock {
             if let observer { return observer }
             let ids = (try? QueryCompiler.compile(statement, database: database).collectionIDs) ?? []
             let made = QueryObserver<ResultSet>(

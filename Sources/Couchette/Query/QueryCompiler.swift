@@ -215,6 +215,7 @@ struct QueryCompiler {
             parameterNames.insert(name)
             return ":p_\(name)"
         case .star: throw CouchetteError(.badInput, message: "* is only allowed in the select list and COUNT(*)")
+        case .invalid(let reason): throw CouchetteError(.badInput, message: reason)
         case .unary("NOT", let operand): return "(NOT \(try value(operand)))"
         case .unary(let op, let operand): return "(\(op)\(try value(operand)))"
         case .binary(let op, let left, let right): return try binary(op, left, right)
@@ -372,7 +373,10 @@ struct QueryCompiler {
             "ASIN", "ACOS", "ATAN", "DEGREES", "RADIANS", "SIGN", "CEIL", "FLOOR":
             let sqlName = ["LN": "ln", "CEIL": "ceil", "FLOOR": "floor"][name] ?? name.lowercased()
             return "\(sqlName)(\(try argument(0)))"
-        case "TRUNC": return "trunc(\(try argument(0)))"
+        case "TRUNC":
+            guard arguments.count > 1 else { return "trunc(\(try argument(0)))" }
+            let scale = "power(10, \(try argument(1)))"
+            return "(trunc(\(try argument(0)) * \(scale)) / \(scale))"
         case "LOG": return "log10(\(try argument(0)))"
         case "POWER": return "power(\(try argument(0)), \(try argument(1)))"
         case "ATAN2": return "atan2(\(try argument(0)), \(try argument(1)))"

@@ -53,6 +53,9 @@ indirect enum QueryExpression: Sendable, Equatable {
     case quantified(Quantifier, variable: String, list: QueryExpression, condition: QueryExpression)
     /// `CASE [x] WHEN … THEN … [ELSE …] END`.
     case caseWhen(subject: QueryExpression?, branches: [CaseBranch], otherwise: QueryExpression?)
+    /// Something a ``QueryBuilder`` query was given that is not an expression (a blob as a literal, a foreign
+    /// conformance of ``ExpressionProtocol``): compiling the query reports the reason.
+    case invalid(String)
 
     struct ObjectMember: Sendable, Equatable {
         var name: String
@@ -70,7 +73,7 @@ extension QueryExpression {
     func contains(where test: (QueryExpression) -> Bool) -> Bool {
         if test(self) { return true }
         switch self {
-        case .literal, .missing, .path, .meta, .parameter, .star: return false
+        case .literal, .missing, .path, .meta, .parameter, .star, .invalid: return false
         case .array(let elements): return elements.contains { $0.contains(where: test) }
         case .object(let members): return members.contains { $0.value.contains(where: test) }
         case .unary(_, let operand): return operand.contains(where: test)
