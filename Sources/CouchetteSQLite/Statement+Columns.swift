@@ -103,6 +103,39 @@ extension Statement {
         return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
     }
 
+    /// Calls `body` with the bytes of a column of the current row (its text or blob), without copying them.
+    ///
+    /// - Parameters:
+    ///   - index: The 0-based column index.
+    ///   - body: Reads the bytes; they are valid only during the call (`NULL` reads as no bytes).
+    /// - Returns: What `body` returns.
+    public func withBytes<Result>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let column = Int32(truncatingIfNeeded: index)
+        guard let bytes = sqlite3_column_blob(handle, column) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))))
+    }
+
+    /// Whether a column of the current row holds an integer, a floating point number, text, a blob or `NULL`.
+    ///
+    /// - Parameters:
+    ///   - index: The 0-based column index.
+    /// - Returns: The column's storage class.
+    @inline(__always)
+    public func storageClass(at index: Int) -> StorageClass {
+        switch sqlite3_column_type(handle, Int32(truncatingIfNeeded: index)) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
+
+    /// SQLite's storage classes.
+    public enum StorageClass: Sendable {
+        case null, integer, real, text, blob
+    }
+
     /// A column of the current row as `Data`.
     ///
     /// - Parameters:

@@ -113,6 +113,38 @@ import Testing
         #expect(rows == [["text": "no task, no priority"], ["priority": .null]])
     }
 
+    /// A selected property keeps its JSON type whether it is read from the document or (indexed) from a value index:
+    /// Booleans are not 0 and 1, null is not missing, and a string that looks like JSON stays a string.
+    @Test func selectedPropertiesKeepTheirJSONTypes() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let collection = try db.defaultCollection()
+        let values: [(String, Any?)] = [
+            ("a", true), ("b", false), ("c", 0), ("d", 1), ("e", 1.0), ("f", 2.5), ("g", NSNull()), ("h", nil),
+            ("i", "text"), ("j", "{not json"), ("k", "[1]"), ("l", ["x": [1, 2]]), ("m", [true, "y"]), ("n", ""),
+            ("o", 9_007_199_254_740_993), ("p", -7),
+        ]
+        for (id, value) in values {
+            var properties: [String: Any] = ["type": "probe"]
+            if let value { properties["v"] = value }
+            _ = try collection.putProperties(properties, documentID: id)
+        }
+        let expected: [JSONValue?] = [
+            true, false, 0, 1, 1.0, 2.5, .null, nil, "text", "{not json", "[1]", ["x": [1, 2]], [true, "y"], "",
+            .int(9_007_199_254_740_993), -7,
+        ]
+        func selected() throws -> [JSONValue?] {
+            try db.createQuery("SELECT v FROM _ WHERE type = 'probe' ORDER BY META().id").execute().map { $0.json["v"] }
+        }
+        #expect(try selected() == expected)
+        try collection.createIndex(withName: "byValue", config: ValueIndexConfiguration(["v"]))
+        let indexed = try db.createQuery("SELECT v FROM _ WHERE v IS VALUED OR v IS NOT VALUED ORDER BY META().id")
+        #expect(try indexed.explain().contains("CASE WHEN"))
+        #expect(try selected() == expected)
+        #expect(try indexed.execute().map { $0.json["v"] } == expected)
+    }
+
     @Test func joinsGroupingAndAggregates() throws {
         let (directory, db) = try Self.openFilled()
         defer { try? db.close(); _ = directory }

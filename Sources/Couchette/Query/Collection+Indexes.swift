@@ -25,6 +25,16 @@ extension Collection {
         try createIndex(withName: name, config: index.configuration)
     }
 
+    /// The `CREATE INDEX` statements of the collection's value indexes.
+    func valueIndexDefinitions() throws -> [String] {
+        try read { storage in
+            try storage.connection.query(
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND substr(name, 1, ?) = ?", indexPrefix.count,
+                indexPrefix
+            ).compactMap { $0[0].stringValue }
+        }
+    }
+
     private func createValueIndex(_ name: String, _ config: ValueIndexConfiguration) throws {
         let columns = try config.expressions.map { try compiled($0, table: nil) }
         // The collection leads the index, so a query's collection term and its conditions use the index together.

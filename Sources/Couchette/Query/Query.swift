@@ -58,28 +58,17 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
             let statement = try storage.connection.cachedStatement(sql: compiled.sql)
             defer { statement.reset() }
             for name in compiled.parameterNames {
-                let value = values[name] ?? .null
-                // A parameter appears as its value, its JSON, or both.
-                if let index = try? statement.parameterIndex(named: ":p_\(name)") {
-                    try statement.bind(Self.sqlValue(value), at: index)
-                }
-                if let index = try? statement.parameterIndex(named: ":j_\(name)") {
-                    try statement.bind(values[name].map { SQLiteValue.text($0.serializedString()) } ?? .null, at: index)
-                }
+                try statement.bind(Self.sqlValue(values[name] ?? .null), at: statement.parameterIndex(named: ":p_\(name)"))
+            }
+            for name in compiled.jsonParameterNames {
+                try statement.bind(
+                    values[name].map { SQLiteValue.text($0.serializedString()) } ?? .null,
+                    at: statement.parameterIndex(named: ":j_\(name)"))
             }
             var rows: [QueryResult] = []
             let columns = ResultColumns(compiled.columns.map(\.name))
             try statement.forEachRow { row in
-                var values: [JSONValue?] = []
-                values.reserveCapacity(compiled.columns.count)
-                for (index, column) in compiled.columns.enumerated() {
-                    if column.kind == .json, !row.isNull(at: index) {
-                        values.append(try? JSONValue(parsing: row.blob(at: index)))
-                    } else {
-                        values.append(Self.json(row.value(at: index), kind: column.kind))
-                    }
-                }
-                rows.append(QueryResult(columns: columns, values: values, collection: collection))
+                rows.append(QueryResult(columns: columns, values: compiled.values(of: row), collection: collection))
             }
             return rows
         }
@@ -191,20 +180,6 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         case .double(let number): .real(number)
         case .string(let text): .text(text)
         case .array, .object: .text(value.serializedString())
-        }
-    }
-
-    static func json(_ value: SQLiteValue, kind: CompiledQuery.ColumnKind) -> JSONValue? {
-        switch (kind, value) {
-        case (.json, .null): return nil
-        case (.json, .text(let text)): return try? JSONValue(parsing: Array(text.utf8))
-        case (.json, .blob(let bytes)): return try? JSONValue(parsing: bytes)
-        case (.boolean, .integer(let number)): return .bool(number != 0)
-        case (_, .null): return .null
-        case (_, .integer(let number)): return .int(number)
-        case (_, .real(let number)): return .double(number)
-        case (_, .text(let text)): return .string(text)
-        case (_, .blob(let bytes)): return .string(String(decoding: bytes, as: UTF8.self))
         }
     }
 }

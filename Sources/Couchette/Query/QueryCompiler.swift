@@ -13,6 +13,9 @@ struct CompiledQuery: Sendable {
         case value
         /// 0 or 1.
         case boolean
+        /// A property read with `json_extract` (a plain SQL value), followed by a second SQL column: its JSON type
+        /// (`json_type`), or NULL where the value alone says it (not 0, 1, NULL, or text starting with `{` or `[`).
+        case extracted
     }
 
     struct Column: Sendable {
@@ -21,8 +24,11 @@ struct CompiledQuery: Sendable {
     }
 
     var sql: String
+    /// The result columns; an `.extracted` one takes two SQL columns.
     var columns: [Column]
+    /// Parameters bound as SQL values (`:p_name`) and as JSON text (`:j_name`).
     var parameterNames: Set<String>
+    var jsonParameterNames: Set<String>
     var collectionIDs: [Int64]
 }
 
@@ -41,6 +47,9 @@ struct QueryCompiler {
     private var variables: [String: String] = [:]
     private var nextVariable = 0
     private var parameterNames: Set<String> = []
+    private var jsonParameterNames: Set<String> = []
+    /// The SQL of the value indexes of the sources' collections, read once when a result column needs it.
+    private var indexDefinitions: [Int64: [String]] = [:]
     private var includesDeleted = false
     /// The search terms of the `MATCH(index, terms)` calls of the WHERE clause, by index (for `RANK(index)`).
     private var matchTerms: [String: QueryExpression] = [:]
@@ -77,7 +86,7 @@ struct QueryCompiler {
         var selected: [String] = []
         for (position, column) in statement.columns.enumerated() {
             for (sql, kind, name) in try resultColumns(column.expression, position: position) {
-                selected.append(sql)
+                selected += sql
                 columns.append(.init(name: column.alias ?? name, kind: kind))
             }
         }
@@ -106,7 +115,8 @@ struct QueryCompiler {
             sql += " LIMIT -1 OFFSET \(try value(offset))"
         }
         return CompiledQuery(
-            sql: sql, columns: columns, parameterNames: parameterNames, collectionIDs: sources.map(\.collection.id))
+            sql: sql, columns: columns, parameterNames: parameterNames, jsonParameterNames: jsonParameterNames,
+            collectionIDs: sources.map(\.collection.id))
     }
 
     /// Compiles one expression on its own (for index definitions): properties read `"documents".body`.
@@ -114,7 +124,7 @@ struct QueryCompiler {
         var compiler = QueryCompiler(database: database)
         compiler.sources = [Source(name: collection.name, sqlAlias: "\"documents\"", collection: collection)]
         let sql = try compiler.value(expression)
-        guard compiler.parameterNames.isEmpty else {
+        guard compiler.parameterNames.isEmpty, compiler.jsonParameterNames.isEmpty else {
             throw CouchetteError(.badInput, message: "An index expression cannot use parameters")
         }
         return sql
@@ -159,26 +169,51 @@ struct QueryCompiler {
     // MARK: - Result columns
 
     private mutating func resultColumns(_ expression: QueryExpression, position: Int) throws -> [(
-        String, CompiledQuery.ColumnKind, String
+        [String], CompiledQuery.ColumnKind, String
     )] {
         switch expression {
         case .star(let alias):
             let chosen = try alias.map { [try namedSource($0)] } ?? sources
-            return chosen.map { ("\($0.sqlAlias).body", .json, $0.name) }
+            return chosen.map { (["\($0.sqlAlias).body"], .json, $0.name) }
         case .path(let steps):
             let name: String
             switch steps.last {
             case .key(let key)?: name = key
             default: name = "$\(position + 1)"
             }
-            return [(try json(expression), .json, name)]
+            if let extracted = try extractedColumn(steps) { return [(extracted, .extracted, name)] }
+            return [([try json(expression)], .json, name)]
         case .meta(_, let field):
-            return [(try value(expression), field == "deleted" ? .boolean : .value, field)]
+            return [([try value(expression)], field == "deleted" ? .boolean : .value, field)]
         case .literal, .array, .object, .parameter, .missing:
-            return [(try json(expression), .json, "$\(position + 1)")]
+            return [([try json(expression)], .json, "$\(position + 1)")]
         default:
-            return [(try value(expression), Self.isBoolean(expression) ? .boolean : .value, "$\(position + 1)")]
+            return [([try value(expression)], Self.isBoolean(expression) ? .boolean : .value, "$\(position + 1)")]
         }
+    }
+
+    /// A property of a data source as `json_extract` and its JSON type, or nil for a whole document. The type is
+    /// asked for only when the value is ambiguous if the property is a value index's expression, so a query that
+    /// selects what it filters on reads the value from the index without parsing the document.
+    private mutating func extractedColumn(_ steps: [QueryExpression.PathStep]) throws -> [String]? {
+        let (base, rest) = try resolve(steps)
+        guard !rest.isEmpty else { return nil }
+        let path = try Self.jsonPath(rest)
+        let value = "json_extract(\(base.json), \(path))"
+        let type = "json_type(\(base.json), \(path))"
+        guard let source = sources.first(where: { base.json == "\($0.sqlAlias).body" }),
+            try indexes(of: source.collection).contains(where: { $0.contains("json_extract(body, \(path))") })
+        else { return [value, type] }
+        let ambiguous = "coalesce(\(value) IN (0, 1), 1) OR (typeof(\(value)) = 'text' AND substr(\(value), 1, 1) IN ('{', '['))"
+        return [value, "CASE WHEN \(ambiguous) THEN \(type) END"]
+    }
+
+    /// The SQL of a collection's value indexes.
+    private mutating func indexes(of collection: Collection) throws -> [String] {
+        if let known = indexDefinitions[collection.id] { return known }
+        let found = try collection.valueIndexDefinitions()
+        indexDefinitions[collection.id] = found
+        return found
     }
 
     private static func isBoolean(_ expression: QueryExpression) -> Bool {
@@ -256,7 +291,7 @@ struct QueryCompiler {
             let (base, rest) = try resolve(steps)
             return rest.isEmpty ? base.json : "(\(base.json) -> \(try Self.jsonPath(rest)))"
         case .parameter(let name):
-            parameterNames.insert(name)
+            jsonParameterNames.insert(name)
             return ":j_\(name)"
         default:
             let sql = try value(expression)
