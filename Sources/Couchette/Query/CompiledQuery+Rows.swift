@@ -8,17 +8,15 @@ extension CompiledQuery {
     func values(of row: Statement) -> [JSONValue?] {
         var values: [JSONValue?] = []
         values.reserveCapacity(columns.count)
-        var index = 0
         for column in columns {
+            let index = column.sqlIndex
             switch column.kind {
             case .json: values.append(Self.json(row, at: index))
             case .value: values.append(Self.plain(row, at: index))
             case .boolean: values.append(row.isNull(at: index) ? .null : .bool(row.int64(at: index) != 0))
-            case .extracted:
-                values.append(Self.extracted(row, at: index))
-                index += 1
+            case .extracted: values.append(Self.extracted(row, at: index))
+            case .scanned(let path): values.append(row.withBytes(at: index) { JSONPathScanner.value(in: $0, at: path) })
             }
-            index += 1
         }
         return values
     }

@@ -13,14 +13,19 @@ struct CompiledQuery: Sendable {
         case value
         /// 0 or 1.
         case boolean
-        /// A property read with `json_extract` (a plain SQL value), followed by a second SQL column: its JSON type
-        /// (`json_type`), or NULL where the value alone says it (not 0, 1, NULL, or text starting with `{` or `[`).
+        /// A property read with `json_extract` (a plain SQL value), followed by a second SQL column: its JSON type,
+        /// or NULL where the value alone says it (not 0, 1, NULL, or text starting with `{` or `[`).
         case extracted
+        /// A property found in the SQL column holding its document's body (``JSONPathScanner``); several columns
+        /// share one body.
+        case scanned([JSONPathScanner.Step])
     }
 
     struct Column: Sendable {
         var name: String
         var kind: ColumnKind
+        /// Where the column's value is in the SQL row.
+        var sqlIndex: Int
     }
 
     var sql: String
@@ -50,6 +55,8 @@ struct QueryCompiler {
     private var jsonParameterNames: Set<String> = []
     /// The SQL of the value indexes of the sources' collections, read once when a result column needs it.
     private var indexDefinitions: [Int64: [String]] = [:]
+    /// Whether result properties may be found in the bodies in Swift (see `compile`).
+    private var scansBodies = false
     private var includesDeleted = false
     /// The search terms of the `MATCH(index, terms)` calls of the WHERE clause, by index (for `RANK(index)`).
     private var matchTerms: [String: QueryExpression] = [:]
@@ -84,10 +91,19 @@ struct QueryCompiler {
 
         var columns: [CompiledQuery.Column] = []
         var selected: [String] = []
+        // Properties are found in the documents' bodies in Swift, unless SQL must compare the values (DISTINCT,
+        // grouping): one SQL column per body instead of a JSON lookup per property.
+        scansBodies = !statement.distinct && statement.groupBy.isEmpty
+            && !statement.columns.contains { $0.expression.contains(where: Self.isAggregate) }
         for (position, column) in statement.columns.enumerated() {
             for (sql, kind, name) in try resultColumns(column.expression, position: position) {
-                selected += sql
-                columns.append(.init(name: column.alias ?? name, kind: kind))
+                var sqlIndex = selected.count
+                if case .scanned = kind, let shared = selected.firstIndex(of: sql[0]) {
+                    sqlIndex = shared
+                } else {
+                    selected += sql
+                }
+                columns.append(.init(name: column.alias ?? name, kind: kind, sqlIndex: sqlIndex))
             }
         }
         var sql = "SELECT \(statement.distinct ? "DISTINCT " : "")" + selected.joined(separator: ", ")
@@ -181,8 +197,7 @@ struct QueryCompiler {
             case .key(let key)?: name = key
             default: name = "$\(position + 1)"
             }
-            if let extracted = try extractedColumn(steps) { return [(extracted, .extracted, name)] }
-            return [([try json(expression)], .json, name)]
+            return [try propertyColumn(steps, name: name) ?? ([try json(expression)], .json, name)]
         case .meta(_, let field):
             return [([try value(expression)], field == "deleted" ? .boolean : .value, field)]
         case .literal, .array, .object, .parameter, .missing:
@@ -192,20 +207,32 @@ struct QueryCompiler {
         }
     }
 
-    /// A property of a data source as `json_extract` and its JSON type, or nil for a whole document. The type is
-    /// asked for only when the value is ambiguous if the property is a value index's expression, so a query that
-    /// selects what it filters on reads the value from the index without parsing the document.
-    private mutating func extractedColumn(_ steps: [QueryExpression.PathStep]) throws -> [String]? {
+    /// A property of a data source, read from a value index when one has it (`json_extract` and, when the value is
+    /// ambiguous, its JSON type), else found in the body by Swift when allowed; nil for anything else.
+    private mutating func propertyColumn(_ steps: [QueryExpression.PathStep], name: String) throws -> (
+        [String], CompiledQuery.ColumnKind, String
+    )? {
         let (base, rest) = try resolve(steps)
-        guard !rest.isEmpty else { return nil }
+        guard !rest.isEmpty, let source = sources.first(where: { base.json == "\($0.sqlAlias).body" }) else { return nil }
         let path = try Self.jsonPath(rest)
-        let value = "json_extract(\(base.json), \(path))"
-        let type = "json_type(\(base.json), \(path))"
-        guard let source = sources.first(where: { base.json == "\($0.sqlAlias).body" }),
-            try indexes(of: source.collection).contains(where: { $0.contains("json_extract(body, \(path))") })
-        else { return [value, type] }
-        let ambiguous = "coalesce(\(value) IN (0, 1), 1) OR (typeof(\(value)) = 'text' AND substr(\(value), 1, 1) IN ('{', '['))"
-        return [value, "CASE WHEN \(ambiguous) THEN \(type) END"]
+        if try indexes(of: source.collection).contains(where: { $0.contains("json_extract(body, \(path))") }) {
+            let value = "json_extract(\(base.json), \(path))"
+            let ambiguous = "coalesce(\(value) IN (0, 1), 1) OR (typeof(\(value)) = 'text' AND substr(\(value), 1, 1) IN ('{', '['))"
+            return ([value, "CASE WHEN \(ambiguous) THEN json_type(\(base.json), \(path)) END"], .extracted, name)
+        }
+        guard scansBodies else { return nil }
+        let scanned = rest.map { step -> JSONPathScanner.Step in
+            switch step {
+            case .key(let key): JSONPathScanner.Step(key)
+            case .index(let index): .index(index)
+            }
+        }
+        return ([base.json], .scanned(scanned), name)
+    }
+
+    private static func isAggregate(_ expression: QueryExpression) -> Bool {
+        if case .function(let name, _, _) = expression { return ["COUNT", "SUM", "AVG", "MIN", "MAX"].contains(name) }
+        return false
     }
 
     /// The SQL of a collection's value indexes.
