@@ -368,11 +368,7 @@ import Testing
         let query = QueryBuilder.select(SelectResult.expression(Function.count(Expression.all())).as("n"))
             .from(DataSource.collection(tasks))
             .where(Expression.property("complete").equalTo(Expression.boolean(false)))
-        let inbox = Inbox<Int?>()
-        let task = Task {
-            for try await results in query.changes() { inbox.put(results.allResults().first?.int(forKey: "n")) }
-            inbox.put(nil)
-        }
+        let (inbox, task) = liveCounts(query)
         #expect(await next(inbox.stream) == 3)
         _ = try tasks.putProperties(["type": "task", "task": "New", "complete": false], documentID: "t6")
         #expect(await next(inbox.stream) == 4)

@@ -273,11 +273,7 @@ import Testing
         try Self.fill(db)
         let tasks = try #require(try db.collection(name: "tasks", scope: "todo"))
         let query = try db.createQuery("SELECT COUNT(*) AS n FROM todo.tasks WHERE complete = false")
-        let inbox = Inbox<Int?>()
-        let task = Task {
-            for try await results in query.changes() { inbox.put(results.allResults().first?.int(forKey: "n")) }
-            inbox.put(nil)
-        }
+        let (inbox, task) = liveCounts(query)
         #expect(await next(inbox.stream) == 3)
         _ = try tasks.putProperties(["type": "task", "task": "New", "complete": false], documentID: "t6")
         #expect(await next(inbox.stream) == 4)

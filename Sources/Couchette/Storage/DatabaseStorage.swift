@@ -21,10 +21,7 @@ final class DatabaseStorage {
         do {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")
-            // Plain files are read through a memory map (no copy per page read); SQLite's default maps nothing.
-            // Encrypted pages are decrypted through the VFS, which maps nothing.
-            let mapped = config.mmapEnabled && options.encryptionKey == nil
-            try connection.execute("PRAGMA mmap_size = \(mapped ? Self.mmapBytes : 0)")
+            if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
             // SQL++ LIKE is case-sensitive.
             try connection.execute("PRAGMA case_sensitive_like = ON")
             if options.encryptionKey != nil {
@@ -43,9 +40,6 @@ final class DatabaseStorage {
             throw DatabaseStorage.translate(error)
         }
     }
-
-    /// How much of a plain database file SQLite maps into memory when ``DatabaseConfiguration/mmapEnabled``.
-    static let mmapBytes = 256 << 20
 
     /// The page cache of an encrypted database, in KiB (SQLite's default is 2,000).
     static let encryptedCacheKibibytes = 65_536

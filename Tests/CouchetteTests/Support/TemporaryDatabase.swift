@@ -44,6 +44,16 @@ func next<Element: Sendable>(_ stream: AsyncStream<Element>, timeout: Duration =
     }
 }
 
+/// Follows a live query's `n` column: each new result's first row's `n`, then nil when the results end.
+func liveCounts(_ query: Query) -> (Inbox<Int?>, Task<Void, any Error>) {
+    let inbox = Inbox<Int?>()
+    let task = Task {
+        for try await results in query.changes() { inbox.put(results.allResults().first?.int(forKey: "n")) }
+        inbox.put(nil)
+    }
+    return (inbox, task)
+}
+
 /// Collects values delivered to listeners, as an async stream.
 final class Inbox<Element: Sendable>: Sendable {
     let stream: AsyncStream<Element>
