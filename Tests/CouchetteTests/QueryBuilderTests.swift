@@ -252,6 +252,28 @@ import Testing
             .where(Meta.isDeleted.equalTo(Expression.boolean(true)))) == ["t4"])
     }
 
+    @Test func collationsAndRegularExpressions() throws {
+        let (directory, db) = try SQLQueryTests.openNames()
+        defer { try? db.close(); _ = directory }
+        let name = Expression.property("name")
+        func names(_ condition: any ExpressionProtocol, _ sql: String, order: (any ExpressionProtocol)? = nil) throws -> [String] {
+            let query = QueryBuilder.select(SelectResult.property("name")).from(DataSource.database(db))
+                .where(condition).orderBy(Ordering.expression(order ?? name))
+            return try Self.column(db, query, sameAs: "SELECT name FROM _ WHERE \(sql)").map { $0?.stringValue ?? "?" }
+        }
+        let notHello = name.notEqualTo(Expression.string("hello world"))
+        #expect(try names(notHello, "name != 'hello world' ORDER BY name COLLATE UNICODE", order: name.collate(Collation.unicode()))
+            == ["a", "A", "á", "b", "B", "zoe", "Zoë"])
+        #expect(try names(name.collate(Collation.unicode().ignoreCase(true).ignoreAccents(true).locale("en")).equalTo(Expression.string("ZOE")),
+            "name COLLATE (UNICODE NOCASE NODIAC) = 'ZOE' ORDER BY name") == ["Zoë", "zoe"])
+        #expect(try names(name.equalTo(Expression.string("a")).collate(Collation.unicode().ignoreCase(true)),
+            "(name = 'a') COLLATE (UNICODE NOCASE) ORDER BY name") == ["A", "a"])
+        #expect(try names(name.collate(Collation.ascii().ignoreCase(true)).equalTo(Expression.string("b")),
+            "name COLLATE NOCASE = 'b' ORDER BY name") == ["B", "b"])
+        #expect(try names(name.collate(Collation.ascii()).equalTo(Expression.string("b")), "name = 'b' ORDER BY name") == ["b"])
+        #expect(try names(name.regex(Expression.string("[Zz]o.")), "REGEXP_LIKE(name, '[Zz]o.') ORDER BY name") == ["Zoë", "zoe"])
+    }
+
     @Test func propertyPaths() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

@@ -145,6 +145,56 @@ import Testing
         #expect(try indexed.execute().map { $0.json["v"] } == expected)
     }
 
+    /// Names in the default collection for the collation tests.
+    static func openNames() throws -> (TemporaryDirectory, Database) {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        for (index, name) in ["b", "A", "a", "á", "B", "Zoë", "zoe", "hello world"].enumerated() {
+            _ = try db.defaultCollection().putProperties(["name": name], documentID: "d\(index)")
+        }
+        return (directory, db)
+    }
+
+    @Test func collationsCompareAndSortStrings() throws {
+        let (directory, db) = try Self.openNames()
+        defer { try? db.close(); _ = directory }
+        func names(_ clauses: String) throws -> [String] {
+            try Self.column(db, "SELECT name FROM _ WHERE name != 'hello world' \(clauses)").map { $0?.stringValue ?? "?" }
+        }
+        #expect(try names("ORDER BY name") == ["A", "B", "Zoë", "a", "b", "zoe", "á"])
+        #expect(try names("ORDER BY name COLLATE UNICODE") == ["a", "A", "á", "b", "B", "zoe", "Zoë"])
+        #expect(try names("ORDER BY name COLLATE (UNICODE) DESC") == ["Zoë", "zoe", "B", "b", "á", "A", "a"])
+        #expect(try names("AND name COLLATE (UNICODE NOCASE NODIAC) = 'ZOE' ORDER BY name") == ["Zoë", "zoe"])
+        #expect(try names("AND (name = 'a') COLLATE (UNICODE NOCASE) ORDER BY name") == ["A", "a"])
+        #expect(try names("AND name COLLATE NOCASE = 'b' ORDER BY name") == ["B", "b"])
+        #expect(try names("AND name COLLATE (UNICODE NODIAC) IN ['a'] ORDER BY name") == ["a", "á"])
+        #expect(try names("AND name COLLATE (UNICODE NOCASE) BETWEEN 'a' AND 'b' ORDER BY name COLLATE UNICODE")
+            == ["a", "A", "á", "b", "B"])
+        #expect(try names("AND name = 'ZOE'").isEmpty)
+        let error = #expect(throws: CouchetteError.self) { try db.createQuery("SELECT name FROM _ ORDER BY name COLLATE FRENCH") }
+        #expect(error?.message.contains("expected a collation") == true)
+    }
+
+    @Test func regularExpressionFunctions() throws {
+        let (directory, db) = try Self.openNames()
+        defer { try? db.close(); _ = directory }
+        func names(_ condition: String) throws -> [String] {
+            try Self.column(db, "SELECT name FROM _ WHERE \(condition) ORDER BY name").map { $0?.stringValue ?? "?" }
+        }
+        #expect(try names("REGEXP_CONTAINS(name, '^[aá]')") == ["a", "á"])
+        #expect(try names("REGEXP_CONTAINS(name, 'o')") == ["Zoë", "hello world", "zoe"])
+        #expect(try names("REGEXP_LIKE(name, '[Zz]o.')") == ["Zoë", "zoe"])
+        #expect(try names("REGEXP_LIKE(name, 'o')").isEmpty)  // the whole string must match
+        let row = try #require(try Self.rows(db, """
+            SELECT REGEXP_POSITION(name, 'wor') AS at, REGEXP_POSITION(name, 'xyz') AS nowhere,
+            REGEXP_REPLACE(name, 'o', '0') AS all, REGEXP_REPLACE(name, 'o', '$0', 1) AS first
+            FROM _ WHERE name = 'hello world'
+            """).first)
+        #expect(row == ["at": 6, "nowhere": -1, "all": "hell0 w0rld", "first": "hell$0 world"])
+        let error = #expect(throws: CouchetteError.self) { try db.createQuery("SELECT name FROM _ WHERE REGEXP_LIKE(name, '(')").execute() }
+        #expect(error?.status == 400)
+    }
+
     @Test func joinsGroupingAndAggregates() throws {
         let (directory, db) = try Self.openFilled()
         defer { try? db.close(); _ = directory }

@@ -26,11 +26,12 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         self.text = text
     }
 
-    /// The next stage of a ``QueryBuilder`` query: this one's statement changed by `change`.
+    /// The next stage of a ``QueryBuilder`` query: this one's statement changed by `change`, and its parameters.
     convenience init(after previous: Query, database: Database? = nil, _ change: (inout SelectStatement) -> Void) {
         var statement = previous.statement
         change(&statement)
         self.init(database: database ?? previous.database, statement: statement)
+        storedParameters = previous.parameters
     }
 
     /// The parameter values of the next runs; setting them runs live listeners again.

@@ -55,6 +55,11 @@ struct QueryCompiler {
     private var jsonParameterNames: Set<String> = []
     /// The SQL of the value indexes of the sources' collections, read once when a result column needs it.
     private var indexDefinitions: [Int64: [String]] = [:]
+    /// The collation of the `COLLATE` being compiled, for the comparisons inside it.
+    private var collation: QueryExpression.Collation?
+
+    /// ` COLLATE name` for the left operand of a comparison inside a `COLLATE`, or nothing.
+    private var collated: String { collation.map { " COLLATE \($0.sqlName)" } ?? "" }
     /// Whether result properties may be found in the bodies in Swift (see `compile`).
     private var scansBodies = false
     private var includesDeleted = false
@@ -248,7 +253,9 @@ struct QueryCompiler {
         case .binary(let op, _, _):
             ["=", "!=", "<", "<=", ">", ">=", "AND", "OR", "LIKE", "NOT LIKE", "IN", "NOT IN", "IS", "IS NOT"].contains(op)
         case .unary("NOT", _), .between, .check, .quantified: true
-        case .function(let name, _, _): name.hasPrefix("IS") || name == "CONTAINS" || name == "ARRAY_CONTAINS" || name == "MATCH"
+        case .collate(let subject, _): isBoolean(subject)
+        case .function(let name, _, _):
+            name.hasPrefix("IS") || ["CONTAINS", "ARRAY_CONTAINS", "MATCH", "REGEXP_CONTAINS", "REGEXP_LIKE"].contains(name)
         default: false
         }
     }
@@ -278,11 +285,16 @@ struct QueryCompiler {
             return ":p_\(name)"
         case .star: throw CouchetteError(.badInput, message: "* is only allowed in the select list and COUNT(*)")
         case .invalid(let reason): throw CouchetteError(.badInput, message: reason)
+        case .collate(let subject, let chosen):
+            let outer = collation
+            collation = chosen
+            defer { collation = outer }
+            return "(\(try value(subject)) COLLATE \(chosen.sqlName))"
         case .unary("NOT", let operand): return "(NOT \(try value(operand)))"
         case .unary(let op, let operand): return "(\(op)\(try value(operand)))"
         case .binary(let op, let left, let right): return try binary(op, left, right)
         case .between(let subject, let low, let high, let negated):
-            return "(\(try value(subject)) \(negated ? "NOT " : "")BETWEEN \(try value(low)) AND \(try value(high)))"
+            return "(\(try value(subject))\(collated) \(negated ? "NOT " : "")BETWEEN \(try value(low)) AND \(try value(high)))"
         case .check(let subject, let check, let negated):
             let type = try jsonType(subject)
             let test: String
@@ -376,7 +388,7 @@ struct QueryCompiler {
     private mutating func binary(_ op: String, _ left: QueryExpression, _ right: QueryExpression) throws -> String {
         switch op {
         case "IN", "NOT IN":
-            let subject = try value(left)
+            let subject = try value(left) + collated
             let list: String
             if case .array(let elements) = right {
                 list = try elements.map { try value($0) }.joined(separator: ", ")
@@ -386,6 +398,8 @@ struct QueryCompiler {
             return "(\(subject) \(op) (\(list)))"
         case "/":
             return "(CAST(\(try value(left)) AS REAL) / \(try value(right)))"
+        case "=", "!=", "<", "<=", ">", ">=", "IS", "IS NOT":
+            return "(\(try value(left))\(collated) \(op) \(try value(right)))"
         default:
             return "(\(try value(left)) \(op) \(try value(right)))"
         }
@@ -424,6 +438,9 @@ struct QueryCompiler {
                 throw CouchetteError(.badInput, message: "\(name)() needs \(index + 1) argument(s)")
             }
             return try json(arguments[index])
+        }
+        if name.hasPrefix("REGEXP_"), arguments.count > 1, !Self.isValidPattern(arguments[1]) {
+            throw CouchetteError(.badInput, message: "\(name)(): \(arguments[1].text) is not a valid regular expression")
         }
         switch name {
         case "COUNT":
@@ -492,11 +509,24 @@ struct QueryCompiler {
             }
             // bm25() is lower for better matches; RANK is higher.
             return "(SELECT -bm25(\(table)) FROM \(table) WHERE \(table) MATCH \(try value(terms)) AND rowid = \(source.sqlAlias).sequence)"
+        case "REGEXP_CONTAINS", "REGEXP_LIKE":
+            return "\(name.lowercased())(\(try argument(0)), \(try argument(1)))"
+        case "REGEXP_POSITION":
+            return "regexp_position(\(try argument(0)), \(try argument(1)))"
+        case "REGEXP_REPLACE":
+            let limit = arguments.count > 3 ? try argument(3) : "-1"
+            return "regexp_replace(\(try argument(0)), \(try argument(1)), \(try argument(2)), \(limit))"
         case "IFMISSING", "IFNULL", "IFMISSINGORNULL":
             return "coalesce(\(try arguments.map { try value($0) }.joined(separator: ", ")))"
         default:
             throw CouchetteError(.badInput, message: "Unknown function \(name)()")
         }
+    }
+
+    /// Whether a pattern is a valid regular expression, as far as can be told before running (a literal).
+    private static func isValidPattern(_ pattern: QueryExpression) -> Bool {
+        guard case .literal(.string(let text)) = pattern else { return true }
+        return (try? NSRegularExpression(pattern: text)) != nil
     }
 
     /// The source and index name a `MATCH`/`RANK` argument names: `index` (the main source's) or `alias.index`.

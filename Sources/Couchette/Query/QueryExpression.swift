@@ -53,9 +53,32 @@ indirect enum QueryExpression: Sendable, Equatable {
     case quantified(Quantifier, variable: String, list: QueryExpression, condition: QueryExpression)
     /// `CASE [x] WHEN … THEN … [ELSE …] END`.
     case caseWhen(subject: QueryExpression?, branches: [CaseBranch], otherwise: QueryExpression?)
+    /// `x COLLATE (UNICODE NOCASE NODIAC)`: string comparisons in `x`, and `x` itself in `ORDER BY`, use the
+    /// collation.
+    case collate(QueryExpression, Collation)
     /// Something a ``QueryBuilder`` query was given that is not an expression (a blob as a literal, a foreign
     /// conformance of ``ExpressionProtocol``): compiling the query reports the reason.
     case invalid(String)
+
+    /// How `COLLATE` compares strings: by code point (ASCII) or by the Unicode collation, optionally ignoring case
+    /// and accents.
+    struct Collation: Sendable, Equatable {
+        var unicode = false
+        var ignoreCase = false
+        var ignoreAccents = false
+
+        /// The SQLite collation.
+        var sqlName: String {
+            guard unicode else { return ignoreCase ? "NOCASE" : "BINARY" }
+            return "CB_UNICODE" + (ignoreCase ? "_NOCASE" : "") + (ignoreAccents ? "_NODIAC" : "")
+        }
+
+        /// The SQL++ words.
+        var text: String {
+            [unicode ? "UNICODE" : nil, ignoreCase ? "NOCASE" : nil, ignoreAccents && unicode ? "NODIAC" : nil]
+                .compactMap { $0 }.joined(separator: " ")
+        }
+    }
 
     struct ObjectMember: Sendable, Equatable {
         var name: String
@@ -79,7 +102,7 @@ extension QueryExpression {
         case .unary(_, let operand): return operand.contains(where: test)
         case .binary(_, let left, let right): return left.contains(where: test) || right.contains(where: test)
         case .between(let subject, let low, let high, _): return [subject, low, high].contains { $0.contains(where: test) }
-        case .check(let subject, _, _): return subject.contains(where: test)
+        case .check(let subject, _, _), .collate(let subject, _): return subject.contains(where: test)
         case .function(_, let arguments, _): return arguments.contains { $0.contains(where: test) }
         case .quantified(_, _, let list, let condition): return list.contains(where: test) || condition.contains(where: test)
         case .caseWhen(let subject, let branches, let otherwise):

@@ -15,6 +15,7 @@ struct QueryParser {
         "SELECT", "DISTINCT", "FROM", "AS", "JOIN", "LEFT", "OUTER", "INNER", "CROSS", "ON", "WHERE", "GROUP", "BY",
         "HAVING", "ORDER", "ASC", "DESC", "LIMIT", "OFFSET", "AND", "OR", "NOT", "IN", "LIKE", "BETWEEN", "IS", "NULL",
         "MISSING", "VALUED", "TRUE", "FALSE", "ANY", "EVERY", "SATISFIES", "END", "CASE", "WHEN", "THEN", "ELSE",
+        "COLLATE",
     ]
 
     init(_ text: String) throws {
@@ -210,10 +211,14 @@ struct QueryParser {
         return try postfix()
     }
 
-    /// A primary expression followed by `.name` and `[index]` steps.
+    /// A primary expression followed by `.name` and `[index]` steps, and `COLLATE` collations.
     private mutating func postfix() throws -> QueryExpression {
         var base = try primary()
         while true {
+            if acceptKeyword("COLLATE") {
+                base = .collate(base, try collation())
+                continue
+            }
             if case .path(var steps) = base {
                 if acceptSymbol(".") {
                     steps.append(.key(try identifier("a property name")))
@@ -316,6 +321,25 @@ struct QueryParser {
             try expectSymbol(")")
         }
         return .function(upper, arguments, distinct: distinct)
+    }
+
+    /// `UNICODE`, `NOCASE`, `NODIAC` (and `NOUNICODE`, `CASE`, `DIAC`, `BINARY`), alone or several in parentheses.
+    private mutating func collation() throws -> QueryExpression.Collation {
+        var collation = QueryExpression.Collation()
+        let grouped = acceptSymbol("(")
+        repeat {
+            switch current.keyword {
+            case "UNICODE": collation.unicode = true
+            case "NOUNICODE", "BINARY": collation.unicode = false
+            case "NOCASE": collation.ignoreCase = true
+            case "CASE": collation.ignoreCase = false
+            case "NODIAC": collation.ignoreAccents = true
+            case "DIAC": collation.ignoreAccents = false
+            default: throw error("a collation (UNICODE, NOCASE, NODIAC)")
+            }
+            index += 1
+        } while grouped && !acceptSymbol(")")
+        return collation
     }
 
     private mutating func quantified() throws -> QueryExpression {

@@ -77,6 +77,8 @@ extension QueryExpression {
             return "\(name)(\(distinct ? "DISTINCT " : "")\(arguments.map(\.text).joined(separator: ", ")))"
         case .quantified(let quantifier, let variable, let list, let condition):
             return "(\(quantifier.rawValue) \(SelectStatement.identifier(variable)) IN \(list.text) SATISFIES \(condition.text) END)"
+        case .collate(let subject, let collation):
+            return "(\(subject.text) COLLATE (\(collation.text.isEmpty ? "BINARY" : collation.text)))"
         case .invalid(let reason): return "INVALID(\(Self.literalText(.string(reason))))"
         case .caseWhen(let subject, let branches, let otherwise):
             var text = "CASE"

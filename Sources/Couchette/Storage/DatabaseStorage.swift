@@ -24,6 +24,7 @@ final class DatabaseStorage {
             if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
             // SQL++ LIKE is case-sensitive.
             try connection.execute("PRAGMA case_sensitive_like = ON")
+            try QueryFunctions.register(on: connection)
             if options.encryptionKey != nil {
                 // A page read from an encrypted file costs an HMAC-SHA512 and an AES decryption: keep more of them.
                 try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes)")

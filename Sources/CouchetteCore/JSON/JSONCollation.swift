@@ -141,6 +141,48 @@ public enum JSONCollation {
         bytes += [levelSeparator, levelSeparator]
     }
 
+    /// Compares two strings in the collation's string order, optionally ignoring case (third level) or accents
+    /// (second level); strings that differ only in what is ignored compare equal. SQL++ `COLLATE UNICODE`.
+    ///
+    /// ```swift
+    /// JSONCollation.compareStrings("Zoë", "zoe", ignoringCase: true, ignoringAccents: true)   // .orderedSame
+    /// ```
+    public static func compareStrings(
+        _ left: String, _ right: String, ignoringCase: Bool = false, ignoringAccents: Bool = false
+    ) -> ComparisonResult {
+        let (leftKey, rightKey) = (
+            stringKey(left, ignoringCase: ignoringCase, ignoringAccents: ignoringAccents),
+            stringKey(right, ignoringCase: ignoringCase, ignoringAccents: ignoringAccents)
+        )
+        if leftKey == rightKey { return .orderedSame }
+        return leftKey.lexicographicallyPrecedes(rightKey) ? .orderedAscending : .orderedDescending
+    }
+
+    /// A string's levels as bytes: the first, then the second and third unless ignored, then (when nothing is
+    /// ignored) the text itself, so only identical strings are equal.
+    static func stringKey(_ text: String, ignoringCase: Bool, ignoringAccents: Bool) -> [UInt8] {
+        guard ignoringCase || ignoringAccents else {
+            var bytes: [UInt8] = []
+            appendString(text, to: &bytes)
+            return bytes
+        }
+        let characters = baseCharacters(text)
+        var bytes: [UInt8] = []
+        for character in characters { appendWeight(character.primary, to: &bytes) }
+        if !ignoringAccents {
+            bytes.append(levelSeparator)
+            for character in characters {
+                for mark in character.marks { appendWeight(mark, to: &bytes) }
+                bytes.append(commonWeight)
+            }
+        }
+        if !ignoringCase {
+            bytes.append(levelSeparator)
+            for character in characters { bytes.append(character.isUpper ? commonWeight + 1 : commonWeight) }
+        }
+        return bytes
+    }
+
     /// The weight of "nothing special" at the second and third levels.
     static let commonWeight: UInt8 = 0x02
 
