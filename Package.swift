@@ -127,10 +127,11 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        .target(name: "CouchetteTestSupport", path: "Tests/CouchetteTestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "CouchetteCoreTests",
             dependencies: [
-                "CouchetteCore",
+                "CouchetteCore", "CouchetteTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
@@ -144,13 +145,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchetteTests",
-            dependencies: ["Couchette", "CouchetteCore", "CouchetteSQLite"],
+            dependencies: ["Couchette", "CouchetteCore", "CouchetteSQLite", "CouchetteTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CouchetteGatewayTests",
             dependencies: [
-                "CouchetteGateway",
+                "CouchetteGateway", "CouchetteTestSupport",
                 "CouchetteCore",
                 "CouchetteSQLite",
                 "Couchette",

@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import Foundation
 import Testing
 

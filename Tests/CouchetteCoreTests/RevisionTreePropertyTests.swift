@@ -1,4 +1,5 @@
 import CouchetteCore
+import CouchetteTestSupport
 import PropertyBased
 import Testing
 

@@ -1,4 +1,5 @@
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -405,21 +406,6 @@ extension AccessPropertyTests {
                 return .object(members)
             }
             return Page(rows: rows, sent: parsed.results.count, lastSeq: try #require(parsed.lastSeq))
-        }
-    }
-
-    // MARK: - SplitMix64
-
-    /// A small deterministic generator, so that a failing seed can be replayed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 }
