@@ -47,6 +47,12 @@ import Testing
             .orderBy(Ordering.expression(Expression.property("priority").from("t")).descending())
         #expect(try Self.rows(db, aliased) == [["id": "t5", "t": "Dishes"], ["id": "t3", "t": "Cheese"]])
 
+        // A nil alias changes nothing.
+        let noAlias: String? = nil
+        #expect(try Self.column(db, QueryBuilder.select(SelectResult.property("task").as(noAlias))
+            .from(DataSource.collection(tasks)).where(Expression.property("priority").from(noAlias).equalTo(Expression.int(5))))
+            == ["Dishes"])
+
         let paged = QueryBuilder.select(SelectResult.property("task")).from(DataSource.collection(tasks))
             .where(Expression.property("type").equalTo(Expression.string("task")))
             .orderBy(Ordering.property("priority").ascending(), Ordering.property("task"))
@@ -220,7 +226,8 @@ import Testing
             column("degrees", Function.degrees(Function.pi())), column("radians", Function.radians(Expression.int(180))),
             column("trig", Function.sin(Expression.int(0)).add(Function.cos(Expression.int(0))).add(Function.tan(Expression.int(0)))),
             column("inverse", Function.asin(Expression.int(0)).add(Function.acos(Expression.int(1))).add(Function.atan(Expression.int(0)))),
-            column("atan2", Function.atan2(y: Expression.int(0), x: Expression.int(1))),
+            column("atan2", Function.atan2(x: Expression.int(1), y: Expression.int(0))),
+            column("quarter", Function.atan2(y: Expression.int(1), x: Expression.int(0))),
             column("tagCount", ArrayFunction.length(tags)), column("cold", ArrayFunction.contains(tags, value: Expression.string("cold"))),
             column("isArray", Function.isArray(tags)), column("isString", Function.isString(task)),
             column("isNumber", Function.isNumber(priority)), column("isBoolean", Function.isBoolean(Expression.property("complete"))),
@@ -239,7 +246,7 @@ import Testing
         #expect(row["squared"] == 4.0 && row["root"] == 2.0 && row["ceil"] == 2.0 && row["floor"] == 1.0 && row["sign"] == -1)
         func near(_ key: String, _ expected: Double) -> Bool { abs((row[key]?.doubleValue ?? .nan) - expected) < 1e-9 }
         #expect(near("ln", 1) && near("log", 3) && near("exp", 1) && near("pi", .pi) && near("degrees", 180))
-        #expect(near("radians", .pi) && near("trig", 1) && near("inverse", 0) && near("atan2", 0))
+        #expect(near("radians", .pi) && near("trig", 1) && near("inverse", 0) && near("atan2", 0) && near("quarter", .pi / 2))
         #expect(row["tagCount"] == 2 && row["cold"] == true && row["isArray"] == true && row["isString"] == true)
         #expect(row["isNumber"] == true && row["isBoolean"] == true && row["isDictionary"] == true && row["fallback"] == "none")
         #expect(row["millis"] == 1_795_428_000_000 && row["text"] == "2026-11-23T10:00:00.000Z")
@@ -380,6 +387,15 @@ import Testing
             .orderBy(Ordering.expression(Meta.id.from("t")))
         aliased.parameters = Parameters().setString("milk OR cheeses", forName: "terms")
         #expect(try Self.column(db, aliased) == ["t1", "t3"])
+        // The older forms that name the index.
+        let byName = QueryBuilder.select(SelectResult.expression(Meta.id)).from(DataSource.collection(tasks))
+            .where(FullTextFunction.match(indexName: "taskFTS", query: "bread"))
+            .orderBy(Ordering.expression(FullTextFunction.rank("taskFTS")).descending())
+        #expect(try Self.column(db, byName) == ["t2"])
+        // Index items as arrays.
+        try tasks.createIndex(IndexBuilder.valueIndex(items: [ValueIndexItem.property("priority")]), name: "byPriority")
+        try tasks.createIndex(IndexBuilder.fullTextIndex(items: [FullTextIndexItem.property("type")]), name: "typeFTS")
+        #expect(try tasks.indexes() == ["byList", "byPriority", "taskFTS", "typeFTS"])
     }
 
     @Test func liveBuilderQueries() async throws {

@@ -259,6 +259,14 @@ import Testing
         // A missing parameter is null: it matches nothing.
         query.parameters = nil
         #expect(try query.execute().allResults().isEmpty)
+        // Containers and blobs as parameters.
+        let values = try db.createQuery("SELECT $list AS list, $object AS object, $blob AS blob FROM _ LIMIT 1")
+        let blob = Blob(contentType: "text/plain", data: Data("hello".utf8))
+        values.parameters = Parameters().setArray(MutableArrayObject(data: [1, "two"]), forName: "list")
+            .setDictionary(MutableDictionaryObject(data: ["k": true]), forName: "object").setBlob(blob, forName: "blob")
+        let row = try #require(try values.execute().allResults().first)
+        #expect(row.json["list"] == [1, "two"] && row.json["object"] == ["k": true])
+        #expect(row.json["blob"]?["digest"]?.stringValue == blob.digest && row.json["blob"]?["length"] == 5)
         let limited = try db.createQuery("SELECT task FROM todo.tasks WHERE type = $type ORDER BY task LIMIT $n")
         limited.parameters = Parameters().setString("task", forName: "type").setInt(2, forName: "n")
         #expect(try limited.execute().map { $0.string(forKey: "task") ?? "" } == ["Bread", "Cheese"])

@@ -33,10 +33,18 @@ public final class Parameters: @unchecked Sendable {
     @discardableResult public func setFloat(_ value: Float, forName name: String) -> Self { setValue(Double(value), forName: name) }
     @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Self { setValue(value, forName: name) }
     @discardableResult public func setDate(_ value: Date?, forName name: String) -> Self { setValue(value, forName: name) }
-    @discardableResult public func setArray(_ value: [Any]?, forName name: String) -> Self { setValue(value, forName: name) }
-    @discardableResult public func setDictionary(_ value: [String: Any]?, forName name: String) -> Self {
-        setValue(value, forName: name)
+    @discardableResult public func setArray(_ value: ArrayObject?, forName name: String) -> Self {
+        setValue(value?.toArray(), forName: name)
     }
+    @discardableResult public func setDictionary(_ value: DictionaryObject?, forName name: String) -> Self {
+        setValue(value?.toDictionary(), forName: name)
+    }
+    /// Sets a blob: matches the blob's metadata dictionary as stored in documents.
+    @discardableResult public func setBlob(_ value: Blob?, forName name: String) -> Self { setValue(value, forName: name) }
+    @_disfavoredOverload @discardableResult
+    public func setArray(_ value: [Any]?, forName name: String) -> Self { setValue(value, forName: name) }
+    @_disfavoredOverload @discardableResult
+    public func setDictionary(_ value: [String: Any]?, forName name: String) -> Self { setValue(value, forName: name) }
 
     /// The value of a parameter as a Foundation value, or nil.
     public func value(forName name: String) -> Any? {

@@ -133,6 +133,11 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// Removes a listener added by ``addChangeListener(withQueue:_:)``; the same as `token.remove()`.
+    public func removeChangeListener(withToken token: ListenerToken) {
+        token.remove()
+    }
+
     /// The results now, then again after each commit that changes them; ends when the database closes or the iterating
     /// task is cancelled, and throws a run's error.
     public func changes() -> AsyncThrowingStream<ResultSet, any Error> {

@@ -458,7 +458,8 @@ struct QueryCompiler {
             return "(trunc(\(try argument(0)) * \(scale)) / \(scale))"
         case "LOG": return "log10(\(try argument(0)))"
         case "POWER": return "power(\(try argument(0)), \(try argument(1)))"
-        case "ATAN2": return "atan2(\(try argument(0)), \(try argument(1)))"
+        // SQL++'s ATAN2(x, y) is the angle of the point (x, y): atan(y / x); SQLite's atan2 takes y first.
+        case "ATAN2": return "atan2(\(try argument(1)), \(try argument(0)))"
         case "PI": return "pi()"
         case "E": return "exp(1)"
         case "ROUND":

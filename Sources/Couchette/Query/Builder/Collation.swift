@@ -15,6 +15,11 @@ public enum Collation {
 
     /// Code-point order (`COLLATE BINARY`), or ASCII letters case-insensitively (`NOCASE`).
     public static func ascii() -> ASCIICollation { ASCIICollation() }
+
+    /// Couchbase Lite's name for ``UnicodeCollation``.
+    public typealias Unicode = UnicodeCollation
+    /// Couchbase Lite's name for ``ASCIICollation``.
+    public typealias ASCII = ASCIICollation
 }
 
 /// The Unicode collation, optionally ignoring case or accents.

@@ -36,8 +36,9 @@ struct PropertyExpression: PropertyExpressionProtocol, BuiltNode {
     var builtNode: QueryExpression { steps == Self.all ? .star(alias: nil) : .path(steps) }
     var description: String { builtNode.text }
 
-    func from(_ alias: String) -> any ExpressionProtocol {
-        BuiltExpression(steps == Self.all ? .star(alias: alias) : .path([.key(alias)] + steps))
+    func from(_ alias: String?) -> any ExpressionProtocol {
+        guard let alias else { return self }
+        return BuiltExpression(steps == Self.all ? .star(alias: alias) : .path([.key(alias)] + steps))
     }
 }
 
@@ -140,7 +141,7 @@ extension ExpressionProtocol {
 
 /// A property (``Expression/property(_:)``): ``from(_:)`` reads it from the data source with that alias.
 public protocol PropertyExpressionProtocol: ExpressionProtocol {
-    func from(_ alias: String) -> any ExpressionProtocol
+    func from(_ alias: String?) -> any ExpressionProtocol
 }
 
 /// A `META()` field (``Meta``): ``from(_:)`` reads it from the data source with that alias.

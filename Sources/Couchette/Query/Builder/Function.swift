@@ -19,8 +19,13 @@ public enum Function {
     public static func acos(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ACOS", expression) }
     public static func asin(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ASIN", expression) }
     public static func atan(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ATAN", expression) }
+    /// The angle of the point (x, y), in radians (SQL++ `ATAN2(x, y)`).
+    public static func atan2(x: any ExpressionProtocol, y: any ExpressionProtocol) -> any ExpressionProtocol {
+        call("ATAN2", x, y)
+    }
+    /// The angle of the point (x, y), in radians (SQL++ `ATAN2(x, y)`).
     public static func atan2(y: any ExpressionProtocol, x: any ExpressionProtocol) -> any ExpressionProtocol {
-        call("ATAN2", y, x)
+        call("ATAN2", x, y)
     }
     public static func ceil(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("CEIL", expression) }
     public static func cos(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("COS", expression) }
@@ -128,5 +133,15 @@ public enum FullTextFunction {
     /// How well the document matches the index's `match` (higher is better).
     public static func rank(_ index: any IndexExpressionProtocol) -> any ExpressionProtocol {
         BuiltExpression(.function("RANK", [index.node], distinct: false))
+    }
+
+    /// ``match(_:query:)`` with the index by name (the older form).
+    public static func match(indexName: String, query: String) -> any ExpressionProtocol {
+        match(Expression.fullTextIndex(indexName), query: query)
+    }
+
+    /// ``rank(_:)`` with the index by name (the older form).
+    public static func rank(_ indexName: String) -> any ExpressionProtocol {
+        rank(Expression.fullTextIndex(indexName))
     }
 }

@@ -14,8 +14,14 @@ public enum IndexBuilder {
     /// A value index over the items, in order.
     public static func valueIndex(items: ValueIndexItem...) -> ValueIndex { ValueIndex(items: items) }
 
+    /// A value index over the items, in order.
+    public static func valueIndex(items: [ValueIndexItem]) -> ValueIndex { ValueIndex(items: items) }
+
     /// A full-text index over the items.
     public static func fullTextIndex(items: FullTextIndexItem...) -> FullTextIndex { FullTextIndex(items: items) }
+
+    /// A full-text index over the items.
+    public static func fullTextIndex(items: [FullTextIndexItem]) -> FullTextIndex { FullTextIndex(items: items) }
 }
 
 /// An expression of a ``ValueIndex``.

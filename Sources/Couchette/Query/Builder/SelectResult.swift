@@ -4,13 +4,13 @@ public protocol SelectResultProtocol: Sendable {}
 /// A result column that can be renamed with ``as(_:)``.
 public protocol SelectResultAs: SelectResultProtocol {
     /// The column's name in the results.
-    func `as`(_ alias: String) -> any SelectResultProtocol
+    func `as`(_ alias: String?) -> any SelectResultProtocol
 }
 
 /// All properties (`*`), of every data source or, with ``from(_:)``, of one.
 public protocol SelectResultFrom: SelectResultProtocol {
     /// Only the properties of the data source with this alias.
-    func from(_ alias: String) -> any SelectResultProtocol
+    func from(_ alias: String?) -> any SelectResultProtocol
 }
 
 /// Makes the result columns of ``QueryBuilder`` queries.
@@ -38,11 +38,11 @@ public enum SelectResult {
 struct BuiltSelectResult: SelectResultAs, SelectResultFrom {
     let column: SelectStatement.ResultColumn
 
-    func `as`(_ alias: String) -> any SelectResultProtocol {
+    func `as`(_ alias: String?) -> any SelectResultProtocol {
         BuiltSelectResult(column: .init(expression: column.expression, alias: alias))
     }
 
-    func from(_ alias: String) -> any SelectResultProtocol {
+    func from(_ alias: String?) -> any SelectResultProtocol {
         BuiltSelectResult(column: .init(expression: .star(alias: alias)))
     }
 }
