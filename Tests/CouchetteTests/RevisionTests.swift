@@ -88,6 +88,44 @@ import Testing
         #expect(try lists.document(id: "user1.list")?.string(forKey: "name") == "Resolved")
     }
 
+    /// Saves and deletes through the document API keep the bodies of the other branches, unparsed, and a
+    /// deletion of the current revision promotes the other branch with its body.
+    @Test func documentSavesAndDeletesKeepOtherBranchesBodies() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let lists = try db.defaultCollection()
+        let base = try lists.putProperties(["type": "task-list", "name": "Today"], documentID: "list")
+        let first = base.createRevision()
+        first["name"] = "First"
+        _ = try first.save()
+        let second = base.createRevision()
+        second["name"] = "Second"
+        _ = try second.saveAllowingConflict()
+        let winnerName = try #require(try lists.document(id: "list")?.string(forKey: "name"))
+        let loserName = winnerName == "First" ? "Second" : "First"
+
+        // Two saves on the current branch: the other branch's body stays readable.
+        for name in ["Third", "Fourth"] {
+            let edit = try #require(try lists.document(id: "list")).toMutable()
+            edit.setString(name, forKey: "name")
+            try lists.save(document: edit)
+        }
+        let revisions = try lists.conflictingRevisions(documentID: "list")
+        #expect(revisions.map { $0.properties?["name"] as? String } == ["Fourth", loserName])
+
+        // Deleting the current document promotes the other branch, body and all.
+        try lists.delete(document: try #require(try lists.document(id: "list")))
+        let promoted = try #require(try lists.document(id: "list"))
+        #expect(promoted.string(forKey: "name") == loserName && promoted.string(forKey: "type") == "task-list")
+        // And once more: a save on the promoted branch, then the revision history reads.
+        let edit = promoted.toMutable()
+        edit.setString("Fifth", forKey: "name")
+        try lists.save(document: edit)
+        #expect(try lists.document(id: "list")?.string(forKey: "name") == "Fifth")
+        #expect(try lists.leafRevisions(documentID: "list").count == 2)
+    }
+
     @Test func nWayMergeOfTwoBranches() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

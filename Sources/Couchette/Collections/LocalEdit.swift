@@ -129,7 +129,12 @@ struct LocalEdit {
         let inConflict = tree.isConflicted
         // The previous current revision's body may be known only as the row's bytes (saves do not parse it).
         let previousWinner = existing.flatMap { try? RevisionID(parsing: $0.revisionID) }
+        // So may the other bodies the stored tree kept (read unparsed): kept by the same rule as parsed ones.
         var rawBodies: [RevisionID: [UInt8]] = [:]
+        for (id, raw) in existing?.treeBodies ?? [:]
+        where tree[id]?.body == nil && (tree.count <= 2 || tree.isLeaf(id) || id == keptParent) {
+            rawBodies[id] = raw
+        }
         if let existing, let previousWinner, let node = tree[previousWinner], node.body == nil,
             previousWinner != winner.id, tree.isLeaf(previousWinner) || previousWinner == keptParent
         {
@@ -144,6 +149,10 @@ struct LocalEdit {
         } else if let existing, winner.id == previousWinner, winner.body == nil {
             body = existing.body
             hasBlobs = existing.flags.contains(.hasAttachments)
+        } else if winner.body == nil, let raw = existing?.treeBodies[winner.id] {
+            // Another kept leaf wins (the current one was deleted), its body read unparsed.
+            body = raw
+            hasBlobs = (try? JSONValue(parsing: raw)).map(DocumentValues.containsBlobs) ?? false
         } else {
             let winnerBody = winner.body ?? .object([:])
             body = winnerBody.serialized()

@@ -197,7 +197,8 @@ final class DatabaseStorage {
     /// Reads a document; the revision tree too when `withTree`.
     ///
     /// - Parameter parseWinnerBody: Put the current revision's parsed body into the tree's winner (the
-    ///   revision APIs need it); saves leave it out and use the row's bytes.
+    ///   revision APIs need it); saves leave it out and use the row's bytes, and leave the other bodies the tree
+    ///   keeps unparsed too (``DocumentRecord/treeBodies``).
     func document(
         collectionID: Int64, id: String, withTree: Bool, parseWinnerBody: Bool = true
     ) throws(CouchetteError) -> DocumentRecord? {
@@ -215,9 +216,10 @@ final class DatabaseStorage {
             return (record, withTree ? statement.blob(at: 5) : nil)
         }
         guard case (var record, let treeBytes)? = found else { return nil }
-        if let treeBytes {
-            let body = parseWinnerBody ? try? JSONValue(parsing: record.body) : nil
-            record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: body)
+        if let treeBytes, parseWinnerBody {
+            record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: try? JSONValue(parsing: record.body))
+        } else if let treeBytes {
+            (record.tree, record.treeBodies) = try RevisionTreeCodec.decodeKeepingBodiesRaw(treeBytes)
         }
         return record
     }

@@ -13,6 +13,8 @@ struct DocumentRecord: Sendable {
     var tree: CouchetteCore.RevisionTree?
     /// Seconds since 1970 when the document expires.
     var expiration: Double?
+    /// The serialized bodies of tree nodes that were not parsed (a tree read for a save), by revision.
+    var treeBodies: [RevisionID: [UInt8]] = [:]
 
     var isDeleted: Bool { flags.contains(.deleted) }
 }

@@ -68,6 +68,43 @@ enum RevisionTreeCodec {
         }
     }
 
+    /// Decodes a tree without parsing the bodies it keeps (saves only add to the tree and write it back): the
+    /// nodes have no bodies, and the bodies come back as their bytes. Falls back to ``decode(_:winnerBody:)`` for
+    /// anything unusual.
+    static func decodeKeepingBodiesRaw(_ bytes: [UInt8]) throws(CouchetteError) -> (
+        tree: CouchetteCore.RevisionTree, bodies: [RevisionID: [UInt8]]
+    ) {
+        let skeleton: (nodes: [CouchetteCore.RevisionTree.Node], bodies: [RevisionID: [UInt8]])? = bytes.withUnsafeBufferPointer { buffer in
+            guard let entries = JSONPathScanner.elementRanges(in: buffer) else { return nil }
+            var ids: [RevisionID] = []
+            var nodes: [CouchetteCore.RevisionTree.Node] = []
+            var bodies: [RevisionID: [UInt8]] = [:]
+            ids.reserveCapacity(entries.count)
+            nodes.reserveCapacity(entries.count)
+            for entry in entries {
+                guard let fields = JSONPathScanner.elementRanges(in: UnsafeBufferPointer(rebasing: buffer[entry])),
+                    fields.count == 4
+                else { return nil }
+                let base = entry.lowerBound
+                let rev = buffer[(base + fields[0].lowerBound)..<(base + fields[0].upperBound)]
+                // A plain string (no escapes) between quotes.
+                guard rev.count >= 2, rev.first == UInt8(ascii: "\""), rev.last == UInt8(ascii: "\""),
+                    !rev.contains(UInt8(ascii: "\\")),
+                    let id = try? RevisionID(parsing: String(decoding: rev.dropFirst().dropLast(), as: UTF8.self)),
+                    let parent = Int(String(decoding: buffer[(base + fields[1].lowerBound)..<(base + fields[1].upperBound)], as: UTF8.self))
+                else { return nil }
+                let deleted = buffer[base + fields[2].lowerBound] == UInt8(ascii: "t")
+                let body = buffer[(base + fields[3].lowerBound)..<(base + fields[3].upperBound)]
+                if !body.elementsEqual("null".utf8) { bodies[id] = Array(body) }
+                ids.append(id)
+                nodes.append(.init(id: id, parent: parent >= 0 && parent < ids.count - 1 ? ids[parent] : nil, isDeleted: deleted, body: nil))
+            }
+            return (nodes, bodies)
+        }
+        guard let skeleton else { return (try decode(bytes, winnerBody: nil), [:]) }
+        return (CouchetteCore.RevisionTree(nodes: skeleton.nodes), skeleton.bodies)
+    }
+
     /// The leaves of a stored tree other than `current`, without building the tree (the changes feed with
     /// conflicts): none for the common one-revision tree, found by comparing bytes.
     static func otherLeaves(_ bytes: [UInt8], current: String) throws(CouchetteError)

@@ -42,6 +42,13 @@ package enum JSONPathScanner {
         return start..<scanner.position
     }
 
+    /// The byte ranges of the elements of the array that `bytes` hold, or nil when they do not hold one.
+    package static func elementRanges(in bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>]? {
+        var scanner = Scanner(bytes: bytes)
+        scanner.skipWhitespace()
+        return scanner.elements()
+    }
+
     private struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
@@ -101,6 +108,21 @@ package enum JSONPathScanner {
             guard index < 0, count + index >= 0 else { return false }
             position = starts[count + index]
             return true
+        }
+
+        /// Steps over an array, collecting where its elements are.
+        mutating func elements() -> [Range<Int>]? {
+            guard expect(UInt8(ascii: "[")) else { return nil }
+            var ranges: [Range<Int>] = []
+            if current == UInt8(ascii: "]") { return ranges }
+            while true {
+                let start = position
+                guard skipValue() else { return nil }
+                ranges.append(start..<position)
+                skipWhitespace()
+                if current == UInt8(ascii: "]") { return ranges }
+                guard expect(UInt8(ascii: ",")) else { return nil }
+            }
         }
 
         /// Steps over one value.
