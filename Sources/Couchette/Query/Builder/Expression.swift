@@ -33,15 +33,25 @@ public enum Expression {
         }
     }
 
+    /// A string literal (nil: null).
     public static func string(_ value: String?) -> any ExpressionProtocol { Self.value(value) }
+    /// A number literal (nil: null).
     public static func number(_ value: NSNumber?) -> any ExpressionProtocol { Self.value(value) }
+    /// An integer literal.
     public static func int(_ value: Int) -> any ExpressionProtocol { BuiltExpression(.literal(.int(Int64(value)))) }
+    /// A 64-bit integer literal.
     public static func int64(_ value: Int64) -> any ExpressionProtocol { BuiltExpression(.literal(.int(value))) }
+    /// A floating point literal.
     public static func float(_ value: Float) -> any ExpressionProtocol { BuiltExpression(.literal(.double(Double(value)))) }
+    /// A floating point literal.
     public static func double(_ value: Double) -> any ExpressionProtocol { BuiltExpression(.literal(.double(value))) }
+    /// A Boolean literal.
     public static func boolean(_ value: Bool) -> any ExpressionProtocol { BuiltExpression(.literal(.bool(value))) }
+    /// A date literal, as ISO-8601 text (nil: null).
     public static func date(_ value: Date?) -> any ExpressionProtocol { Self.value(value) }
+    /// A dictionary literal (nil: null).
     public static func dictionary(_ value: [String: Any]?) -> any ExpressionProtocol { Self.value(value) }
+    /// An array literal (nil: null).
     public static func array(_ value: [Any]?) -> any ExpressionProtocol { Self.value(value) }
 
     /// A parameter (`$name`), given its value by ``Query/parameters`` at each run; never spliced into the SQL.

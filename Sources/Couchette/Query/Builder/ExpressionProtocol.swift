@@ -77,23 +77,34 @@ extension ExpressionProtocol {
 
     // MARK: Arithmetic
 
+    /// The product (`*`).
     public func multiply(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("*", expression) }
+    /// The quotient (`/`, always a real division).
     public func divide(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("/", expression) }
+    /// The remainder (`%`).
     public func modulo(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("%", expression) }
+    /// The sum (`+`).
     public func add(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("+", expression) }
+    /// The difference (`-`).
     public func subtract(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("-", expression) }
     /// String concatenation (`||`).
     public func concat(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("||", expression) }
 
     // MARK: Comparison
 
+    /// `<`.
     public func lessThan(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("<", expression) }
+    /// `<=`.
     public func lessThanOrEqualTo(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("<=", expression) }
+    /// `>`.
     public func greaterThan(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary(">", expression) }
+    /// `>=`.
     public func greaterThanOrEqualTo(_ expression: any ExpressionProtocol) -> any ExpressionProtocol {
         binary(">=", expression)
     }
+    /// `=`.
     public func equalTo(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("=", expression) }
+    /// `!=`.
     public func notEqualTo(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("!=", expression) }
     /// `LIKE`: `%` matches any run of characters, `_` one character.
     public func like(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("LIKE", expression) }
@@ -135,17 +146,21 @@ extension ExpressionProtocol {
 
     // MARK: Logic
 
+    /// Both conditions (`AND`).
     public func and(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("AND", expression) }
+    /// Either condition (`OR`).
     public func or(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { binary("OR", expression) }
 }
 
 /// A property (``Expression/property(_:)``): ``from(_:)`` reads it from the data source with that alias.
 public protocol PropertyExpressionProtocol: ExpressionProtocol {
+    /// The property of the data source with this alias (nil: the first data source).
     func from(_ alias: String?) -> any ExpressionProtocol
 }
 
 /// A `META()` field (``Meta``): ``from(_:)`` reads it from the data source with that alias.
 public protocol MetaExpressionProtocol: ExpressionProtocol {
+    /// The field of the data source with this alias.
     func from(_ alias: String) -> any ExpressionProtocol
 }
 
@@ -155,5 +170,6 @@ public protocol VariableExpressionProtocol: ExpressionProtocol {}
 /// A full-text index named in ``FullTextFunction/match(_:query:)`` and ``FullTextFunction/rank(_:)``;
 /// ``from(_:)`` names the data source whose index it is.
 public protocol IndexExpressionProtocol: ExpressionProtocol {
+    /// The index of the data source with this alias.
     func from(_ alias: String) -> any IndexExpressionProtocol
 }

@@ -8,16 +8,24 @@ public enum Function {
 
     /// The number of rows whose value is valued; `Function.count(Expression.all())` counts every row.
     public static func count(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("COUNT", expression) }
+    /// The sum of the values in the group.
     public static func sum(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("SUM", expression) }
+    /// The average of the values in the group.
     public static func avg(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("AVG", expression) }
+    /// The smallest value in the group.
     public static func min(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("MIN", expression) }
+    /// The largest value in the group.
     public static func max(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("MAX", expression) }
 
     // MARK: Math
 
+    /// The absolute value.
     public static func abs(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ABS", expression) }
+    /// The arccosine, in radians.
     public static func acos(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ACOS", expression) }
+    /// The arcsine, in radians.
     public static func asin(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ASIN", expression) }
+    /// The arctangent, in radians.
     public static func atan(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ATAN", expression) }
     /// The angle of the point (x, y), in radians (SQL++ `ATAN2(x, y)`).
     public static func atan2(x: any ExpressionProtocol, y: any ExpressionProtocol) -> any ExpressionProtocol {
@@ -27,30 +35,46 @@ public enum Function {
     public static func atan2(y: any ExpressionProtocol, x: any ExpressionProtocol) -> any ExpressionProtocol {
         call("ATAN2", x, y)
     }
+    /// The smallest integer not below the number.
     public static func ceil(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("CEIL", expression) }
+    /// The cosine of an angle in radians.
     public static func cos(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("COS", expression) }
+    /// Radians as degrees.
     public static func degrees(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("DEGREES", expression) }
+    /// Euler's number.
     public static func e() -> any ExpressionProtocol { call("E") }
+    /// e to the power of the number.
     public static func exp(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("EXP", expression) }
+    /// The largest integer not above the number.
     public static func floor(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("FLOOR", expression) }
     /// The natural logarithm.
     public static func ln(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("LN", expression) }
     /// The base-10 logarithm.
     public static func log(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("LOG", expression) }
+    /// π.
     public static func pi() -> any ExpressionProtocol { call("PI") }
     public static func power(base: any ExpressionProtocol, exponent: any ExpressionProtocol) -> any ExpressionProtocol {
         call("POWER", base, exponent)
     }
+    /// Degrees as radians.
     public static func radians(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("RADIANS", expression) }
+    /// Rounds to the nearest integer, or to `digits` decimals.
     public static func round(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ROUND", expression) }
+    /// Rounds to the nearest integer, or to `digits` decimals.
     public static func round(_ expression: any ExpressionProtocol, digits: any ExpressionProtocol) -> any ExpressionProtocol {
         call("ROUND", expression, digits)
     }
+    /// -1, 0 or 1 by the sign of the number.
     public static func sign(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("SIGN", expression) }
+    /// The sine of an angle in radians.
     public static func sin(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("SIN", expression) }
+    /// The square root.
     public static func sqrt(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("SQRT", expression) }
+    /// The tangent of an angle in radians.
     public static func tan(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("TAN", expression) }
+    /// Drops the fraction, or keeps `digits` decimals.
     public static func trunc(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("TRUNC", expression) }
+    /// Drops the fraction, or keeps `digits` decimals.
     public static func trunc(_ expression: any ExpressionProtocol, digits: any ExpressionProtocol) -> any ExpressionProtocol {
         call("TRUNC", expression, digits)
     }
@@ -61,11 +85,17 @@ public enum Function {
     public static func contains(_ expression: any ExpressionProtocol, substring: any ExpressionProtocol) -> any ExpressionProtocol {
         call("CONTAINS", expression, substring)
     }
+    /// The number of characters.
     public static func length(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("LENGTH", expression) }
+    /// The string in lower case.
     public static func lower(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("LOWER", expression) }
+    /// The string without leading whitespace.
     public static func ltrim(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("LTRIM", expression) }
+    /// The string without trailing whitespace.
     public static func rtrim(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("RTRIM", expression) }
+    /// The string without leading and trailing whitespace.
     public static func trim(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("TRIM", expression) }
+    /// The string in upper case.
     public static func upper(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("UPPER", expression) }
 
     // MARK: Dates
@@ -74,6 +104,7 @@ public enum Function {
     public static func millisToString(_ expression: any ExpressionProtocol) -> any ExpressionProtocol {
         call("MILLIS_TO_STR", expression)
     }
+    /// Milliseconds since 1970 as ISO-8601 text in UTC.
     public static func millisToUTC(_ expression: any ExpressionProtocol) -> any ExpressionProtocol {
         call("MILLIS_TO_UTC", expression)
     }
@@ -81,6 +112,7 @@ public enum Function {
     public static func stringToMillis(_ expression: any ExpressionProtocol) -> any ExpressionProtocol {
         call("STR_TO_MILLIS", expression)
     }
+    /// ISO-8601 text converted to UTC.
     public static func stringToUTC(_ expression: any ExpressionProtocol) -> any ExpressionProtocol {
         call("STR_TO_UTC", expression)
     }
@@ -91,10 +123,15 @@ public enum Function {
     public static func ifMissingOrNull(_ expressions: any ExpressionProtocol...) -> any ExpressionProtocol {
         BuiltExpression(.function("IFMISSINGORNULL", expressions.map(\.node), distinct: false))
     }
+    /// Whether the value is an array.
     public static func isArray(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ISARRAY", expression) }
+    /// Whether the value is a dictionary.
     public static func isDictionary(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ISOBJECT", expression) }
+    /// Whether the value is a number.
     public static func isNumber(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ISNUMBER", expression) }
+    /// Whether the value is a string.
     public static func isString(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ISSTRING", expression) }
+    /// Whether the value is a Boolean.
     public static func isBoolean(_ expression: any ExpressionProtocol) -> any ExpressionProtocol { call("ISBOOLEAN", expression) }
 }
 

@@ -3,7 +3,9 @@ public protocol OrderingProtocol: Sendable {}
 
 /// A sort key whose direction can be chosen; ascending unless ``descending()``.
 public protocol SortOrder: OrderingProtocol {
+    /// Smallest first.
     func ascending() -> any OrderingProtocol
+    /// Largest first.
     func descending() -> any OrderingProtocol
 }
 
