@@ -50,8 +50,8 @@ extension Connection {
     ) throws {
         let box = Unmanaged.passRetained(CollationBox(compare)).toOpaque()
         try database.withOpenHandle { handle in
-            try SQLiteError.check(
-                sqlite3_create_collation_v2(
+            // Unlike create_function_v2, a failing create_collation_v2 does not call the destructor.
+            let code = sqlite3_create_collation_v2(
                     handle, name, SQLITE_UTF8, box,
                     { box, leftCount, left, rightCount, right in
                         let compare = Unmanaged<CollationBox>.fromOpaque(box!).takeUnretainedValue().compare
@@ -60,8 +60,9 @@ extension Connection {
                         }
                         return Int32(compare(text(left, leftCount), text(right, rightCount)).rawValue)
                     },
-                    { box in box.map { Unmanaged<CollationBox>.fromOpaque($0).release() } }),
-                database: handle)
+                    { box in box.map { Unmanaged<CollationBox>.fromOpaque($0).release() } })
+            if code != SQLITE_OK { Unmanaged<CollationBox>.fromOpaque(box).release() }
+            try SQLiteError.check(code, database: handle)
         }
     }
 }

@@ -358,6 +358,31 @@ import Testing
         await #expect(throws: CouchetteError.self) { for try await _ in select.changes() {} }
     }
 
+    @Test func builderEdgeCasesRoundTrip() throws {
+        let (directory, db) = try SQLQueryTests.openFilled()
+        defer { try? db.close(); _ = directory }
+        let (tasks, lists) = try Self.collections(db)
+        // A parameter name SQL++ cannot write is refused, not spliced.
+        let badName = QueryBuilder.select(SelectResult.property("task")).from(DataSource.collection(tasks))
+            .where(Expression.property("priority").greaterThan(Expression.parameter("min-priority")))
+        badName.parameters = Parameters().setInt(1, forName: "min-priority")
+        let error = #expect(throws: CouchetteError.self) { try badName.execute() }
+        #expect(error?.status == 400)
+        // Negative indexes, the smallest integer, quoted aliases with .*: the description parses back.
+        let smallest = QueryBuilder.select(
+            SelectResult.expression(Expression.negated(Expression.int64(.min))).as("small"),
+            SelectResult.expression(Expression.int64(.min)).as("min"),
+            SelectResult.property("tags[-1]").as("last"),
+            SelectResult.all().from("the list")
+        ).from(DataSource.collection(tasks)).join(Join.crossJoin(DataSource.collection(lists).as("the list")))
+            .where(Meta.id.equalTo(Expression.string("t1")).and(Meta.id.from("the list").equalTo(Expression.string("l1"))))
+        let row = try #require(try Self.rows(db, smallest).first)
+        #expect(row["min"] == .int(.min) && row["last"] == "cold" && row["the list"]?["name"] == "Groceries")
+        #expect(row["small"]?.doubleValue == 9.223372036854775808e18)
+        try tasks.createIndex(IndexBuilder.valueIndex(items: ValueIndexItem.property("tags[-1]")), name: "lastTag")
+        #expect(try tasks.indexes().contains("lastTag"))
+    }
+
     @Test func indexesFromTheBuilder() throws {
         let (directory, db) = try SQLQueryTests.openFilled()
         defer { try? db.close(); _ = directory }

@@ -195,6 +195,34 @@ import Testing
         #expect(error?.status == 400)
     }
 
+    @Test func positionsCollatedValuesAndPatternEdgeCases() throws {
+        let (directory, db) = try Self.openFilled()
+        defer { try? db.close(); _ = directory }
+        // ORDER BY / GROUP BY a position is that result column, whatever SQL columns the query reads.
+        #expect(try Self.column(db, "SELECT task, priority FROM todo.tasks WHERE type = 'task' ORDER BY 2 DESC, 1")
+            == ["Dishes", "Cheese", "Milk", "Bread", "Vacuum"])
+        #expect(try Self.rows(db, "SELECT complete, COUNT(*) AS n FROM todo.tasks WHERE type = 'task' GROUP BY 1 ORDER BY 1")
+            == [["complete": false, "n": 3], ["complete": true, "n": 2]])
+        #expect(try Self.column(db, "SELECT task FROM todo.tasks WHERE type = 'task' ORDER BY 7, task LIMIT 1") == ["Bread"])
+        // A collated value keeps its type, and MISSING stays missing.
+        let tags = try Self.rows(db, "SELECT tags COLLATE NOCASE AS tags FROM todo.tasks WHERE META().id IN ['t1', 'n1'] ORDER BY META().id")
+        #expect(tags == [[:], ["tags": ["dairy", "cold"]]])
+        #expect(try Self.column(db, "SELECT META().id FROM todo.tasks WHERE task COLLATE NOCASE IS MISSING") == ["n1"])
+        // Whole-string matches whatever match the engine finds first; positions count code points.
+        let row = try #require(try Self.rows(db, """
+            SELECT REGEXP_LIKE('ab', 'a|ab') AS alternative, REGEXP_LIKE('aaa', 'a+?') AS lazy,
+            REGEXP_POSITION('🇫🇷x', 'x') AS position, SUBSTR('🇫🇷x', REGEXP_POSITION('🇫🇷x', 'x')) AS rest,
+            TRUNC(0.29, 2) AS truncated, TRUNC(-1.239, 2) AS negative, tags[-1] AS last
+            FROM todo.tasks WHERE META().id = 't1'
+            """).first)
+        #expect(row == ["alternative": true, "lazy": true, "position": 2, "rest": "x", "truncated": 0.29, "negative": -1.23,
+                        "last": "cold"])
+        // Quoted aliases with .*, negative indexes in conditions.
+        #expect(try Self.rows(db, "SELECT `my list`.* FROM todo.lists AS `my list` WHERE META(`my list`).id = 'l2'")
+            .first?["my list"]?["name"] == "Chores")
+        #expect(try Self.column(db, "SELECT META().id FROM todo.tasks WHERE tags[-1] = 'dairy'") == ["t3"])
+    }
+
     @Test func joinsGroupingAndAggregates() throws {
         let (directory, db) = try Self.openFilled()
         defer { try? db.close(); _ = directory }

@@ -122,11 +122,13 @@ struct QueryCompiler {
         }
         sql += " WHERE \(sourceFilter(main))"
         if let whereClause = statement.whereClause { sql += " AND (\(try value(whereClause)))" }
-        if !statement.groupBy.isEmpty { sql += " GROUP BY " + (try statement.groupBy.map { try value($0) }).joined(separator: ", ") }
+        if !statement.groupBy.isEmpty {
+            sql += " GROUP BY " + (try statement.groupBy.map { try sortKey($0, statement) }).joined(separator: ", ")
+        }
         if let having = statement.having { sql += " HAVING \(try value(having))" }
         if !statement.orderBy.isEmpty {
             sql += " ORDER BY "
-                + (try statement.orderBy.map { "\(try value($0.expression)) \($0.descending ? "DESC" : "ASC")" })
+                + (try statement.orderBy.map { "\(try sortKey($0.expression, statement)) \($0.descending ? "DESC" : "ASC")" })
                 .joined(separator: ", ")
         }
         if let limit = statement.limit {
@@ -193,6 +195,9 @@ struct QueryCompiler {
         [String], CompiledQuery.ColumnKind, String
     )] {
         switch expression {
+        case .collate(let subject, _):
+            // A collation changes comparisons and order, not the value.
+            return try resultColumns(subject, position: position)
         case .star(let alias):
             let chosen = try alias.map { [try namedSource($0)] } ?? sources
             return chosen.map { (["\($0.sqlAlias).body"], .json, $0.name) }
@@ -210,6 +215,18 @@ struct QueryCompiler {
         default:
             return [([try value(expression)], Self.isBoolean(expression) ? .boolean : .value, "$\(position + 1)")]
         }
+    }
+
+    /// An `ORDER BY` or `GROUP BY` term. `ORDER BY 2` is the second result column's expression; any other integer
+    /// is a constant (SQLite would take an integer as a position in its own select list, which differs from the
+    /// query's: properties may share a body column, indexed ones add a type column).
+    private mutating func sortKey(_ expression: QueryExpression, _ statement: SelectStatement) throws -> String {
+        guard case .literal(.int(let position)) = expression else { return try value(expression) }
+        if position >= 1, position <= statement.columns.count {
+            let column = statement.columns[Int(position) - 1].expression
+            if case .star = column {} else { return try value(column) }
+        }
+        return "CAST(\(position) AS INTEGER)"
     }
 
     /// A property of a data source, read from a value index when one has it (`json_extract` and, when the value is
@@ -291,7 +308,7 @@ struct QueryCompiler {
             defer { collation = outer }
             return "(\(try value(subject)) COLLATE \(chosen.sqlName))"
         case .unary("NOT", let operand): return "(NOT \(try value(operand)))"
-        case .unary(let op, let operand): return "(\(op)\(try value(operand)))"
+        case .unary(let op, let operand): return "(\(op) \(try value(operand)))"  // "- -1", never "--1" (a comment)
         case .binary(let op, let left, let right): return try binary(op, left, right)
         case .between(let subject, let low, let high, let negated):
             return "(\(try value(subject))\(collated) \(negated ? "NOT " : "")BETWEEN \(try value(low)) AND \(try value(high)))"
@@ -332,6 +349,8 @@ struct QueryCompiler {
         case .parameter(let name):
             jsonParameterNames.insert(name)
             return ":j_\(name)"
+        case .collate(let subject, _):
+            return try json(subject)
         default:
             let sql = try value(expression)
             return Self.isBoolean(expression)
@@ -348,6 +367,7 @@ struct QueryCompiler {
             if rest.isEmpty { return base.type }
             return "json_type(\(base.json), \(try Self.jsonPath(rest)))"
         case .missing: return "NULL"
+        case .collate(let subject, _): return try jsonType(subject)
         default: return "json_type(\(try json(expression)))"
         }
     }
@@ -454,8 +474,9 @@ struct QueryCompiler {
             return "\(sqlName)(\(try argument(0)))"
         case "TRUNC":
             guard arguments.count > 1 else { return "trunc(\(try argument(0)))" }
+            // Rounded to 9 decimals before truncating, so that 0.29 * 100 (28.999999999999996) truncates to 29.
             let scale = "power(10, \(try argument(1)))"
-            return "(trunc(\(try argument(0)) * \(scale)) / \(scale))"
+            return "(trunc(round(\(try argument(0)) * \(scale), 9)) / \(scale))"
         case "LOG": return "log10(\(try argument(0)))"
         case "POWER": return "power(\(try argument(0)), \(try argument(1)))"
         // SQL++'s ATAN2(x, y) is the angle of the point (x, y): atan(y / x); SQLite's atan2 takes y first.

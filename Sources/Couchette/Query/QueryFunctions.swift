@@ -18,17 +18,17 @@ enum QueryFunctions {
             try matching(arguments) { regex, text in .integer(regex.firstMatch(in: text, range: whole(text)) != nil ? 1 : 0) }
         }
         try connection.createFunction("regexp_like", argumentCount: 2) { arguments in
-            try matching(arguments) { regex, text in
-                let match = regex.firstMatch(in: text, options: [.anchored], range: whole(text))
-                return .integer(match?.range.length == (text as NSString).length ? 1 : 0)
-            }
+            // The whole string: the pattern anchored at both ends (a first match need not be the longest).
+            guard let text = arguments[0].stringValue, let pattern = arguments[1].stringValue else { return .null }
+            let regex = try patterns.expression("\\A(?:" + pattern + ")\\z")
+            return .integer(regex.firstMatch(in: text, range: whole(text)) != nil ? 1 : 0)
         }
         try connection.createFunction("regexp_position", argumentCount: 2) { arguments in
             try matching(arguments) { regex, text in
                 guard let match = regex.firstMatch(in: text, range: whole(text)) else { return .integer(-1) }
-                // A position in characters (SQL++ counts from 0), not UTF-16 units.
+                // A position in code points, as SUBSTR and LENGTH count (from 0), not UTF-16 units.
                 let prefix = (text as NSString).substring(to: match.range.location)
-                return .integer(Int64(prefix.count))
+                return .integer(Int64(prefix.unicodeScalars.count))
             }
         }
         try connection.createFunction("regexp_replace", argumentCount: 4) { arguments in

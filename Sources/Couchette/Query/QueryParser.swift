@@ -86,11 +86,15 @@ struct QueryParser {
     /// `*`, `alias.*` or an expression.
     private mutating func resultExpression() throws -> QueryExpression {
         if acceptSymbol("*") { return .star(alias: nil) }
-        if case .word(let name) = current.kind, !Self.reserved.contains(name.uppercased()),
-            tokens[index + 1].kind == .symbol("."), tokens[index + 2].kind == .symbol("*")
-        {
+        let alias: String? =
+            switch current.kind {
+            case .word(let name) where !Self.reserved.contains(name.uppercased()): name
+            case .quotedIdentifier(let name): name
+            default: nil
+            }
+        if let alias, tokens[index + 1].kind == .symbol("."), tokens[index + 2].kind == .symbol("*") {
             index += 3
-            return .star(alias: name)
+            return .star(alias: alias)
         }
         return try expression()
     }
@@ -226,10 +230,11 @@ struct QueryParser {
                     continue
                 }
                 if acceptSymbol("[") {
+                    let negative = acceptSymbol("-")
                     guard case .integer(let position) = current.kind else { throw error("an array index") }
                     index += 1
                     try expectSymbol("]")
-                    steps.append(.index(Int(position)))
+                    steps.append(.index(negative ? -Int(position) : Int(position)))
                     base = .path(steps)
                     continue
                 }

@@ -67,7 +67,7 @@ extension QueryExpression {
         case .meta(let alias, let field): return "META(\(alias.map(SelectStatement.identifier) ?? "")).\(field)"
         case .parameter(let name): return "$\(name)"
         case .star(let alias): return alias.map { "\(SelectStatement.identifier($0)).*" } ?? "*"
-        case .unary(let op, let operand): return "(\(op == "NOT" ? "NOT " : op)\(operand.text))"
+        case .unary(let op, let operand): return "(\(op) \(operand.text))"  // "- -1", never "--1" (a comment)
         case .binary(let op, let left, let right): return "(\(left.text) \(op) \(right.text))"
         case .between(let subject, let low, let high, let negated):
             return "(\(subject.text) \(negated ? "NOT " : "")BETWEEN \(low.text) AND \(high.text))"
@@ -93,7 +93,7 @@ extension QueryExpression {
         switch value {
         case .null: "NULL"
         case .bool(let flag): flag ? "TRUE" : "FALSE"
-        case .int(let number): "\(number)"
+        case .int(let number): number == .min ? "(-9223372036854775807 - 1)" : "\(number)"
         case .double(let number): number.isFinite ? "\(number)" : "NULL"
         case .string(let text): "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
         case .array(let elements): "[" + elements.map(literalText).joined(separator: ", ") + "]"

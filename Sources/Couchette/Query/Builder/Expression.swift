@@ -55,12 +55,18 @@ public enum Expression {
     public static func array(_ value: [Any]?) -> any ExpressionProtocol { Self.value(value) }
 
     /// A parameter (`$name`), given its value by ``Query/parameters`` at each run; never spliced into the SQL.
-    public static func parameter(_ name: String) -> any ExpressionProtocol { BuiltExpression(.parameter(name)) }
+    /// The name is letters, digits and `_`, as SQL++ `$name` allows; any other name fails the query with a 400.
+    public static func parameter(_ name: String) -> any ExpressionProtocol {
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            return BuiltExpression(.invalid("\"\(name)\" is not a parameter name (letters, digits and _)"))
+        }
+        return BuiltExpression(.parameter(name))
+    }
 
     /// The negative of a number.
     public static func negated(_ expression: any ExpressionProtocol) -> any ExpressionProtocol {
         switch expression.node {
-        case .literal(.int(let number)): BuiltExpression(.literal(.int(-number)))
+        case .literal(.int(let number)) where number != .min: BuiltExpression(.literal(.int(-number)))
         case .literal(.double(let number)): BuiltExpression(.literal(.double(-number)))
         case let node: BuiltExpression(.unary("-", node))
         }
