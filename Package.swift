@@ -127,7 +127,9 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .target(name: "CouchetteTestSupport", path: "Tests/CouchetteTestSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "CouchetteTestSupport", dependencies: ["CouchetteCore"], path: "Tests/CouchetteTestSupport",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "CouchetteCoreTests",
             dependencies: [

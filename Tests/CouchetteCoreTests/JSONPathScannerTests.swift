@@ -57,7 +57,7 @@ import Testing
     @Test func randomDocumentsAndPathsAgreeWithParsing() throws {
         var generator = SplitMix64(state: 0x5CA77E2)
         for round in 0..<2_000 {
-            let document = Self.randomValue(&generator, depth: 0)
+            let document = RandomJSON.value(&generator, depth: 0, names: Self.names)
             let text = round.isMultiple(of: 2) ? document.serializedString() : Self.spaced(document, &generator)
             let parsed = try JSONValue(parsing: Array(text.utf8))
             for _ in 0..<8 {
@@ -73,26 +73,6 @@ import Testing
         (0..<Int.random(in: 0...3, using: &generator)).map { _ in
             Bool.random(using: &generator)
                 ? .init(names.randomElement(using: &generator)!) : .index(Int.random(in: -3...3, using: &generator))
-        }
-    }
-
-    static func randomValue(_ generator: inout SplitMix64, depth: Int) -> JSONValue {
-        switch Int.random(in: 0..<(depth < 3 ? 8 : 6), using: &generator) {
-        case 0: return .null
-        case 1: return .bool(Bool.random(using: &generator))
-        case 2: return .int(Int64.random(in: -1_000...1_000, using: &generator))
-        case 3: return .double(Double(Int.random(in: -30...30, using: &generator)) / 4)
-        case 4, 5:
-            let pieces = ["a", "{", "]", "\"", "\\", ",", ":", "é", " ", "\n"]
-            return .string((0..<Int.random(in: 0...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined())
-        case 6:
-            return .array((0..<Int.random(in: 0...3, using: &generator)).map { _ in randomValue(&generator, depth: depth + 1) })
-        default:
-            var members: [String: JSONValue] = [:]
-            for _ in 0..<Int.random(in: 0...4, using: &generator) {
-                members[names.randomElement(using: &generator)!] = randomValue(&generator, depth: depth + 1)
-            }
-            return .object(members)
         }
     }
 

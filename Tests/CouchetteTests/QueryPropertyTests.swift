@@ -116,4 +116,36 @@ import Testing
             #expect(Set(text) == expected, "\(query)")
         }
     }
+
+    /// Properties found in the bodies by the path scanner (plain queries) equal what SQLite's JSON functions read
+    /// (DISTINCT queries use `->`), for random documents and paths.
+    @Test func scannedPropertiesEqualSQLitesReading() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let collection = try db.defaultCollection()
+        let names = ["a", "b", "é", "x y"]
+        var generator = SplitMix64(state: 0x5CA9)
+        for index in 0..<150 {
+            let document = RandomJSON.object(&generator, depth: 0, names: names)
+            _ = try collection.putProperties(document.foundationObject as! [String: Any], documentID: "d\(index)")
+        }
+        for _ in 0..<120 {
+            var path = ""
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                if path.isEmpty || Bool.random(using: &generator) {
+                    path += (path.isEmpty ? "" : ".") + names.randomElement(using: &generator)!
+                } else {
+                    path += "[\(Int.random(in: -2...2, using: &generator))]"
+                }
+            }
+            func read(_ distinct: Bool) throws -> [String] {
+                let columns: [any SelectResultProtocol] = [SelectResult.expression(Meta.id), SelectResult.property(path).as("v")]
+                let select = distinct ? QueryBuilder.selectDistinct(columns) : QueryBuilder.select(columns)
+                return try select.from(DataSource.collection(collection)).orderBy(Ordering.expression(Meta.id)).execute()
+                    .map { $0.toJSON() }
+            }
+            #expect(try read(false) == read(true), "\(path)")
+        }
+    }
 }
