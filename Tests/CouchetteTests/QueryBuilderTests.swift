@@ -423,6 +423,25 @@ import Testing
         #expect(try tasks.indexes() == ["byList", "byPriority", "taskFTS", "typeFTS"])
     }
 
+    /// The README's example, as written there.
+    @Test func readmeExample() throws {
+        let (directory, db) = try SQLQueryTests.openFilled()
+        defer { try? db.close(); _ = directory }
+        let (tasks, lists) = try Self.collections(db)
+        let query = QueryBuilder
+            .select(SelectResult.expression(Meta.id), SelectResult.property("task"))
+            .from(DataSource.collection(tasks).as("t"))
+            .join(Join.leftJoin(DataSource.collection(lists).as("l"))
+                .on(Meta.id.from("l").equalTo(Expression.property("taskList.id").from("t"))))
+            .where(Expression.property("complete").from("t").equalTo(Expression.boolean(false))
+                .and(Expression.property("owner").from("l").equalTo(Expression.parameter("owner"))))
+            .orderBy(Ordering.property("task").descending())
+            .limit(Expression.int(20))
+        query.parameters = Parameters().setString("alice", forName: "owner")
+        try tasks.createIndex(IndexBuilder.valueIndex(items: ValueIndexItem.property("taskList.id")), name: "byList")
+        #expect(try Self.rows(db, query) == [["id": "t1", "task": "Milk"], ["id": "t3", "task": "Cheese"]])
+    }
+
     @Test func liveBuilderQueries() async throws {
         let directory = TemporaryDirectory()
         let db = try directory.open("todo")
