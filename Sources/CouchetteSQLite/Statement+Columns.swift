@@ -96,11 +96,7 @@ extension Statement {
     ///   - index: The 0-based column index.
     /// - Returns: The bytes (`NULL` and the empty blob read as `[]`).
     public func blob(at index: Int) -> [UInt8] {
-        let column = Int32(truncatingIfNeeded: index)
-        // sqlite3_column_blob first, then sqlite3_column_bytes: the order SQLite documents.
-        guard let bytes = sqlite3_column_blob(handle, column) else { return [] }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
+        withBytes(at: index) { [UInt8]($0) }
     }
 
     /// Calls `body` with the bytes of a column of the current row (its text or blob), without copying them.
@@ -111,6 +107,7 @@ extension Statement {
     /// - Returns: What `body` returns.
     public func withBytes<Result>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         let column = Int32(truncatingIfNeeded: index)
+        // sqlite3_column_blob first, then sqlite3_column_bytes: the order SQLite documents.
         guard let bytes = sqlite3_column_blob(handle, column) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return try body(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))))
     }
@@ -153,12 +150,12 @@ extension Statement {
     ///   - index: The 0-based column index.
     /// - Returns: The value.
     public func value(at index: Int) -> SQLiteValue {
-        switch sqlite3_column_type(handle, Int32(truncatingIfNeeded: index)) {
-        case SQLITE_INTEGER: .integer(int64(at: index))
-        case SQLITE_FLOAT: .real(double(at: index))
-        case SQLITE_TEXT: .text(string(at: index))
-        case SQLITE_BLOB: .blob(blob(at: index))
-        default: .null
+        switch storageClass(at: index) {
+        case .integer: .integer(int64(at: index))
+        case .real: .real(double(at: index))
+        case .text: .text(string(at: index))
+        case .blob: .blob(blob(at: index))
+        case .null: .null
         }
     }
 }

@@ -344,6 +344,15 @@ import Testing
             try QueryBuilder.select(SelectResult.expression(Foreign())).from(DataSource.collection(tasks)).execute()
         }
         #expect(error?.code == .badInput)
+        struct ForeignSource: DataSourceProtocol {}
+        struct ForeignJoin: JoinProtocol {}
+        for query in [
+            QueryBuilder.select(SelectResult.all()).from(ForeignSource()) as Query,
+            QueryBuilder.select(SelectResult.all()).from(DataSource.collection(tasks)).join(ForeignJoin()),
+        ] {
+            error = #expect(throws: CouchetteError.self) { try query.execute() }
+            #expect(error?.code == .badInput && error?.message.contains("QueryBuilder") == true)
+        }
         // A collection deleted after the query was built.
         let gone = try db.createCollection(name: "gone", scope: "todo")
         let query = QueryBuilder.select(SelectResult.all()).from(DataSource.collection(gone))

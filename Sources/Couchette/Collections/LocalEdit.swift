@@ -129,16 +129,12 @@ struct LocalEdit {
         let inConflict = tree.isConflicted
         // The previous current revision's body may be known only as the row's bytes (saves do not parse it).
         let previousWinner = existing.flatMap { try? RevisionID(parsing: $0.revisionID) }
-        // So may the other bodies the stored tree kept (read unparsed): kept by the same rule as parsed ones.
-        var rawBodies: [RevisionID: [UInt8]] = [:]
-        for (id, raw) in existing?.treeBodies ?? [:]
-        where tree[id]?.body == nil && (tree.count <= 2 || tree.isLeaf(id) || id == keptParent) {
-            rawBodies[id] = raw
-        }
-        if let existing, let previousWinner, let node = tree[previousWinner], node.body == nil,
-            previousWinner != winner.id, tree.isLeaf(previousWinner) || previousWinner == keptParent
-        {
-            rawBodies[previousWinner] = existing.body
+        // So may the other bodies the stored tree kept (read unparsed). Bytes are kept by the rule parsed bodies
+        // follow: all in a tree of two, else leaves and the changed revision's parent; the winner's is the row's.
+        var unparsed = existing?.treeBodies ?? [:]
+        if let existing, let previousWinner { unparsed[previousWinner] = existing.body }
+        let rawBodies = unparsed.filter { id, _ in
+            id != winner.id && tree[id]?.body == nil && (tree.count <= 2 || tree.isLeaf(id) || id == keptParent)
         }
         let body: [UInt8]
         let hasBlobs: Bool

@@ -67,9 +67,8 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
                     at: statement.parameterIndex(named: ":j_\(name)"))
             }
             var rows: [QueryResult] = []
-            let columns = ResultColumns(compiled.columns.map(\.name))
             try statement.forEachRow { row in
-                rows.append(QueryResult(columns: columns, values: compiled.values(of: row), collection: collection))
+                rows.append(QueryResult(columns: compiled.resultColumns, values: compiled.values(of: row), collection: collection))
             }
             return rows
         }
@@ -94,7 +93,8 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     /// The database, or `.badInput` for a builder query that has no `FROM` yet.
     func requireDatabase() throws -> Database {
         guard let database else {
-            throw CouchetteError(.badInput, message: "A query needs a FROM clause naming a collection")
+            throw CouchetteError(
+                .badInput, message: statement.from?.invalid ?? "A query needs a FROM clause naming a collection")
         }
         return database
     }

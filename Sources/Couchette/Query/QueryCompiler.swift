@@ -30,11 +30,25 @@ struct CompiledQuery: Sendable {
 
     var sql: String
     /// The result columns; an `.extracted` one takes two SQL columns.
-    var columns: [Column]
+    let columns: [Column]
+    /// The columns' names and positions, shared by the rows of every run.
+    let resultColumns: ResultColumns
     /// Parameters bound as SQL values (`:p_name`) and as JSON text (`:j_name`).
     var parameterNames: Set<String>
     var jsonParameterNames: Set<String>
     var collectionIDs: [Int64]
+
+    init(
+        sql: String, columns: [Column], parameterNames: Set<String>, jsonParameterNames: Set<String>,
+        collectionIDs: [Int64]
+    ) {
+        self.sql = sql
+        self.columns = columns
+        resultColumns = ResultColumns(columns.map(\.name))
+        self.parameterNames = parameterNames
+        self.jsonParameterNames = jsonParameterNames
+        self.collectionIDs = collectionIDs
+    }
 }
 
 /// Compiles a ``SelectStatement`` for one database.
@@ -156,6 +170,7 @@ struct QueryCompiler {
     // MARK: - Sources
 
     private func source(_ source: SelectStatement.Source, index: Int) throws -> Source {
+        if let invalid = source.invalid { throw CouchetteError(.badInput, message: invalid) }
         let collection: Collection?
         switch (source.scope, source.collection) {
         case (nil, "_"), (nil, Database.defaultCollectionName):
@@ -531,10 +546,8 @@ struct QueryCompiler {
             }
             // bm25() is lower for better matches; RANK is higher.
             return "(SELECT -bm25(\(table)) FROM \(table) WHERE \(table) MATCH \(try value(terms)) AND rowid = \(source.sqlAlias).sequence)"
-        case "REGEXP_CONTAINS", "REGEXP_LIKE":
+        case "REGEXP_CONTAINS", "REGEXP_LIKE", "REGEXP_POSITION":
             return "\(name.lowercased())(\(try argument(0)), \(try argument(1)))"
-        case "REGEXP_POSITION":
-            return "regexp_position(\(try argument(0)), \(try argument(1)))"
         case "REGEXP_REPLACE":
             let limit = arguments.count > 3 ? try argument(3) : "-1"
             return "regexp_replace(\(try argument(0)), \(try argument(1)), \(try argument(2)), \(limit))"

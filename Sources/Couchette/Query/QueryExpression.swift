@@ -124,6 +124,8 @@ struct SelectStatement: Sendable, Equatable {
         var scope: String?
         var collection: String
         var alias: String?
+        /// Why a ``QueryBuilder`` data source is not one (a foreign conformance): compiling reports it.
+        var invalid: String?
     }
 
     struct Join: Sendable, Equatable {

@@ -18,10 +18,9 @@ enum QueryFunctions {
             try matching(arguments) { regex, text in .integer(regex.firstMatch(in: text, range: whole(text)) != nil ? 1 : 0) }
         }
         try connection.createFunction("regexp_like", argumentCount: 2) { arguments in
-            // The whole string: the pattern anchored at both ends (a first match need not be the longest).
-            guard let text = arguments[0].stringValue, let pattern = arguments[1].stringValue else { return .null }
-            let regex = try patterns.expression("\\A(?:" + pattern + ")\\z")
-            return .integer(regex.firstMatch(in: text, range: whole(text)) != nil ? 1 : 0)
+            try matching(arguments, wholeString: true) { regex, text in
+                .integer(regex.firstMatch(in: text, range: whole(text)) != nil ? 1 : 0)
+            }
         }
         try connection.createFunction("regexp_position", argumentCount: 2) { arguments in
             try matching(arguments) { regex, text in
@@ -33,13 +32,10 @@ enum QueryFunctions {
         }
         try connection.createFunction("regexp_replace", argumentCount: 4) { arguments in
             try matching(arguments) { regex, text in
-                let replacement = NSRegularExpression.escapedTemplate(for: arguments[2].stringValue ?? "")
-                let limit = arguments[3].int64Value ?? -1
-                guard limit >= 0 else {
-                    return .text(regex.stringByReplacingMatches(in: text, range: whole(text), withTemplate: replacement))
-                }
+                // The first `limit` matches (all when negative), the replacement taken literally.
+                let limit = arguments[3].int64Value.map { $0 < 0 ? Int.max : Int($0) } ?? Int.max
                 let result = NSMutableString(string: text)
-                for match in regex.matches(in: text, range: whole(text)).prefix(Int(limit)).reversed() {
+                for match in regex.matches(in: text, range: whole(text)).prefix(limit).reversed() {
                     result.replaceCharacters(in: match.range, with: arguments[2].stringValue ?? "")
                 }
                 return .text(result as String)
@@ -48,11 +44,12 @@ enum QueryFunctions {
     }
 
     /// Runs `body` with the pattern (argument 1) compiled and the text (argument 0); NULL when either is not text.
+    /// With `wholeString` the pattern is anchored at both ends (a first match need not be the longest one).
     private static func matching(
-        _ arguments: [SQLiteValue], _ body: (NSRegularExpression, String) throws -> SQLiteValue
+        _ arguments: [SQLiteValue], wholeString: Bool = false, _ body: (NSRegularExpression, String) throws -> SQLiteValue
     ) throws -> SQLiteValue {
         guard let text = arguments[0].stringValue, let pattern = arguments[1].stringValue else { return .null }
-        return try body(try patterns.expression(pattern), text)
+        return try body(try patterns.expression(wholeString ? "\\A(?:" + pattern + ")\\z" : pattern), text)
     }
 
     private static func whole(_ text: String) -> NSRange { NSRange(location: 0, length: (text as NSString).length) }

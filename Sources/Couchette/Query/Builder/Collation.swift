@@ -22,8 +22,13 @@ public enum Collation {
     public typealias ASCII = ASCIICollation
 }
 
+/// The library's collations, each holding the collation it stands for.
+protocol BuiltCollation {
+    var collation: QueryExpression.Collation { get }
+}
+
 /// The Unicode collation, optionally ignoring case or accents.
-public struct UnicodeCollation: CollationProtocol {
+public struct UnicodeCollation: CollationProtocol, BuiltCollation {
     var collation = QueryExpression.Collation(unicode: true)
 
     /// Whether `"a"` equals `"A"`.
@@ -45,7 +50,7 @@ public struct UnicodeCollation: CollationProtocol {
 }
 
 /// Code-point order, optionally ignoring the case of ASCII letters.
-public struct ASCIICollation: CollationProtocol {
+public struct ASCIICollation: CollationProtocol, BuiltCollation {
     var collation = QueryExpression.Collation(unicode: false)
 
     /// Whether `"a"` equals `"A"`.
@@ -59,9 +64,7 @@ public struct ASCIICollation: CollationProtocol {
 extension ExpressionProtocol {
     /// The expression with string comparisons in it, and its own order in `orderBy`, following `collation`.
     public func collate(_ collation: any CollationProtocol) -> any ExpressionProtocol {
-        let chosen = (collation as? UnicodeCollation)?.collation ?? (collation as? ASCIICollation)?.collation
-            ?? QueryExpression.Collation()
-        return BuiltExpression(.collate(node, chosen))
+        BuiltExpression(.collate(node, (collation as? any BuiltCollation)?.collation ?? QueryExpression.Collation()))
     }
 
     /// Whether the whole string matches the regular expression (`REGEXP_LIKE`; ICU syntax, as `NSRegularExpression`).

@@ -65,10 +65,10 @@ struct IndexExpression: IndexExpressionProtocol, BuiltNode {
 }
 
 extension ExpressionProtocol {
-    /// The expression's tree. Only the library's own expressions conform; any other conformance becomes a call of an
-    /// unknown function, which running the query reports.
+    /// The expression's tree. Only the library's own expressions conform; any other conformance is invalid, which
+    /// running the query reports.
     var node: QueryExpression {
-        (self as? any BuiltNode)?.builtNode ?? .function("UNSUPPORTED_EXPRESSION", [], distinct: false)
+        (self as? any BuiltNode)?.builtNode ?? .invalid("Only Expression, Meta, Function… make QueryBuilder expressions")
     }
 
     private func binary(_ op: String, _ other: any ExpressionProtocol) -> any ExpressionProtocol {

@@ -47,6 +47,7 @@ struct BuiltJoin: JoinOnProtocol {
 
 extension DataSourceProtocol {
     var source: SelectStatement.Source {
-        (self as? BuiltDataSource)?.source ?? .init(scope: nil, collection: "\u{0}not a DataSource")
+        (self as? BuiltDataSource)?.source
+            ?? .init(scope: nil, collection: "", invalid: "Only DataSource makes the data sources of a QueryBuilder query")
     }
 }

@@ -20,7 +20,9 @@ extension JoinRouter {
         Joins(after: self) { statement in
             statement.joins += joins.map {
                 ($0 as? BuiltJoin)?.join
-                    ?? .init(source: .init(scope: nil, collection: "\u{0}not a Join"), leftOuter: false, on: nil)
+                    ?? .init(
+                        source: .init(scope: nil, collection: "", invalid: "Only Join makes the joins of a QueryBuilder query"),
+                        leftOuter: false, on: nil)
             }
         }
     }
