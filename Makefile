@@ -6,7 +6,7 @@ CONFIG ?= examples/todo/sync-gateway-config.json
 DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench build deps clean
+.PHONY: run test bench build deps oracles lint-tests clean
 
 ## Install any missing Debian packages the build needs.
 deps:
@@ -18,6 +18,14 @@ deps:
 		echo "Installing:$$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+
+## Install the test oracles from PyPI: a real SQLCipher 4 (`sqlcipher3-binary`) in .build/sqlcipher-oracle.
+## The interop tests make it themselves when they can; in CI (CI=true) they fail without it.
+oracles: deps
+	@[ -x .build/sqlcipher-oracle/bin/python ] || python3 -m venv .build/sqlcipher-oracle
+	@.build/sqlcipher-oracle/bin/python -c "import sqlcipher3" 2>/dev/null || \
+		.build/sqlcipher-oracle/bin/python -m pip install --quiet sqlcipher3-binary
+	@.build/sqlcipher-oracle/bin/python -c "import sqlcipher3; print('SQLCipher oracle:', sqlcipher3.sqlite_version)"
 
 ## Build everything in release.
 build: deps

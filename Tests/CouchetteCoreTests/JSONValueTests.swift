@@ -91,6 +91,42 @@ import Testing
         #expect(JSONValue.double(.nan).serializedString() == "null")
     }
 
+    static let goNumberVectors: [(JSONValue, String)] = [
+        (JSONValue.double(2.0), "2"), (.double(1e20), "100000000000000000000"), (.double(1e21), "1e+21"),
+        (.double(1e-7), "1e-7"), (.double(-0.0), "-0"), (.double(0.0), "0"), (.double(0.1), "0.1"),
+        (.double(1e-6), "0.000001"), (.double(1.5e-7), "1.5e-7"), (.double(123456.789), "123456.789"),
+        (.double(-2.5), "-2.5"), (.double(1.2e22), "1.2e+22"), (.double(1e-10), "1e-10"),
+        (.double(5e-324), "5e-324"), (.double(1.7976931348623157e308), "1.7976931348623157e+308"),
+        (.double(12345678.0), "12345678"), (.double(9007199254740993), "9007199254740992"),
+        (.int(9_007_199_254_740_992), "9007199254740992"), (.int(9_007_199_254_740_993), "9007199254740992"),
+        (.int(-9_007_199_254_740_993), "-9007199254740992"), (.int(123_456_789_012_345_678), "123456789012345680"),
+        (.int(.max), "9223372036854776000"), (.int(.min), "-9223372036854776000"), (.int(42), "42"),
+    ]
+
+    /// Go's `encoding/json` form (ECMAScript's number-to-string cut-offs, Go's `-0`), as Sync Gateway writes the
+    /// float64 it read every number into.
+    @Test(arguments: goNumberVectors)
+    func canonicalNumbersAreGos(value: JSONValue, text: String) {
+        #expect(String(decoding: value.canonicalBytes, as: UTF8.self) == text)
+        #expect(String(decoding: JSONValue.array([value]).canonicalBytes, as: UTF8.self) == "[\(text)]")
+    }
+
+    static let storedNumberVectors: [(JSONValue, String)] = [
+        (JSONValue.double(2.0), "2.0"), (.double(1e20), "100000000000000000000.0"), (.double(1e21), "1e+21"),
+        (.double(1e-7), "1e-7"), (.double(-0.0), "-0.0"), (.double(0.5), "0.5"),
+        (.int(9_007_199_254_740_993), "9007199254740993"), (.int(.max), "9223372036854775807"),
+    ]
+
+    /// Stored and sent JSON keeps what the canonical form may round: integers exactly, and `.0` on integral doubles
+    /// so that they read back as doubles.
+    @Test(arguments: storedNumberVectors)
+    func storedNumbersReadBackUnchanged(value: JSONValue, text: String) throws {
+        #expect(value.serializedString() == text)
+        let reread = try JSONValue(parsing: text)
+        #expect(reread == value)
+        if case .double(let number) = value, case .double(let back) = reread { #expect(number.sign == back.sign) }
+    }
+
     @Test func prettyPrintingParsesBackToTheSameValue() throws {
         let value: JSONValue = ["list": [1, ["k": "v"]], "empty": [:], "none": []]
         let pretty = value.serializedString(prettyPrinted: true)

@@ -56,6 +56,33 @@ import Testing
                 .description == "1-39539a8ec6ddd252d6aafe1f7e3efd9a")
     }
 
+    static let syncGatewayNumberVectors: [(JSONValue, String)] = [
+        (JSONValue.double(2.0), "1-035168c88bd4b80fb098a8da72f881ce"),  // {"n":2}
+        (.int(2), "1-035168c88bd4b80fb098a8da72f881ce"),
+        (.double(1e20), "1-22d383d03236bebda7a7b71712da326b"),  // {"n":100000000000000000000}
+        (.double(1e21), "1-2687b13775875156f7331de3235bd29e"),  // {"n":1e+21}
+        (.double(1e-7), "1-dcaa91ca6823aae760da27bbe80b37e9"),  // {"n":1e-7}
+        (.double(-0.0), "1-e443818262c3e968c080885dcc3a7d9f"),  // {"n":-0}
+        (.int(9_007_199_254_740_993), "1-b44d43711b48485c172aa9166c1edbfa"),  // {"n":9007199254740992}
+        (.int(.max), "1-f95817359067e46c97c2575ca05d1729"),  // {"n":9223372036854776000}
+        (.double(0.1), "1-38a031fd1f721167eeb43689d82e014d"),  // {"n":0.1}
+        (
+            [.double(1.5e-7), .double(1e-6), .double(123456.789), .double(5e-324), .double(1.7976931348623157e308)],
+            "1-711afab2cf58e8d816062c64ade2c131"  // {"n":[1.5e-7,0.000001,123456.789,5e-324,1.7976931348623157e+308]}
+        ),
+    ]
+
+    /// MD5 of `[0]` + the canonical text Go writes for each body (worked out by hand from `encoding/json`'s rules,
+    /// hashed outside Swift): the IDs Sync Gateway gives these bodies.
+    @Test(arguments: syncGatewayNumberVectors)
+    func nextIDsOfBodiesWithNumbersAreSyncGateways(number: JSONValue, expected: String) throws {
+        let body: JSONValue = ["n": number]
+        #expect(try RevisionID.next(after: nil, body: body, deleted: false).description == expected)
+        // The shortcut through an already serialized body must not change the ID.
+        let shortcut = try RevisionID.next(after: nil, body: body, deleted: false, serializedBody: body.serialized())
+        #expect(shortcut.description == expected)
+    }
+
     @Test func nextIDIgnoresSpecialPropertiesButNotAttachments() throws {
         let body: JSONValue = ["type": "task"]
         let plain = try RevisionID.next(after: nil, body: body, deleted: false)

@@ -33,6 +33,8 @@ struct AdminDatabaseTests {
         #expect(document?.sequence == 1)
         #expect(try storage.nextSequence() == 2)
         #expect(try storage.nextSequence() == 3)
+        let uuid = try storage.storageUUID
+        #expect(uuid.count == 32 && uuid.allSatisfy(\.isHexDigit), "storage UUID \(uuid)")
         // No orderly close: the allocation is on disk already.
         storage = try SQLiteGatewayStorage(location: .file(path), databaseName: "todo")
         defer { storage.close() }
@@ -43,7 +45,7 @@ struct AdminDatabaseTests {
             return document
         }
         #expect(next?.sequence == 4)
-        #expect(try storage.storageUUID == storage.storageUUID)
+        #expect(try storage.storageUUID == uuid, "the storage UUID survives a restart")
     }
 
     @Test("Saving users and roles: created vs replaced, unchanged saves take no sequence, deletes clean up")

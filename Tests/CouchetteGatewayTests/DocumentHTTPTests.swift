@@ -191,6 +191,45 @@ func multipartRelatedRequest(_ json: JSONValue, _ attachments: [(name: String?, 
         }
     }
 
+    /// `POST /{db}/` (gateway-rest-api.md §4): 200 with a generated 32-hex-digit ID (or the body's `_id`), the
+    /// revision Sync Gateway would make, `Location` and `Etag`; the document reads back; a `_rev` is refused.
+    @Test func postCreatesADocumentWithAGeneratedID() async throws {
+        try await GatewayFixture.withRunningGateway { client, ports in
+            let body: JSONValue = ["title": "posted", "channels": ["public"]]
+            let reply = try await client.send("POST", port: ports.publicPort, path: "/todo/", json: body)
+            #expect(reply.status == 200)
+            let saved = try reply.jsonValue()
+            let id = try #require(saved["id"]?.stringValue)
+            #expect(id.count == 32 && id.allSatisfy { $0.isHexDigit && !$0.isUppercase }, "generated ID \(id)")
+            let expectedRevision = try RevisionID.next(after: nil, body: body, deleted: false).description
+            #expect(saved == ["ok": true, "id": .string(id), "rev": .string(expectedRevision)])
+            #expect(reply.header("Location") == "/todo/\(id)")
+            #expect(reply.header("Etag") == "\"\(expectedRevision)\"")
+
+            let read = try await client.send(port: ports.publicPort, path: "/todo/\(id)")
+            #expect(read.status == 200)
+            #expect(try read.jsonValue() == ["_id": .string(id), "_rev": .string(expectedRevision), "title": "posted",
+                                             "channels": ["public"]])
+
+            // Each POST of the same body makes a new document.
+            let again = try await client.send("POST", port: ports.publicPort, path: "/todo/", json: body)
+            #expect(again.status == 200)
+            #expect(try again.jsonValue()["id"]?.stringValue != id)
+
+            let named = try await client.send(
+                "POST", port: ports.publicPort, path: "/todo/", json: ["_id": "named doc", "channels": ["public"]])
+            #expect(named.status == 200)
+            #expect(try named.jsonValue()["id"] == "named doc")
+            #expect(named.header("Location") == "/todo/named%20doc")
+            #expect((try await client.send(port: ports.publicPort, path: "/todo/named%20doc")).status == 200)
+
+            let withRevision = try await client.send(
+                "POST", port: ports.publicPort, path: "/todo/", json: ["_rev": .string(expectedRevision)])
+            #expect(withRevision.status == 404)
+            #expect(try withRevision.jsonValue()["reason"] == "No previous revision to replace")
+        }
+    }
+
     @Test func unacceptableAcceptIs406() async throws {
         try await GatewayFixture.withRunningGateway { client, ports in
             _ = try await makeDocument(client, ports.adminPort)

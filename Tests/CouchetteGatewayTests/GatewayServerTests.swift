@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -219,7 +220,10 @@ struct GatewayServerTests {
     func shutdownBeforeRun() async throws {
         let server = try GatewayServer(config: GatewayFixture.config(), logger: GatewayFixture.logger)
         await server.triggerGracefulShutdown()
-        try await server.run()
+        // Not honoured, `run` would serve until cancelled: the deadline turns that into a failure.
+        try await withDeadline(.seconds(60), "run after an early shutdown request") { try await server.run() }
+        // The server ran (once): it cannot run again.
+        await #expect(throws: GatewayError.self) { try await server.run() }
     }
 
     @Test("A port already in use fails the run and the readiness wait instead of hanging")

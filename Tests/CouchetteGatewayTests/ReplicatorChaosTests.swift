@@ -39,38 +39,48 @@ struct ReplicatorChaosTests {
         try await AdminGatewayFixture.run(AdminGatewayFixture.config(guest: true)) { _, ports, _ in
             let proxy = try ChaosProxy(targetPort: ports.publicPort, cutProbability: 0.01)
             defer { proxy.stop() }
-            let phone = try LiteDatabase("phone")
-            let tablet = try LiteDatabase("tablet")
-            let half = Self.count / 2
-            try phone.database.inBatch {
-                for index in 0..<half { _ = try phone.lists.putProperties(["n": index], documentID: "phone-\(index)") }
-                _ = try phone.lists.putProperties(["title": "shared"], documentID: "shared")
+            let seed = Comment(rawValue: "chaos seed \(proxy.seed) (COUCHETTE_CHAOS_SEED=\(proxy.seed) replays it)")
+            do {
+                try await Self.replicateBothWays(through: proxy, seed: seed)
+            } catch {
+                Issue.record(error, seed)
             }
-            try tablet.database.inBatch {
-                for index in 0..<(Self.count - half) {
-                    _ = try tablet.lists.putProperties(["n": index], documentID: "tablet-\(index)")
-                }
-            }
-            try await Self.sync(phone, port: proxy.port)
-            try await Self.sync(tablet, port: proxy.port)
-            // Second revisions on the phone, and the shared document edited on both sides: a conflict.
-            try phone.database.inBatch {
-                for index in stride(from: 0, to: half, by: 10) {
-                    let current = try #require(try phone.lists.currentRevision(documentID: "phone-\(index)"))
-                    _ = try current.createRevision(properties: ["n": index, "edited": true])
-                }
-            }
-            for database in [phone, tablet] {
-                let current = try #require(try database.lists.currentRevision(documentID: "shared"))
-                _ = try current.createRevision(properties: ["title": "edited on \(database.database.name)"])
-            }
-            for database in [phone, tablet, phone] { try await Self.sync(database, port: proxy.port) }
-
-            let phoneTrees = try Self.trees(phone)
-            #expect(phoneTrees.count == Self.count + 1)
-            #expect(phoneTrees == (try Self.trees(tablet)))
-            #expect(phoneTrees["shared"]?.count == 2)
-            #expect(proxy.cuts >= 5, "only \(proxy.cuts) connections were cut")
         }
+    }
+
+    /// The body of ``cutConnectionsLoseAndDoubleNothing()``: every check names the proxy's seed.
+    static func replicateBothWays(through proxy: ChaosProxy, seed: Comment) async throws {
+        let phone = try LiteDatabase("phone")
+        let tablet = try LiteDatabase("tablet")
+        let half = Self.count / 2
+        try phone.database.inBatch {
+            for index in 0..<half { _ = try phone.lists.putProperties(["n": index], documentID: "phone-\(index)") }
+            _ = try phone.lists.putProperties(["title": "shared"], documentID: "shared")
+        }
+        try tablet.database.inBatch {
+            for index in 0..<(Self.count - half) {
+                _ = try tablet.lists.putProperties(["n": index], documentID: "tablet-\(index)")
+            }
+        }
+        try await Self.sync(phone, port: proxy.port)
+        try await Self.sync(tablet, port: proxy.port)
+        // Second revisions on the phone, and the shared document edited on both sides: a conflict.
+        try phone.database.inBatch {
+            for index in stride(from: 0, to: half, by: 10) {
+                let current = try #require(try phone.lists.currentRevision(documentID: "phone-\(index)"))
+                _ = try current.createRevision(properties: ["n": index, "edited": true])
+            }
+        }
+        for database in [phone, tablet] {
+            let current = try #require(try database.lists.currentRevision(documentID: "shared"))
+            _ = try current.createRevision(properties: ["title": "edited on \(database.database.name)"])
+        }
+        for database in [phone, tablet, phone] { try await Self.sync(database, port: proxy.port) }
+
+        let phoneTrees = try Self.trees(phone)
+        #expect(phoneTrees.count == Self.count + 1, seed)
+        #expect(phoneTrees == (try Self.trees(tablet)), seed)
+        #expect(phoneTrees["shared"]?.count == 2, seed)
+        #expect(proxy.cuts >= 5, "only \(proxy.cuts) connections were cut; \(seed)")
     }
 }

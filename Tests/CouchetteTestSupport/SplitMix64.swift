@@ -1,5 +1,5 @@
 /// A small seeded random number generator (SplitMix64), so property tests are reproducible.
-public struct SplitMix64: RandomNumberGenerator {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     public var state: UInt64
 
     public init(state: UInt64) {

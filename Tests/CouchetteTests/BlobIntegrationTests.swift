@@ -23,6 +23,49 @@ import Testing
         #expect(files.filter { $0.hasSuffix(".blob") }.count == 1)
     }
 
+    /// Blobs inside arrays (`MutableArrayObject.addBlob`, `insertBlob(_:at:)`, and in a dictionary nested in an array
+    /// of dictionaries) are installed on save, read back after reopening, and kept by compaction.
+    @Test func blobsInsideArraysAreStoredReadAndKept() throws {
+        let directory = TemporaryDirectory()
+        var db = try directory.open()
+        let photos = (0..<4).map { index in Data((0..<(1_000 + index)).map { UInt8(truncatingIfNeeded: $0 &* (index + 3)) }) }
+        let gallery = MutableArrayObject()
+            .addBlob(Blob(contentType: "image/jpeg", data: photos[0]))
+            .addString("caption")
+            .addBlob(Blob(contentType: "image/png", data: photos[1]))
+        gallery.insertBlob(Blob(contentType: "image/gif", data: photos[2]), at: 0)
+        let nested = MutableArrayObject().addDictionary(
+            MutableDictionaryObject().setBlob(Blob(contentType: "image/webp", data: photos[3]), forKey: "thumb"))
+        try db.defaultCollection().save(
+            document: MutableDocument(id: "album").setArray(gallery, forKey: "gallery").setArray(nested, forKey: "nested"))
+        try db.close()
+
+        db = try directory.open()
+        defer { try? db.close() }
+        func check(_ when: Comment) throws {
+            let album = try #require(try db.defaultCollection().document(id: "album"), when)
+            let array = try #require(album.array(forKey: "gallery"), when)
+            #expect(array.count == 4, when)
+            #expect(array.blob(at: 0)?.content == photos[2], when)
+            #expect(array.blob(at: 0)?.contentType == "image/gif", when)
+            #expect(array.blob(at: 1)?.content == photos[0], when)
+            #expect(array.string(at: 2) == "caption", when)
+            #expect(array.blob(at: 2) == nil, when)
+            #expect(array.blob(at: 3)?.content == photos[1], when)
+            #expect(array.blob(at: 3)?.length == UInt64(photos[1].count), when)
+            let thumb = album.array(forKey: "nested")?.dictionary(at: 0)?.blob(forKey: "thumb")
+            #expect(thumb?.content == photos[3], when)
+            let stored = try #require(array.dictionary(at: 1)?.toDictionary(), when)
+            #expect(stored["@type"] as? String == "blob", when)
+            #expect(stored["digest"] as? String == array.blob(at: 1)?.digest, when)
+        }
+        try check("after reopening")
+        try db.performMaintenance(type: .compact)
+        try check("after compaction")
+        let files = try FileManager.default.contentsOfDirectory(atPath: db.path! + "/Attachments")
+        #expect(files.filter { $0.hasSuffix(".blob") }.count == 4)
+    }
+
     @Test func attachmentsThroughTheRevisionAPIAndCompaction() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open { $0.maxRevTreeDepth = 3 }

@@ -178,8 +178,11 @@ import Testing
             #expect(Set([text, html, other]).count == 2)
 
             let streamed = Blob(contentType: "text/plain", contentStream: InputStream(data: Self.hello))
+            let twin = Blob(contentType: "text/plain", contentStream: InputStream(data: Self.hello))
             #expect(streamed != text)  // no digest yet: identity only
-            #expect(streamed == streamed)
+            #expect(streamed != twin)
+            #expect(Set([streamed, twin]).count == 2)
+            #expect([streamed].contains(streamed))
             try streamed.install(into: store)
             #expect(streamed == text)
             #expect(streamed.hashValue == text.hashValue)

@@ -34,12 +34,11 @@ import Testing
             #expect(wrapped.message.contains("nope"))
         }
         var tree = RevisionTree()
-        do {
+        let conflict = #expect(throws: CoreError.self) {
             try tree.addLocalEdit(parent: RevisionID(parsing: "1-a"), body: [:], deleted: false)
-        } catch {
-            #expect(CouchetteError(error).code == .conflict)
-            #expect(CouchetteError(error).status == 409)
         }
+        #expect(conflict.map { CouchetteError($0).code } == .conflict)
+        #expect(conflict.map { CouchetteError($0).status } == 409)
     }
 
     @Test func reexportsTheCoreValueTypes() throws {

@@ -7,15 +7,21 @@ import Darwin
 /// Writes ``JSONValue``s as UTF-8 JSON text.
 ///
 /// Output is deterministic: object keys are sorted by Unicode code point, strings escape only what JSON
-/// requires (`"`, `\`, control characters), integers are written exactly, doubles in their shortest
-/// round-trip form. Non-finite doubles, which JSON cannot represent, are written as `null`.
+/// requires (`"`, `\`, control characters), integers are written exactly, doubles in Go's shortest round-trip
+/// form (``JSONNumberFormat``) with `.0` kept on integral ones. The canonical form used for revision IDs writes
+/// every number as Go does after reading it as a float64. Non-finite doubles, which JSON cannot represent, are
+/// written as `null`.
 struct JSONSerializer {
     private(set) var output: [UInt8] = []
     private let indentation: Int?
+    private let canonical: Bool
 
-    /// - Parameter indentation: Spaces per level for pretty output; `nil` for compact output.
-    init(indentation: Int? = nil, reservingCapacity capacity: Int = 256) {
+    /// - Parameters:
+    ///   - indentation: Spaces per level for pretty output; `nil` for compact output.
+    ///   - canonical: Write numbers in the canonical form (``JSONValue/canonicalBytes``).
+    init(indentation: Int? = nil, canonical: Bool = false, reservingCapacity capacity: Int = 256) {
         self.indentation = indentation
+        self.canonical = canonical
         output.reserveCapacity(capacity)
     }
 
@@ -91,17 +97,20 @@ struct JSONSerializer {
     private mutating func writeInteger(_ number: Int64) {
         if number >= 0 && number < 10 {
             output.append(UInt8(ascii: "0") + UInt8(number))
+        } else if canonical {
+            output.append(contentsOf: JSONNumberFormat.goText(number).utf8)
         } else {
             output.append(contentsOf: String(number).utf8)
         }
     }
 
     private mutating func writeDouble(_ number: Double) {
-        guard number.isFinite else {
+        let text = canonical ? JSONNumberFormat.goText(number) : JSONNumberFormat.storedText(number)
+        guard let text else {
             append("null")
             return
         }
-        output.append(contentsOf: number.description.utf8)
+        output.append(contentsOf: text.utf8)
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
@@ -154,7 +163,26 @@ extension JSONValue {
         String(decoding: serialized(prettyPrinted: prettyPrinted), as: UTF8.self)
     }
 
-    /// The canonical form used for digests: no insignificant whitespace, object keys sorted by code point,
-    /// integers exact, doubles in shortest round-trip form. Equal values always give equal bytes.
-    public var canonicalBytes: [UInt8] { serialized() }
+    /// The canonical form used for digests: no insignificant whitespace, object keys sorted by code point, and
+    /// every number as Go's `encoding/json` writes it after reading it as a float64 (Sync Gateway's revision IDs):
+    /// `2.0` and `2` are both `2`, `1e21` is `1e+21`, `1e-7` is `1e-7`, `-0.0` is `-0`, and integers beyond 2^53
+    /// are rounded to the nearest double (`9007199254740993` is `9007199254740992`). Equal values always give equal
+    /// bytes.
+    public var canonicalBytes: [UInt8] {
+        var serializer = JSONSerializer(canonical: true)
+        serializer.write(self)
+        return serializer.output
+    }
+
+    /// Whether ``canonicalBytes`` differ from ``serialized(prettyPrinted:)``: the value holds an integral double
+    /// or an integer beyond 2^53.
+    var hasNumbersOutsideCanonicalForm: Bool {
+        switch self {
+        case .null, .bool, .string: false
+        case .int(let number): number.magnitude > UInt64(JSONNumberFormat.exactIntegerLimit)
+        case .double(let number): number.isFinite && number.rounded(.towardZero) == number
+        case .array(let elements): elements.contains { $0.hasNumbersOutsideCanonicalForm }
+        case .object(let members): members.values.contains { $0.hasNumbersOutsideCanonicalForm }
+        }
+    }
 }

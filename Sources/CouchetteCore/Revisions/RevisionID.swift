@@ -91,8 +91,10 @@ extension RevisionID {
     /// // 1-477f7c4f36a31ce9e86a5f465b168b8a, as Sync Gateway 1.4 answers in the tutorial
     /// ```
     ///
+    /// Numbers are digested in Go's form (``JSONValue/canonicalBytes``), as Sync Gateway reads and writes them.
+    ///
     /// - Parameter serializedBody: `body.serialized()` when the caller already has it, to save serializing
-    ///   the body again.
+    ///   the body again (used when it equals the canonical form).
     /// - Throws: ``CoreError`` `.invalidRevisionID` when the parent ID is longer than 255 bytes.
     public static func next(
         after parent: RevisionID?, body: JSONValue, deleted: Bool, serializedBody: [UInt8]? = nil
@@ -103,7 +105,7 @@ extension RevisionID {
         }
         var input: [UInt8] = [UInt8(parentText.count)]
         input.append(contentsOf: parentText)
-        if let serializedBody, !deleted, !hasSpecialKeys(body) {
+        if let serializedBody, !deleted, !hasSpecialKeys(body), !body.hasNumbersOutsideCanonicalForm {
             input.append(contentsOf: serializedBody)
         } else {
             var digestable = digestableBody(body)

@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -7,7 +8,12 @@ import Synchronization
 /// A TCP proxy on loopback that forwards every connection to `targetPort` and cuts connections at random: after
 /// each chunk it forwards, with probability `cutProbability`, both sides of the connection are shut down — mid
 /// request or mid response, as a flaky network does.
+///
+/// The cuts come from ``seed``: each direction of the n-th connection draws from its own ``SplitMix64`` seeded from
+/// it, so a failing run's seed (`COUCHETTE_CHAOS_SEED`) replays the same decisions for the same traffic.
 final class ChaosProxy: Sendable {
+    /// The seed of this proxy's cuts.
+    let seed: UInt64
     /// The port clients connect to.
     let port: UInt16
     private let listener: Int32
@@ -15,11 +21,16 @@ final class ChaosProxy: Sendable {
     private let cutProbability: Double
     private let isStopped = Atomic<Bool>(false)
     private let cutCount = Atomic<Int>(0)
+    private let connectionCount = Atomic<UInt64>(0)
 
     /// How many connections were cut so far.
     var cuts: Int { cutCount.load(ordering: .relaxed) }
 
-    init(targetPort: Int, cutProbability: Double) throws {
+    /// - Parameter seed: The seed of the cuts; by default `COUCHETTE_CHAOS_SEED`, or a random one.
+    init(targetPort: Int, cutProbability: Double, seed: UInt64? = nil) throws {
+        self.seed =
+            seed ?? ProcessInfo.processInfo.environment["COUCHETTE_CHAOS_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 0...UInt64.max)
         self.targetPort = UInt16(targetPort)
         self.cutProbability = cutProbability
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -67,12 +78,16 @@ final class ChaosProxy: Sendable {
                 setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
             }
             let connection = Connection(client: client, server: server)
-            Thread.detachNewThread { [self] in pump(from: client, to: server, connection) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, connection) }
+            let index = connectionCount.add(1, ordering: .relaxed).oldValue
+            let upstream = SplitMix64(state: seed &+ index &* 2)
+            let downstream = SplitMix64(state: seed &+ index &* 2 &+ 1)
+            Thread.detachNewThread { [self] in pump(from: client, to: server, connection, random: upstream) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, connection, random: downstream) }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32, _ connection: Connection) {
+    private func pump(from source: Int32, to destination: Int32, _ connection: Connection, random: SplitMix64) {
+        var random = random
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
@@ -86,7 +101,7 @@ final class ChaosProxy: Sendable {
                 }
                 written += result
             }
-            if Double.random(in: 0..<1) < cutProbability {
+            if Double.random(in: 0..<1, using: &random) < cutProbability {
                 cutCount.add(1, ordering: .relaxed)
                 break
             }

@@ -107,12 +107,14 @@ struct DocumentHandlers: Sendable {
 
     // MARK: - POST /{db}/
 
-    /// `POST /{db}/`: a new document with the body's `_id` or a generated one.
+    /// `POST /{db}/`: a new document with the body's `_id` or a generated one; a body with `_rev` is refused with
+    /// 404 "No previous revision to replace", as Sync Gateway does.
     @Sendable func post(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         guard case .object(let members) = try await environment.body.json(of: request) else {
             throw GatewayError.badRequest("Document body must be a JSON object")
         }
+        if members["_rev"] != nil { throw GatewayError.notFound("No previous revision to replace") }
         let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
         let revision = try target.documents.put(id: id, body: .object(members), user: target.caller.syncContext)
         var response = Self.saved(id: id, revision: revision, status: .ok, environment: environment)
