@@ -57,7 +57,9 @@ struct GatewayDurabilityTests {
             let reply = try await client.send(
                 "POST", port: restarted.adminPort, path: "/db/_all_docs",
                 json: ["keys": .array(keys.map(JSONValue.string))])
-            let rows = try reply.jsonValue()["rows"]?.arrayValue ?? []
+            try #require(reply.status == 200, "_all_docs after the restart: \(reply.status) \(reply.text)")
+            let rows = try #require(try reply.jsonValue()["rows"]?.arrayValue, "_all_docs without rows: \(reply.text)")
+            try #require(rows.count == keys.count, "\(rows.count) rows for \(keys.count) keys")
             for (key, row) in zip(keys, rows) where row["error"] != nil || row["id"]?.stringValue != key {
                 missing.append(key)
             }

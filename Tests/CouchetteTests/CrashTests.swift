@@ -1,4 +1,5 @@
 import Couchette
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -6,41 +7,19 @@ import Testing
 /// there when the database is reopened, and the integrity check must pass.
 @Suite struct CrashTests {
     /// The `couchette` tool, built next to the test bundle (`make test` builds every product first).
-    private func toolURL() throws -> URL {
-        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = testBinary.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = folder.appendingPathComponent("couchette")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            folder = folder.deletingLastPathComponent()
-        }
-        throw CouchetteError(.notFound, message: "couchette tool not built next to \(testBinary.path); run `swift build` first")
-    }
+    private func toolURL() throws -> URL { try ChildProcess.builtProduct("couchette") }
 
     @Test func savesThatReturnedSurviveSIGKILL() throws {
         let directory = TemporaryDirectory()
-        let process = Process()
-        process.executableURL = try toolURL()
-        process.arguments = ["stress-save", "--directory", directory.path, "--name", "crash"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let child = try ChildProcess(try toolURL(), ["stress-save", "--directory", directory.path, "--name", "crash"])
+        defer { child.kill() }
 
         // Read until enough saves have returned, then kill the writer mid-loop.
-        var buffer = Data()
-        var lines = 0
-        while lines < 1_000 {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            lines = buffer.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        buffer.append(output.fileHandleForReading.readDataToEndOfFile())
-        #expect(process.terminationReason == .uncaughtSignal)
+        try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1_000 }
+        child.kill()
+        #expect(child.process.terminationReason == .uncaughtSignal)
 
-        let saved = String(decoding: buffer, as: UTF8.self).split(separator: "\n")
+        let saved = child.output.split(separator: "\n")
             .filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) }
         #expect(saved.count >= 1_000)
 
@@ -64,23 +43,13 @@ import Testing
         var current = "alpha"
         var kills = 0
         for round in 0..<12 {
-            let process = Process()
-            process.executableURL = try toolURL()
             let other = current == "alpha" ? "beta" : "alpha"
-            process.arguments = ["stress-rekey", "--directory", directory.path, "--from", current, "--to", other]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
+            let child = try ChildProcess(
+                try toolURL(), ["stress-rekey", "--directory", directory.path, "--from", current, "--to", other])
             // Let it finish a few changes (more each round), then kill it wherever it is.
-            var buffer = Data()
-            while buffer.reduce(0, { $0 + ($1 == 0x0A ? 1 : 0) }) < 1 + round % 3 {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-            }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { kills += 1 }
+            try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1 + round % 3 }
+            child.kill()
+            if child.process.terminationReason == .uncaughtSignal { kills += 1 }
 
             let opened = try Self.passwordsThatOpen(directory, documents: 2_000)
             #expect(opened.count == 1, "round \(round): opened with \(opened)")
@@ -102,15 +71,10 @@ import Testing
     func aKeyChangeEndedAfterAnyStepOpensWithExactlyOneKey(step: String) throws {
         let directory = try Self.seedEncrypted(documents: 200)
 
-        let process = Process()
-        process.executableURL = try toolURL()
-        process.arguments = [
-            "stress-rekey", "--directory", directory.path, "--from", "alpha", "--to", "beta", "--exit-at", step,
-        ]
-        process.standardOutput = Pipe()
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let child = try ChildProcess(
+            try toolURL(),
+            ["stress-rekey", "--directory", directory.path, "--from", "alpha", "--to", "beta", "--exit-at", step])
+        #expect(try child.waitForExit(within: .seconds(120)) == 0, "\(child.output)")
 
         let committed = Self.keyChangeSteps.first { $0.step == step }!.committed
         #expect(try Self.passwordsThatOpen(directory, documents: 200) == [committed ? "beta" : "alpha"])

@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import Foundation
 
 // MARK: - SQLCipherOracle
@@ -44,27 +45,9 @@ final class SQLCipherOracle: Sendable {
         try Self.run([python, "-c", script] + arguments)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// Runs a command (looked up in PATH) and returns its standard output; throws with its error output when it
-    /// exits with a failure.
+    /// Runs a command (looked up in `PATH`, at most 10 minutes) and returns its output; throws with it when the
+    /// command fails.
     private static func run(_ command: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complaints = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(command.joined(separator: " ")): \(String(decoding: complaints, as: UTF8.self))")
-        }
-        return String(decoding: printed, as: UTF8.self)
+        try ChildProcess.run(command, within: .seconds(600))
     }
 }
