@@ -6,7 +6,7 @@ CONFIG ?= examples/todo/sync-gateway-config.json
 DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench build deps oracles lint-tests clean
+.PHONY: run test bench build deps oracles clean
 
 ## Install any missing Debian packages the build needs.
 deps:
@@ -36,8 +36,9 @@ run: deps
 	$(SWIFT) build -c release --product couchette-gateway
 	.build/release/couchette-gateway $(CONFIG)
 
-## Run every test.
+## Run every test (every suite must carry a time limit: scripts/check-tests.py).
 test: deps
+	python3 scripts/check-tests.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

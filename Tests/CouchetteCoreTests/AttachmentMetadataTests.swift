@@ -2,7 +2,7 @@ import CouchetteCore
 import Foundation
 import Testing
 
-@Suite struct AttachmentMetadataTests {
+@Suite(.timeLimit(.minutes(5))) struct AttachmentMetadataTests {
     @Test func computesAndParsesDigests() throws {
         let hello = Array("hello".utf8)
         #expect(AttachmentDigest.sha1(of: hello).description == "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=")

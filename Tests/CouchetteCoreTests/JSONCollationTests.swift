@@ -5,7 +5,7 @@ import Testing
 @testable import CouchetteCore
 
 /// CouchDB's collation of JSON keys, as byte strings (`JSONCollation`).
-@Suite struct JSONCollationTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONCollationTests {
     static func parse(_ text: String) -> JSONValue { try! JSONValue(parsing: Array(text.utf8)) }
 
     /// Every adjacent pair of `values` sorts strictly in order.

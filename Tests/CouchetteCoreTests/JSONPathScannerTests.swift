@@ -5,7 +5,7 @@ import Testing
 @testable import CouchetteCore
 
 /// The path scanner finds exactly what parsing the whole text and then following the path finds.
-@Suite struct JSONPathScannerTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONPathScannerTests {
     static func scan(_ text: String, _ path: [JSONPathScanner.Step]) -> JSONValue? {
         Array(text.utf8).withUnsafeBytes { JSONPathScanner.value(in: $0, at: path) }
     }

@@ -2,7 +2,7 @@ import CouchetteCore
 import Foundation
 import Testing
 
-@Suite struct JSONValueTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONValueTests {
     @Test func parsesEveryKindOfValue() throws {
         let value = try JSONValue(parsing: #" {"a": [1, -2.5, true, false, null, "x"], "b": {"c": {}}, "d": []} "#)
         #expect(value["a"] == [1, -2.5, true, false, .null, "x"])
@@ -182,7 +182,7 @@ import Testing
     }
 }
 
-@Suite struct JSONErrorOffsetTests {
+@Suite(.timeLimit(.minutes(5))) struct JSONErrorOffsetTests {
     @Test func everyParseErrorCarriesItsByteOffset() {
         for (text, offset) in [(#"{"a": x}"#, 6), ("[1,2", 4), ("123456789012345678901234567890", 0), ("[[[", 2)] {
             do {

@@ -1,7 +1,7 @@
 import CouchetteCore
 import Testing
 
-@Suite struct RevisionIDTests {
+@Suite(.timeLimit(.minutes(5))) struct RevisionIDTests {
     @Test func parsesAndFormats() throws {
         let rev = try RevisionID(parsing: "12-7051cbe5c8faecd085a3fa619e6e6337")
         #expect(rev.generation == 12)
@@ -114,7 +114,7 @@ import Testing
     }
 }
 
-@Suite struct RevisionHistoryTests {
+@Suite(.timeLimit(.minutes(5))) struct RevisionHistoryTests {
     @Test func expandsStartAndIDs() throws {
         let history = try RevisionHistory(json: ["start": 3, "ids": ["c", "b", "a"]])
         #expect(history.revisionIDs.map(\.description) == ["3-c", "2-b", "1-a"])

@@ -37,7 +37,7 @@ private func tree(inserting edits: some Sequence<Edit>) -> RevisionTree {
 private let scripts = Gen.int(in: 0...10_000).array(of: 1...25)
 private let seeds = Gen.uint64(in: 0...UInt64.max)
 
-@Suite struct RevisionTreePropertyTests {
+@Suite(.timeLimit(.minutes(5))) struct RevisionTreePropertyTests {
     @Test func winnerAndLeavesDoNotDependOnInsertionOrder() async {
         await propertyCheck(count: 200, input: scripts, seeds) { script, seed in
             let all = edits(from: script)

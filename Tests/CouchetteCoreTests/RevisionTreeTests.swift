@@ -3,7 +3,7 @@ import Testing
 
 private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) }
 
-@Suite struct RevisionTreeTests {
+@Suite(.timeLimit(.minutes(5))) struct RevisionTreeTests {
     // MARK: - Local edits (§4.2)
 
     @Test func createsUpdatesAndDeletesLocally() throws {
@@ -151,7 +151,7 @@ private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) 
     }
 }
 
-@Suite struct RevisionTreeConflictEditTests {
+@Suite(.timeLimit(.minutes(5))) struct RevisionTreeConflictEditTests {
     @Test func allowConflictBranchesOffAnAncestor() throws {
         var tree = RevisionTree()
         let first = try tree.addLocalEdit(parent: nil, body: ["v": 1], deleted: false)
@@ -170,7 +170,7 @@ private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) 
     }
 }
 
-@Suite struct RevisionTreePurgeTests {
+@Suite(.timeLimit(.minutes(5))) struct RevisionTreePurgeTests {
     private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) }
 
     @Test func purgingALeafRemovesOnlyTheAncestorsNoOtherLeafNeeds() throws {

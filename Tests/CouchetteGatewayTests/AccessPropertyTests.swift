@@ -7,44 +7,71 @@ import Testing
 
 // MARK: - AccessPropertyTests
 
-/// Random histories of users, roles, admin grants, document grants (``BackfillTests/GrantRouter``), writes, moves,
-/// deletions and revocations; after every step, for every user (sync-function.md §7–§8):
+/// Random histories of users, roles, admin grants (`*` among them), deletions of users and roles, and writes
+/// routed by a sync function that assigns channels and calls `access()` and `role()`: edits, tombstones, and
+/// conflicting branches pushed with `new_edits=false`. After every step, for every user, what the gateway shows is
+/// compared with ``AccessModel``, an oracle that works out access from the history alone (sync-function.md §6–§8):
 ///
-/// 1. the documents a full `_changes?since=0` shows live (latest revision, not deleted, not removed) are exactly the
-///    documents the user can `GET`, at the same revisions;
-/// 2. a client that pulls incrementally from its saved `last_seq` (in pages of a random `limit`, resuming from `N:S`
-///    positions) holds exactly those documents too: late grants are backfilled;
-/// 3. (without HTTP) so does a client on a continuous feed opened at the start, which sees grants as they land.
+/// 1. the user's `all_channels`;
+/// 2. the documents the user can `GET`, at their winning revisions;
+/// 3. the documents a fresh `_changes?since=0` shows live (latest revision, not deleted, not removed);
+/// 4. the documents a client pulling incrementally from its saved `last_seq` holds (in pages of a random `limit`,
+///    resuming from `N:S` positions): late grants are backfilled;
+/// 5. (without HTTP) the documents a client on a continuous feed opened at the start holds.
 ///
-/// A user who loses a channel keeps what was synced (SG 1.x sends nothing on revocation), so their clients start
-/// over from 0 then, as a client purging on access loss would.
-@Suite("Access property")
+/// A user who loses a channel (or is deleted) keeps what was synced (SG 1.x sends nothing on revocation), so their
+/// clients start over from 0 then, as a client purging on access loss would.
+@Suite("Access property", .timeLimit(.minutes(10)))
 struct AccessPropertyTests {
     static let users = ["u0", "u1", "u2"]
     static let roles = ["r0", "r1"]
     static let channels = ["c0", "c1", "c2", "c3", "!"]
-    static let documents = (0..<8).map { "d\($0)" }
+    static let documents = (0..<6).map { "d\($0)" }
 
-    @Test("Without HTTP: fresh feeds, GET, incremental pulls and open feeds agree after every step")
-    func direct() async throws {
-        // ACCESS_SEED=n replays one seed; ACCESS_SEEDS=n runs n seeds (a longer soak).
+    /// `ACCESS_SEED=n` replays one seed; `ACCESS_SEEDS=n` runs n seeds (a longer soak).
+    static func seeds(default count: UInt64, from first: UInt64 = 0) -> [UInt64] {
         let environment = ProcessInfo.processInfo.environment
-        let only = environment["ACCESS_SEED"].flatMap { UInt64($0) }
-        let count = environment["ACCESS_SEEDS"].flatMap { UInt64($0) } ?? 60
-        for seed in 0..<max(count, (only ?? 0) + 1) where only == nil || only == seed {
-            let database = try BackfillTests.database()
+        if let only = environment["ACCESS_SEED"].flatMap({ UInt64($0) }) { return [only] }
+        let count = environment["ACCESS_SEEDS"].flatMap { UInt64($0) } ?? count
+        return Array(first..<first + count)
+    }
+
+    @Test("Without HTTP, routed by the JavaScript sync function: the gateway agrees with the model after every step")
+    func javaScriptSyncFunction() async throws {
+        for seed in Self.seeds(default: 30) {
+            let database = try DirectAccessHarness.database(javaScript: true)
             defer { database.close() }
-            let harness = DirectHarness(database: database)
-            try await Self.check(harness, seed: seed, steps: 30, openFeeds: seed % 3 == 0)
+            try await Self.check(DirectAccessHarness(database: database), seed: seed, steps: 30, openFeeds: seed % 3 == 0)
         }
     }
 
-    @Test("Over HTTP: fresh feeds, GET and incremental pulls agree after every step")
+    @Test("Without HTTP, routed by its Swift stand-in: the gateway agrees with the model after every step")
+    func swiftRouter() async throws {
+        for seed in Self.seeds(default: 40, from: 500) {
+            let database = try DirectAccessHarness.database(javaScript: false)
+            defer { database.close() }
+            try await Self.check(DirectAccessHarness(database: database), seed: seed, steps: 30, openFeeds: seed % 3 == 0)
+        }
+    }
+
+    @Test("Over HTTP, routed by the JavaScript sync function: the gateway agrees with the model after every step")
     func overHTTP() async throws {
-        let count = ProcessInfo.processInfo.environment["ACCESS_SEEDS"].flatMap { UInt64($0) }.map { $0 / 20 } ?? 3
-        try await BackfillTests.HTTP.run(deadline: .seconds(30 + 2 * Int64(count))) { client, ports, _ in
-            for seed in 1000..<1000 + max(count, 1) {
-                var harness = HTTPHarness(client: client, ports: ports, database: "todo")
+        // A twentieth of the seeds the other variants run: 3 by default.
+        let environment = ProcessInfo.processInfo.environment
+        let seeds =
+            environment["ACCESS_SEED"].flatMap { UInt64($0) }.map { [$0] }
+            ?? Array(1000..<1000 + max(1, (environment["ACCESS_SEEDS"].flatMap { UInt64($0) } ?? 60) / 20))
+        let config = AdminGatewayFixture.config()
+        var database = try #require(config.databases["todo"])
+        database.sync = AccessSyncFunction.source
+        var withSync = config
+        withSync.databases["todo"] = database
+        let registry = try DatabaseRegistry(config: withSync, hasher: PasswordHasher(cost: 4))
+        let server = try GatewayServer(config: withSync, registry: registry, logger: GatewayFixture.logger)
+        // Generous: ~3,000 requests per seed on a loaded 2-core machine; the suite's time limit bounds it too.
+        try await StreamingGateway.run(server, deadline: .seconds(180 * Int64(seeds.count))) { _, client, ports in
+            for seed in seeds {
+                var harness = HTTPAccessHarness(client: client, ports: ports, database: "todo")
                 harness.reset(seed: seed)
                 try await Self.check(harness, seed: seed, steps: 25, openFeeds: false)
             }
@@ -53,43 +80,56 @@ struct AccessPropertyTests {
 
     // MARK: - The property
 
-    /// Runs `steps` random steps on `harness` and checks the property after each; with `openFeeds` (without HTTP),
-    /// also clients on continuous feeds.
+    /// Runs `steps` random steps on `harness` and the model, and compares them after each; with `openFeeds`
+    /// (without HTTP), also clients on continuous feeds.
     static func check(_ harness: some AccessHarness, seed: UInt64, steps: Int, openFeeds: Bool) async throws {
         var random = SplitMix64(state: seed)
-        var model = ModelDatabase()
-        for user in users { try await harness.saveUser(user, channels: [], roles: []) }
-        var incremental = Dictionary(uniqueKeysWithValues: users.map { ($0, Replica()) })
-        var open: [String: OpenFeed] = [:]
-        if openFeeds, let direct = harness as? DirectHarness {
+        var model = AccessModel()
+        var history = AccessHistory()
+        for user in users {
+            try await harness.saveUser(user, channels: [], roles: [])
+            model.saveUser(user, channels: [], roles: [])
+        }
+        var incremental = Dictionary(uniqueKeysWithValues: users.map { ($0, AccessReplica()) })
+        var open: [String: AccessFeed] = [:]
+        let direct = openFeeds ? harness as? DirectAccessHarness : nil
+        if let direct {
             for user in users { open[user] = try direct.openFeed(as: user) }
         }
-        var channelsBefore: [String: Set<String>] = [:]
-        for user in users { channelsBefore[user] = try await harness.channels(of: user) }
+        var channelsBefore: [String: Set<String>?] = Dictionary(
+            uniqueKeysWithValues: users.map { ($0, model.channels(of: $0)) })
 
         for step in 0..<steps {
-            let action = try await model.randomStep(on: harness, using: &random)
+            let action = try await history.randomStep(on: harness, model: &model, using: &random)
             for user in users {
                 let context = Comment(rawValue: "seed \(seed) step \(step) user \(user) after \(action)")
-                let now = try await harness.channels(of: user)
-                if !(channelsBefore[user] ?? []).isSubset(of: now) {
-                    incremental[user] = Replica()
-                    if openFeeds, let direct = harness as? DirectHarness { open[user] = try direct.openFeed(as: user) }
-                }
-                channelsBefore[user] = now
+                let expectedChannels = model.channels(of: user)
+                let expected = model.readable(by: user)
+                #expect(try await harness.channels(of: user) == expectedChannels, context)
+                #expect(try await harness.readable(as: user, ids: documents) == expected, context)
 
-                let readable = try await harness.readable(as: user, ids: documents)
-                var fresh = Replica()
+                // Lost access, or deleted: clients purge and start over.
+                if let before = channelsBefore[user] ?? nil, let now = expectedChannels, before.isSubset(of: now) {
+                    // Kept every channel: clients carry on.
+                } else {
+                    incremental[user] = AccessReplica()
+                    open[user] = nil
+                    if expectedChannels != nil, let direct { open[user] = try direct.openFeed(as: user) }
+                }
+                channelsBefore[user] = expectedChannels
+                guard expectedChannels != nil else { continue }
+
+                var fresh = AccessReplica()
                 try await fresh.pull(from: harness, as: user, limit: nil)
-                #expect(fresh.live == readable, context)
+                #expect(fresh.live == expected, context)
 
                 let limit = [1, 2, 3, nil][Int(random.next() % 4)]
                 try await incremental[user]?.pull(from: harness, as: user, limit: limit)
-                #expect(incremental[user]?.live == readable, context)
+                #expect(incremental[user]?.live == expected, context)
 
                 if var feed = open[user] {
                     try await feed.drain()
-                    #expect(feed.replica.live == readable, context)
+                    #expect(feed.replica.live == expected, context)
                     open[user] = feed
                 }
             }
@@ -97,315 +137,114 @@ struct AccessPropertyTests {
     }
 }
 
-extension AccessPropertyTests {
-    // MARK: - Random steps
+// MARK: - AccessHistory
 
-    /// What the test knows of the documents: their current revisions (tombstones included).
-    struct ModelDatabase {
-        var revisions: [String: String] = [:]
-        var deleted: Set<String> = []
-
-        /// Does one random thing to `harness` and describes it.
-        mutating func randomStep(on harness: some AccessHarness, using random: inout SplitMix64) async throws
-            -> String
-        {
-            let users = AccessPropertyTests.users
-            let roles = AccessPropertyTests.roles
-            let roll = random.next() % 100
-            switch roll {
-            case 0..<18:
-                let user = users[Int(random.next() % UInt64(users.count))]
-                let channels = Self.subset(of: AccessPropertyTests.channels.dropLast(), chance: 30, using: &random)
-                let roleSet = Self.subset(of: roles, chance: 30, using: &random)
-                try await harness.saveUser(user, channels: channels, roles: roleSet)
-                return "admin user \(user) channels \(channels.sorted()) roles \(roleSet.sorted())"
-            case 18..<28:
-                let role = roles[Int(random.next() % UInt64(roles.count))]
-                let channels = Self.subset(of: AccessPropertyTests.channels.dropLast(), chance: 35, using: &random)
-                try await harness.saveRole(role, channels: channels)
-                return "role \(role) channels \(channels.sorted())"
-            default:
-                let ids = AccessPropertyTests.documents
-                let id = ids[Int(random.next() % UInt64(ids.count))]
-                let parent = revisions[id]
-                if roll >= 85, parent != nil, !deleted.contains(id) {
-                    revisions[id] = try await harness.put(id: id, body: ["_deleted": true], parent: parent)
-                    deleted.insert(id)
-                    return "delete \(id)"
-                }
-                let body = Self.randomBody(using: &random)
-                revisions[id] = try await harness.put(id: id, body: body, parent: parent)
-                deleted.remove(id)
-                return "put \(id) \(body.serializedString())"
-            }
+/// Makes the random steps: each is done to the harness and recorded in the model.
+struct AccessHistory {
+    /// Does one random thing to `harness` and `model`, and describes it.
+    mutating func randomStep(
+        on harness: some AccessHarness, model: inout AccessModel, using random: inout SplitMix64
+    ) async throws -> String {
+        let users = AccessPropertyTests.users
+        let roles = AccessPropertyTests.roles
+        let ids = AccessPropertyTests.documents
+        let roll = random.next() % 100
+        switch roll {
+        case 0..<14:
+            let user = Self.pick(users, &random)
+            let channels = Self.adminChannels(using: &random)
+            let roleSet = Self.subset(of: roles, chance: 30, using: &random)
+            try await harness.saveUser(user, channels: channels, roles: roleSet)
+            model.saveUser(user, channels: channels, roles: roleSet)
+            return "admin user \(user) channels \(channels.sorted()) roles \(roleSet.sorted())"
+        case 14..<22:
+            let role = Self.pick(roles, &random)
+            let channels = Self.adminChannels(using: &random)
+            try await harness.saveRole(role, channels: channels)
+            model.saveRole(role, channels: channels)
+            return "role \(role) channels \(channels.sorted())"
+        case 22..<25:
+            guard let user = Self.pickIfAny(users.filter { model.users[$0] != nil }, &random) else { break }
+            try await harness.deleteUser(user)
+            model.deleteUser(user)
+            return "delete user \(user)"
+        case 25..<28:
+            guard let role = Self.pickIfAny(roles.filter { model.roles[$0] != nil }, &random) else { break }
+            try await harness.deleteRole(role)
+            model.deleteRole(role)
+            return "delete role \(role)"
+        case 28..<40:
+            let id = Self.pick(ids, &random)
+            guard let winner = model.winner(of: id) else { break }
+            // A branch beside the winner: a sibling (a child of its parent), or a second root.
+            let parent = model.documents[id]?[winner]?.parent
+            let generation = parent.map { AccessModel.split($0).generation + 1 } ?? 1
+            let revision = "\(generation)-" + String(format: "%016llx%016llx", random.next(), random.next())
+            let deleted = random.next() % 5 == 0
+            let body: JSONValue = deleted ? ["_deleted": true] : Self.randomBody(using: &random)
+            let ancestry = parent.map { model.history(of: $0, in: id) } ?? []
+            try await harness.putExisting(id: id, body: body, history: [revision] + ancestry)
+            model.add(revision, of: id, parent: parent, deleted: deleted, body: body)
+            return "conflict \(id) \(revision) on \(parent ?? "nothing") \(body.serializedString())"
+        case 40..<52:
+            let id = Self.pick(ids, &random)
+            let live = model.leaves(of: id).filter { model.documents[id]?[$0]?.deleted == false }
+            guard !live.isEmpty else { break }
+            let leaf = Self.pick(live, &random)
+            let revision = try await harness.put(id: id, body: ["_deleted": true], parent: leaf)
+            model.add(revision, of: id, parent: leaf, deleted: true, body: ["_deleted": true])
+            return "delete \(id) at \(leaf)"
+        default:
+            break
         }
-
-        /// A body with random channels, and sometimes `access()` and `role()` grants.
-        private static func randomBody(using random: inout SplitMix64) -> JSONValue {
-            var body: [String: JSONValue] = [
-                "channels": .array(subset(of: AccessPropertyTests.channels, chance: 30, using: &random).sorted().map {
-                    .string($0)
-                })
-            ]
-            if random.next() % 4 == 0 {
-                var grant: [String: JSONValue] = [:]
-                let grantees = AccessPropertyTests.users + AccessPropertyTests.roles.map { "role:\($0)" }
-                let grantee = grantees[Int(random.next() % UInt64(grantees.count))]
-                grant[grantee] = .array(
-                    subset(of: AccessPropertyTests.channels.dropLast(), chance: 40, using: &random).sorted().map {
-                        .string($0)
-                    })
-                body["grant"] = .object(grant)
-            }
-            if random.next() % 6 == 0 {
-                let users = AccessPropertyTests.users
-                let user = users[Int(random.next() % UInt64(users.count))]
-                body["roles"] = [
-                    user: .array(subset(of: AccessPropertyTests.roles, chance: 50, using: &random).sorted().map {
-                        .string($0)
-                    })
-                ]
-            }
-            return .object(body)
-        }
-
-        private static func subset(
-            of items: some Sequence<String>, chance: UInt64, using random: inout SplitMix64
-        ) -> Set<String> {
-            Set(items.filter { _ in random.next() % 100 < chance })
-        }
+        // A write: on the winner mostly, sometimes on another leaf.
+        let id = Self.pick(ids, &random)
+        let leaves = model.leaves(of: id)
+        let parent = random.next() % 10 < 7 ? model.winner(of: id) : Self.pickIfAny(leaves, &random)
+        let body = Self.randomBody(using: &random)
+        let revision = try await harness.put(id: id, body: body, parent: parent)
+        model.add(revision, of: id, parent: parent, deleted: false, body: body)
+        return "put \(id) on \(parent ?? "nothing") \(body.serializedString())"
     }
 
-    // MARK: - Clients
-
-    /// A client's copy: each live document's revision, and where to resume.
-    struct Replica {
-        var live: [String: String] = [:]
-        var lastSeq = "0"
-
-        /// Applies entries in order: a deleted or removed entry drops the document, any other sets its revision.
-        mutating func apply(_ rows: [JSONValue]) {
-            for row in rows {
-                // Clients ignore `_user/` entries.
-                guard let id = row["id"]?.stringValue, !id.hasPrefix("_user/") else { continue }
-                let removed = !(row["removed"]?.arrayValue ?? []).isEmpty
-                if row["deleted"] == true || removed {
-                    live[id] = nil
-                } else {
-                    live[id] = row["changes"]?.arrayValue?.first?["rev"]?.stringValue
-                }
-            }
-        }
-
-        /// Pulls normal feeds from ``lastSeq`` in pages of `limit` until one comes back short.
-        mutating func pull(from harness: some AccessHarness, as user: String, limit: Int?) async throws {
-            while true {
-                let page = try await harness.changes(as: user, since: lastSeq, limit: limit)
-                apply(page.rows)
-                lastSeq = page.lastSeq
-                guard let limit, page.sent >= limit else { return }
-            }
-        }
+    private static func pick<T>(_ items: [T], _ random: inout SplitMix64) -> T {
+        items[Int(random.next() % UInt64(items.count))]
     }
 
-    /// A continuous feed kept open across steps, with the replica it feeds.
-    struct OpenFeed {
-        var feed: ChangesFeed
-        var replica = Replica()
-
-        /// Applies entries until the feed has nothing more (its 1 ms heartbeat).
-        mutating func drain() async throws {
-            while let event = try await feed.next() {
-                switch event {
-                case .entries(let rows): replica.apply(rows.map(\.json))
-                case .caughtUp: continue
-                case .heartbeat: return
-                }
-            }
-            Issue.record("the open feed ended")
-        }
+    private static func pickIfAny(_ items: [String], _ random: inout SplitMix64) -> String? {
+        items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))]
     }
 
-    // MARK: - Harnesses
-
-    /// One normal feed's response.
-    struct Page: Sendable {
-        /// The entries the test looks at.
-        var rows: [JSONValue]
-        /// How many entries were sent (for paging with `limit`).
-        var sent: Int
-        /// `last_seq`.
-        var lastSeq: String
+    /// Admin channels: a random subset of the named channels, and now and then `*`.
+    private static func adminChannels(using random: inout SplitMix64) -> Set<String> {
+        var channels = subset(of: AccessPropertyTests.channels.dropLast(), chance: 30, using: &random)
+        if random.next() % 20 == 0 { channels.insert("*") }
+        return channels
     }
 
-    /// The operations the property needs, without HTTP or over it.
-    protocol AccessHarness: Sendable {
-        func saveUser(_ name: String, channels: Set<String>, roles: Set<String>) async throws
-        func saveRole(_ name: String, channels: Set<String>) async throws
-        /// Writes a revision (a child of `parent`) and returns it.
-        func put(id: String, body: JSONValue, parent: String?) async throws -> String
-        /// The channels `user` can read now.
-        func channels(of user: String) async throws -> Set<String>
-        /// The documents among `ids` that `user` can `GET`, with their revisions.
-        func readable(as user: String, ids: [String]) async throws -> [String: String]
-        /// A normal `_changes` feed of `user`: its entries (some perhaps left out), how many were sent, `last_seq`.
-        func changes(as user: String, since: String, limit: Int?) async throws -> Page
+    /// A body with random channels, and sometimes `access()` grants (now and then of `*`, which is dropped) and
+    /// `role()` grants.
+    private static func randomBody(using random: inout SplitMix64) -> JSONValue {
+        func sorted(_ names: Set<String>) -> JSONValue { .array(names.sorted().map { .string($0) }) }
+        var body: [String: JSONValue] = [
+            "channels": sorted(subset(of: AccessPropertyTests.channels, chance: 30, using: &random))
+        ]
+        if random.next() % 2 == 0 {
+            let grantees = AccessPropertyTests.users + AccessPropertyTests.roles.map { "role:\($0)" }
+            var channels = subset(of: AccessPropertyTests.channels.dropLast(), chance: 40, using: &random)
+            if random.next() % 8 == 0 { channels.insert("*") }
+            body["grant"] = [pick(grantees, &random): sorted(channels)]
+        }
+        if random.next() % 6 == 0 {
+            let user = pick(AccessPropertyTests.users, &random)
+            body["roles"] = [user: sorted(subset(of: AccessPropertyTests.roles, chance: 50, using: &random))]
+        }
+        return .object(body)
     }
 
-    /// The property through ``DocumentStore`` and ``ChangesFeed`` directly.
-    struct DirectHarness: AccessHarness {
-        let database: GatewayDatabase
-
-        func saveUser(_ name: String, channels: Set<String>, roles: Set<String>) throws {
-            try BackfillTests.saveUser(name, channels: channels, roles: roles, in: database)
-        }
-
-        func saveRole(_ name: String, channels: Set<String>) throws {
-            try database.principals.saveRole(RoleUpdate(name: name, adminChannels: channels))
-        }
-
-        func put(id: String, body: JSONValue, parent: String?) throws -> String {
-            try database.documents.put(id: id, body: body, parentRevision: parent).description
-        }
-
-        func channels(of user: String) throws -> Set<String> {
-            try #require(try BackfillTests.caller(user, in: database).readableChannels)
-        }
-
-        func readable(as user: String, ids: [String]) throws -> [String: String] {
-            let caller = try BackfillTests.caller(user, in: database)
-            var readable: [String: String] = [:]
-            for id in ids {
-                guard let body = try? database.documents.read(id: id, as: caller) else { continue }
-                readable[id] = body["_rev"]?.stringValue
-            }
-            return readable
-        }
-
-        func changes(as user: String, since: String, limit: Int?) async throws -> Page {
-            let page = try await BackfillTests.changes(
-                user, since: try ChangeSequence.parse(since), limit: limit, in: database)
-            return Page(rows: page.rows.map(\.json), sent: page.rows.count, lastSeq: page.lastSeq.description)
-        }
-
-        /// A continuous feed of `user` from 0 with a 1 ms heartbeat, for ``OpenFeed/drain()``.
-        func openFeed(as user: String) throws -> OpenFeed {
-            let options = ChangesOptions(feed: .continuous, heartbeat: .milliseconds(1))
-            let caller = try BackfillTests.caller(user, in: database)
-            let reader = ChangesReader(database: database, caller: caller, options: options)
-            return OpenFeed(feed: ChangesFeed(reader: reader, notifier: database.changeNotifier))
-        }
-    }
-
-    /// The property over HTTP: writes and grants on the admin port, reads as the user (Basic auth) on the public port.
-    /// Each run uses its own user, role and document names (``reset(seed:)``), so runs share one server.
-    struct HTTPHarness: AccessHarness {
-        let client: HTTPTestClient
-        let ports: BoundPorts
-        let database: String
-        private var prefix = ""
-
-        init(client: HTTPTestClient, ports: BoundPorts, database: String) {
-            self.client = client
-            self.ports = ports
-            self.database = database
-        }
-
-        /// Names this run's principals and documents after `seed`.
-        mutating func reset(seed: UInt64) {
-            prefix = "s\(seed)_"
-        }
-
-        private func name(_ base: String) -> String { prefix + base }
-
-        /// Renames a body's grantees, role names and (non-public) channels to this run's.
-        private func renamed(_ body: JSONValue) -> JSONValue {
-            guard var members = body.objectValue else { return body }
-            func names(_ value: JSONValue?) -> JSONValue? {
-                value?.arrayValue.map { .array($0.compactMap(\.stringValue).map { .string(channel($0)) }) }
-            }
-            if let channels = names(members["channels"]) { members["channels"] = channels }
-            for key in ["grant", "roles"] {
-                guard let grants = members[key]?.objectValue else { continue }
-                var renamed: [String: JSONValue] = [:]
-                for (grantee, targets) in grants {
-                    let principal =
-                        grantee.hasPrefix("role:") ? "role:" + name(String(grantee.dropFirst(5))) : name(grantee)
-                    renamed[principal] = key == "roles"
-                        ? .array((targets.arrayValue ?? []).compactMap(\.stringValue).map { .string(name($0)) })
-                        : names(targets)
-                }
-                members[key] = .object(renamed)
-            }
-            return .object(members)
-        }
-
-        private func channel(_ base: String) -> String { base == "!" ? base : name(base) }
-
-        private func send(_ method: String, _ path: String, json: JSONValue) async throws -> HTTPTestClient.Reply {
-            let reply = try await client.send(method, port: ports.adminPort, path: "/\(database)/\(path)", json: json)
-            try #require((200..<300).contains(reply.status), "\(method) \(path): \(reply.status) \(reply.text)")
-            return reply
-        }
-
-        func saveUser(_ user: String, channels: Set<String>, roles: Set<String>) async throws {
-            _ = try await send(
-                "PUT", "_user/\(name(user))",
-                json: [
-                    "password": "pass", "admin_channels": .array(channels.sorted().map { .string(channel($0)) }),
-                    "admin_roles": .array(roles.sorted().map { .string(name($0)) }),
-                ])
-        }
-
-        func saveRole(_ role: String, channels: Set<String>) async throws {
-            let channels = channels.sorted().map { JSONValue.string(channel($0)) }
-            _ = try await send("PUT", "_role/\(name(role))", json: ["admin_channels": .array(channels)])
-        }
-
-        func put(id: String, body: JSONValue, parent: String?) async throws -> String {
-            let path = name(id) + (parent.map { "?rev=\($0)" } ?? "")
-            let reply: HTTPTestClient.Reply
-            if body["_deleted"] == true {
-                reply = try await client.send("DELETE", port: ports.adminPort, path: "/\(database)/\(path)")
-                try #require(reply.status == 200, "DELETE \(path): \(reply.status) \(reply.text)")
-            } else {
-                reply = try await send("PUT", path, json: renamed(body))
-            }
-            return try #require(try reply.jsonValue()["rev"]?.stringValue)
-        }
-
-        func channels(of user: String) async throws -> Set<String> {
-            let reply = try await client.send(port: ports.adminPort, path: "/\(database)/_user/\(name(user))")
-            let all = try reply.jsonValue()["all_channels"]?.arrayValue ?? []
-            return Set(all.compactMap(\.stringValue))
-        }
-
-        func readable(as user: String, ids: [String]) async throws -> [String: String] {
-            var readable: [String: String] = [:]
-            for id in ids {
-                let reply = try await client.send(
-                    port: ports.publicPort, path: "/\(database)/\(name(id))", user: (name(user), "pass"))
-                guard reply.status == 200 else { continue }
-                readable[id] = try reply.jsonValue()["_rev"]?.stringValue
-            }
-            return readable
-        }
-
-        func changes(as user: String, since: String, limit: Int?) async throws -> Page {
-            let query = "since=\(since)" + (limit.map { "&limit=\($0)" } ?? "")
-            let reply = try await client.send(
-                port: ports.publicPort, path: "/\(database)/_changes?\(query)", user: (name(user), "pass"))
-            try #require(reply.status == 200, "_changes: \(reply.status) \(reply.text)")
-            let parsed = try ChangesTests.results(reply.text)
-            // Earlier runs' public documents are visible too: keep this run's, under their base names.
-            let rows = parsed.results.compactMap { row -> JSONValue? in
-                guard var members = row.objectValue, let id = members["id"]?.stringValue, id.hasPrefix(prefix) else {
-                    return nil
-                }
-                members["id"] = .string(String(id.dropFirst(prefix.count)))
-                return .object(members)
-            }
-            return Page(rows: rows, sent: parsed.results.count, lastSeq: try #require(parsed.lastSeq))
-        }
+    private static func subset(
+        of items: some Sequence<String>, chance: UInt64, using random: inout SplitMix64
+    ) -> Set<String> {
+        Set(items.filter { _ in random.next() % 100 < chance })
     }
 }

@@ -7,7 +7,7 @@ import Testing
 // MARK: - AdminCredentialsTests
 
 /// `adminUsername`/`adminPassword`: every admin-port request must carry them as Basic credentials.
-@Suite("Admin credentials")
+@Suite("Admin credentials", .timeLimit(.minutes(5)))
 struct AdminCredentialsTests {
     @Test("Without matching credentials the admin port answers 401 with WWW-Authenticate; the public port is open")
     func required() async throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// The database layer under the admin API, without HTTP: principal sequences, run state, configuration changes,
 /// compaction and the raw document form.
-@Suite("Admin database operations (no HTTP)")
+@Suite("Admin database operations (no HTTP)", .timeLimit(.minutes(5)))
 struct AdminDatabaseTests {
     private static let hasher = PasswordHasher(cost: 4)
 

@@ -5,7 +5,7 @@ import Testing
 @testable import CouchetteGateway
 
 /// `/{db}/{doc}/{attachment}` over real sockets (spec: gateway-rest-api.md §6).
-@Suite struct AttachmentHTTPTests {
+@Suite(.timeLimit(.minutes(5))) struct AttachmentHTTPTests {
     static let hello = Array("hello world".utf8)
     static let helloDigest = AttachmentDigest.sha1(of: hello).description
 

@@ -5,7 +5,7 @@ import Testing
 
 // MARK: - AuthConfigLoaderTests
 
-@Suite("Auth: applying the configuration's users and roles")
+@Suite("Auth: applying the configuration's users and roles", .timeLimit(.minutes(5)))
 struct AuthConfigLoaderTests {
     let store: any PrincipalStore = InMemoryPrincipalStore()
     let hasher = AuthCountingHasher()

@@ -5,7 +5,7 @@ import Testing
 
 // MARK: - AuthPasswordHasherTests
 
-@Suite("Auth: password hashing and constant-time comparison")
+@Suite("Auth: password hashing and constant-time comparison", .timeLimit(.minutes(5)))
 struct AuthPasswordHasherTests {
     let hasher = PasswordHasher(cost: 4)
 

@@ -6,7 +6,7 @@ import Testing
 
 // MARK: - AuthPrincipalTests
 
-@Suite("Auth: users, roles and admin API bodies")
+@Suite("Auth: users, roles and admin API bodies", .timeLimit(.minutes(5)))
 struct AuthPrincipalTests {
     let moderator = Role(name: "moderator", adminChannels: ["moderators"], channelsFromGrants: ["mod-granted"])
 

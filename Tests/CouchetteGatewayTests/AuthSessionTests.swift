@@ -26,7 +26,7 @@ final class AuthTestClock: @unchecked Sendable {
 
 // MARK: - AuthSessionTests
 
-@Suite("Auth: sessions")
+@Suite("Auth: sessions", .timeLimit(.minutes(5)))
 struct AuthSessionTests {
     let store: any PrincipalStore = InMemoryPrincipalStore()
     let clock = AuthTestClock()

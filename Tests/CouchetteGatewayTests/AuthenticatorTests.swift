@@ -28,7 +28,7 @@ final class AuthCountingHasher: PasswordHashing, @unchecked Sendable {
 
 // MARK: - AuthenticatorTests
 
-@Suite("Auth: authenticator")
+@Suite("Auth: authenticator", .timeLimit(.minutes(5)))
 struct AuthenticatorTests {
     let store: any PrincipalStore = InMemoryPrincipalStore()
     let hasher = AuthCountingHasher()

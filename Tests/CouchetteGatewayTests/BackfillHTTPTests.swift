@@ -10,7 +10,7 @@ import Testing
 extension BackfillTests {
     /// Late grants over real sockets (sync-function.md §8.2–§8.3): normal feeds resumed after a grant, and longpoll
     /// and continuous feeds open while the grant lands.
-    @Suite("_changes backfill over HTTP")
+    @Suite("_changes backfill over HTTP", .timeLimit(.minutes(5)))
     struct HTTP {
         /// Runs a gateway whose `todo` database routes with ``BackfillTests/GrantRouter`` (role `moderator` reads
         /// `moderators`, GUEST disabled), with cheap bcrypt and a 50 ms heartbeat floor, all within `deadline`.

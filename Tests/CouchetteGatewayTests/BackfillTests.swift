@@ -9,11 +9,11 @@ import Testing
 /// Late grants in `_changes` (sync-function.md §8.2–§8.5, the `N:S` scheme of `docs/decisions.md`), without HTTP:
 /// feeds read through ``ChangesFeed`` as the handlers do. The HTTP examples are in `BackfillHTTPTests.swift`, the
 /// property test in `AccessPropertyTests.swift`; both use the helpers here.
-@Suite("_changes backfill")
+@Suite("_changes backfill", .timeLimit(.minutes(5)))
 struct BackfillTests {
     // MARK: - Helpers shared by the backfill suites
 
-    /// A sync function for tests, until JavaScript lands: channels from `channels` (as the default function),
+    /// A Swift stand-in for the JavaScript ``AccessSyncFunction``: channels from `channels` (as the default function),
     /// `access()` grants from `grant` (`{"alice": ["b"], "role:r": ["c"]}`) and `role()` grants from `roles`
     /// (`{"alice": ["r"]}`).
     struct GrantRouter: ChannelRouter {
@@ -21,7 +21,8 @@ struct BackfillTests {
             -> RoutingResult
         {
             var result = try PropertyChannelRouter().route(document: document, oldDocument: oldDocument, user: user)
-            result.access = Self.grants(document["grant"])
+            // As the JavaScript `access()` does, `*` is dropped from granted channels.
+            result.access = Self.grants(document["grant"]).mapValues { $0.subtracting(["*"]) }.filter { !$0.value.isEmpty }
             result.roles = Self.grants(document["roles"])
             return result
         }

@@ -4,7 +4,7 @@ import Testing
 
 // MARK: - BacktickStringsTests
 
-@Suite("Back-quoted strings in the configuration file")
+@Suite("Back-quoted strings in the configuration file", .timeLimit(.minutes(5)))
 struct BacktickStringsTests {
     @Test("A multi-line back-quoted string with quotes, backslashes and tabs becomes a JSON string")
     func multiLineWithSpecialCharacters() throws {

@@ -9,7 +9,7 @@ import Testing
 // MARK: - BadInputTests
 
 /// Bad requests get a clear error with the right status and change nothing.
-@Suite("Bad input over HTTP")
+@Suite("Bad input over HTTP", .timeLimit(.minutes(5)))
 struct BadInputTests {
     static let config: GatewayConfig = {
         var config = GatewayFixture.config(databases: [

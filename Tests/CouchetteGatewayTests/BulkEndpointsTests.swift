@@ -7,7 +7,7 @@ import Testing
 // MARK: - BulkEndpointsTests
 
 /// `_bulk_docs`, `_all_docs`, `_revs_diff` and `_local` over real sockets.
-@Suite("Bulk endpoints over HTTP")
+@Suite("Bulk endpoints over HTTP", .timeLimit(.minutes(5)))
 struct BulkEndpointsTests {
     /// A database with a user who reads channel `a` only, and GUEST off.
     static let config = GatewayFixture.config(databases: [

@@ -5,7 +5,7 @@ import Testing
 @testable import CouchetteGateway
 
 /// `POST /{db}/_bulk_get` over real sockets, in its multipart and JSON forms (spec: gateway-rest-api.md §9).
-@Suite struct BulkGetTests {
+@Suite(.timeLimit(.minutes(5))) struct BulkGetTests {
     static let large = (0..<400).map { UInt8($0 % 253) }
 
     /// `a` (two revisions, a large attachment added in the second) and `b` (one revision, no attachments).

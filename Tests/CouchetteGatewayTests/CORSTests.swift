@@ -6,7 +6,7 @@ import Testing
 // MARK: - CORSTests
 
 /// CORS headers on the public listener for configured origins only.
-@Suite("CORS")
+@Suite("CORS", .timeLimit(.minutes(5)))
 struct CORSTests {
     static let config: GatewayConfig = {
         var config = GatewayFixture.config()

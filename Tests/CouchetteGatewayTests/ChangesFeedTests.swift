@@ -7,7 +7,7 @@ import Testing
 
 extension ChangesTests {
     /// The feed's events over a notifier, without HTTP.
-    @Suite("_changes feed")
+    @Suite("_changes feed", .timeLimit(.minutes(5)))
     struct Feed {
         @Test("A continuous feed sends the backlog, reports caught up, then wakes on a write")
         func continuous() async throws {

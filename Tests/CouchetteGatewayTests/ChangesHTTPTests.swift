@@ -9,7 +9,7 @@ import Testing
 extension ChangesTests {
     /// Normal feeds over real sockets: framing, parameters, filters, errors and channel visibility
     /// (gateway-rest-api.md §11).
-    @Suite("_changes over HTTP")
+    @Suite("_changes over HTTP", .timeLimit(.minutes(5)))
     struct HTTP {
         @Test("since=3 on the admin port after five writes: the deletion at seq 4 and the write at 5, framed exactly")
         func sinceThree() async throws {

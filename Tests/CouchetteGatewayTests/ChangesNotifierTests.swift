@@ -6,7 +6,7 @@ import Testing
 
 extension ChangesTests {
     /// ``ChangeNotifier``'s waits: changes, deadlines from its shared timer, closing and cancellation.
-    @Suite("_changes notifier")
+    @Suite("_changes notifier", .timeLimit(.minutes(5)))
     struct Notifier {
         @Test("A wait returns the new sequence when a later one is announced, at once if it already was")
         func changed() async {

@@ -7,7 +7,7 @@ import Testing
 
 extension ChangesTests {
     /// Parameter parsing (gateway-rest-api.md §11.1).
-    @Suite("_changes options")
+    @Suite("_changes options", .timeLimit(.minutes(5)))
     struct Options {
         @Test("Defaults: normal feed from 0, no limit, 300 s timeout, no heartbeat")
         func defaults() throws {

@@ -7,7 +7,7 @@ import Testing
 
 extension ChangesTests {
     /// Which entries a caller sees, and their form (gateway-rest-api.md §11.2), without HTTP.
-    @Suite("_changes reader")
+    @Suite("_changes reader", .timeLimit(.minutes(5)))
     struct Reader {
         /// The rows `caller` reads after `since`.
         private func rows(

@@ -9,7 +9,7 @@ import Testing
 extension ChangesTests {
     /// Longpoll and continuous feeds over real sockets: waiting, heartbeats, and how feeds end
     /// (gateway-rest-api.md §11.3). Heartbeats prove a feed caught up and waits; the floor is lowered to 50 ms.
-    @Suite("_changes longpoll and continuous")
+    @Suite("_changes longpoll and continuous", .timeLimit(.minutes(5)))
     struct Streaming {
         @Test("A longpoll waits, sending heartbeats, and returns when a write lands")
         func longpollReturnsOnWrite() async throws {

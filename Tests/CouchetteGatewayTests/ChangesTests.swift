@@ -8,7 +8,7 @@ import Testing
 
 /// `_changes` (gateway-rest-api.md §11): the suites live in `Changes*Tests.swift` as nested suites, so
 /// `swift test --filter ChangesTests` runs them all.
-@Suite("_changes")
+@Suite("_changes", .timeLimit(.minutes(5)))
 struct ChangesTests {
     // MARK: - Helpers shared by the suites
 

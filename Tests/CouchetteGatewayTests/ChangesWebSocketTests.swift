@@ -11,7 +11,7 @@ import Testing
 
 extension ChangesTests {
     /// `GET /{db}/_changes?feed=websocket` (gateway-rest-api.md §11.4).
-    @Suite("_changes over WebSocket")
+    @Suite("_changes over WebSocket", .timeLimit(.minutes(5)))
     struct WebSocket {
         @Test("Options in the first message; batches of at most 20; [] once caught up; new entries; empty heartbeats")
         func feed() async throws {

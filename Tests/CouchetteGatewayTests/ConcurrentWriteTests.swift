@@ -7,7 +7,7 @@ import Testing
 // MARK: - ConcurrentWriteTests
 
 /// Concurrent clients updating one document from the same parent: exactly one wins.
-@Suite("Concurrent writes over HTTP")
+@Suite("Concurrent writes over HTTP", .timeLimit(.minutes(5)))
 struct ConcurrentWriteTests {
     @Test("N clients updating one document from the same parent get one 201 and N-1 409s")
     func oneWinner() async throws {

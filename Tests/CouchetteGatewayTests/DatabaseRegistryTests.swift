@@ -4,7 +4,7 @@ import Testing
 
 // MARK: - DatabaseRegistryTests
 
-@Suite("Database registry (no HTTP)")
+@Suite("Database registry (no HTTP)", .timeLimit(.minutes(5)))
 struct DatabaseRegistryTests {
     static let config = GatewayConfig(databases: [
         "todo": DatabaseConfig(name: "todo"),

@@ -53,7 +53,7 @@ func multipartRelatedRequest(_ json: JSONValue, _ attachments: [(name: String?, 
 
 /// `GET`/`PUT /{db}/{doc}` over real sockets: read options, JSON and multipart forms, negotiation, access
 /// control and bad input (spec: gateway-rest-api.md §5).
-@Suite struct DocumentHTTPTests {
+@Suite(.timeLimit(.minutes(5))) struct DocumentHTTPTests {
     /// 300 bytes: larger than the 200 bytes sent inline in multipart responses.
     static let large = (0..<300).map { UInt8($0 % 251) }
 

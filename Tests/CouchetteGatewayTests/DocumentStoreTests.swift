@@ -4,7 +4,7 @@ import Testing
 
 @testable import CouchetteGateway
 
-@Suite struct DocumentStoreTests {
+@Suite(.timeLimit(.minutes(5))) struct DocumentStoreTests {
     private func makeStore() throws -> DocumentStore {
         DocumentStore(storage: try SQLiteGatewayStorage(location: .memory, databaseName: "todo"))
     }
@@ -165,7 +165,7 @@ import Testing
 }
 
 /// The attachment rules of the document store, without HTTP (replication-protocol.md §7.3, §9).
-@Suite struct DocumentStoreAttachmentTests {
+@Suite(.timeLimit(.minutes(5))) struct DocumentStoreAttachmentTests {
     private func makeStore() throws -> DocumentStore {
         DocumentStore(storage: try SQLiteGatewayStorage(location: .memory, databaseName: "todo"))
     }
@@ -350,7 +350,7 @@ private final class RecordingRouter: ChannelRouter, @unchecked Sendable {
     }
 }
 
-@Suite struct DocumentRoutingTests {
+@Suite(.timeLimit(.minutes(5))) struct DocumentRoutingTests {
     @Test func routingSeesTheParentRevisionAsTheOldDocument() throws {
         let router = RecordingRouter()
         let store = DocumentStore(

@@ -5,7 +5,7 @@ import Testing
 
 // MARK: - ExampleConfigTests
 
-@Suite("examples/todo/sync-gateway-config.json")
+@Suite("examples/todo/sync-gateway-config.json", .timeLimit(.minutes(5)))
 struct ExampleConfigTests {
     /// The example file, found relative to this test file.
     static let examplePath = URL(fileURLWithPath: #filePath)

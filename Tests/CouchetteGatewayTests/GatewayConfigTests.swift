@@ -4,7 +4,7 @@ import Testing
 
 // MARK: - GatewayConfigTests
 
-@Suite("Gateway configuration file")
+@Suite("Gateway configuration file", .timeLimit(.minutes(5)))
 struct GatewayConfigTests {
     // MARK: - Defaults
 

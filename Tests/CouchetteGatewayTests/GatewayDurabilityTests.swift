@@ -1,11 +1,12 @@
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 
 // MARK: - GatewayDurabilityTests
 
 /// A gateway on `sqlite:` killed with SIGKILL during a bulk load keeps every acknowledged document.
-@Suite("Gateway durability")
+@Suite("Gateway durability", .timeLimit(.minutes(5)))
 struct GatewayDurabilityTests {
     @Test("Every document acknowledged before SIGKILL is there after restart")
     func acknowledgedWritesSurviveSIGKILL() async throws {
@@ -42,7 +43,9 @@ struct GatewayDurabilityTests {
             }
         }
         // Kill mid-load, once enough batches were acknowledged (an event, not a sleep).
-        await acknowledged.wait(forAtLeast: 2_000)
+        try await withDeadline(.seconds(120), "2,000 acknowledged writes") {
+            await acknowledged.wait(forAtLeast: 2_000)
+        }
         gateway.kill()
         loader.cancel()
         _ = await loader.value

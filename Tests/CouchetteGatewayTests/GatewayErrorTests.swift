@@ -6,7 +6,7 @@ import Testing
 
 // MARK: - GatewayErrorTests
 
-@Suite("Gateway errors")
+@Suite("Gateway errors", .timeLimit(.minutes(5)))
 struct GatewayErrorTests {
     @Test(
         "Error names follow Sync Gateway's rule",

@@ -10,7 +10,7 @@ import Testing
 
 // MARK: - GatewayServerTests
 
-@Suite("Gateway server over real sockets")
+@Suite("Gateway server over real sockets", .timeLimit(.minutes(5)))
 struct GatewayServerTests {
     // MARK: - GET /
 

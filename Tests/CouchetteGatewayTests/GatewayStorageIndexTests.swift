@@ -7,7 +7,7 @@ import Testing
 
 /// The channel and grant indexes of the SQLite storage: rows follow documents in and out of channels, grants keep
 /// their first sequence, purges leave nothing behind, and older databases migrate.
-@Suite struct GatewayStorageIndexTests {
+@Suite(.timeLimit(.minutes(5))) struct GatewayStorageIndexTests {
     /// Stores a new revision of `id` in `channels`, granting `grants` (channel grants by principal) and no role.
     @discardableResult
     private func write(

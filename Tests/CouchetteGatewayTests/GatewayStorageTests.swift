@@ -4,7 +4,7 @@ import Testing
 
 @testable import CouchetteGateway
 
-@Suite struct GatewayStorageTests {
+@Suite(.timeLimit(.minutes(5))) struct GatewayStorageTests {
     private func rev(_ text: String) -> RevisionID { try! RevisionID(parsing: text) }
 
     /// A document with one more revision on top of `document`, in `channels`.

@@ -4,7 +4,7 @@ import Testing
 
 // MARK: - InterfaceAddressTests
 
-@Suite("Listen addresses")
+@Suite("Listen addresses", .timeLimit(.minutes(5)))
 struct InterfaceAddressTests {
     @Test(
         "Valid addresses",

@@ -3,7 +3,7 @@ import Testing
 
 /// The `CJavaScriptCore` shim links Debian's JavaScriptCore and exposes the execution time limit that the
 /// sync function runtime relies on to stop runaway functions.
-@Suite struct JavaScriptCoreShimTests {
+@Suite(.timeLimit(.minutes(5))) struct JavaScriptCoreShimTests {
     private func evaluate(_ source: String, in context: JSGlobalContextRef) -> (value: JSValueRef?, exception: JSValueRef?) {
         let script = JSStringCreateWithUTF8CString(source)
         defer { JSStringRelease(script) }

@@ -8,7 +8,7 @@ import Testing
 // MARK: - LogKeysOverHTTPTests
 
 /// Log lines follow the configured keys, change with `PUT /_logging`, and never carry secrets.
-@Suite("Log keys over HTTP")
+@Suite("Log keys over HTTP", .timeLimit(.minutes(5)))
 struct LogKeysOverHTTPTests {
     @Test("CRUD and Auth lines follow the keys; HTTP lines start when _logging enables them; no password is logged")
     func categories() async throws {

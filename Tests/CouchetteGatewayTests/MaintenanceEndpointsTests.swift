@@ -7,7 +7,7 @@ import Testing
 // MARK: - MaintenanceEndpointsTests
 
 /// Database maintenance and configuration over the admin port (gateway-rest-api.md §4, §15, §16).
-@Suite("Maintenance endpoints over HTTP")
+@Suite("Maintenance endpoints over HTTP", .timeLimit(.minutes(5)))
 struct MaintenanceEndpointsTests {
     typealias Fixture = AdminGatewayFixture
 

@@ -9,7 +9,7 @@ import Testing
 
 /// `_expvar`, Prometheus `/metrics`, and the counters behind them. The shared metrics count every server of the
 /// test process, so HTTP tests compare before and after with `>=`.
-@Suite("Metrics")
+@Suite("Metrics", .timeLimit(.minutes(5)))
 struct MetricsTests {
     typealias Fixture = AdminGatewayFixture
 

@@ -6,7 +6,7 @@ import Testing
 
 /// MIME plumbing without HTTP: header values, multipart bodies, documents in `multipart/related` form, `Accept`
 /// negotiation and byte ranges.
-@Suite struct MultipartTests {
+@Suite(.timeLimit(.minutes(5))) struct MultipartTests {
     // MARK: - Header values
 
     @Test func headerValuesParseQuotedAndBareParameters() {

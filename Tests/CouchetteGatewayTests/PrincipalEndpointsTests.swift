@@ -7,7 +7,7 @@ import Testing
 // MARK: - PrincipalEndpointsTests
 
 /// Users and roles over the admin port (gateway-rest-api.md §14), on real sockets.
-@Suite("Principal endpoints over HTTP")
+@Suite("Principal endpoints over HTTP", .timeLimit(.minutes(5)))
 struct PrincipalEndpointsTests {
     typealias Fixture = AdminGatewayFixture
 

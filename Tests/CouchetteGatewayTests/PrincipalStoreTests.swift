@@ -4,7 +4,7 @@ import Testing
 @testable import CouchetteGateway
 
 /// The same behaviour from every ``PrincipalStore``: in memory and in the gateway's SQLite storage.
-@Suite struct PrincipalStoreTests {
+@Suite(.timeLimit(.minutes(5))) struct PrincipalStoreTests {
     enum Kind: String, CaseIterable, Sendable { case memory, sqlite }
 
     private func makeStore(_ kind: Kind) throws -> any PrincipalStore {

@@ -10,7 +10,7 @@ import Testing
 /// Attachments between the Lite replicator and a gateway, seen through a recording proxy: small ones travel inline,
 /// large ones as `multipart/related` parts, and only what the other side lacks is sent; a peer without `_bulk_get`
 /// is read with `GET ?open_revs=`.
-@Suite("Replicator attachments and old peers")
+@Suite("Replicator attachments and old peers", .timeLimit(.minutes(5)))
 struct ReplicatorAttachmentTests {
     typealias LiteDatabase = ReplicatorGatewayTests.LiteDatabase
 

@@ -9,7 +9,7 @@ import Testing
 
 /// Replication through a proxy that cuts connections at random: retries from the checkpoints must end with both
 /// databases holding the same documents and revision trees — nothing lost, nothing doubled.
-@Suite("Replicator under a flaky network")
+@Suite("Replicator under a flaky network", .timeLimit(.minutes(5)))
 struct ReplicatorChaosTests {
     typealias LiteDatabase = ReplicatorGatewayTests.LiteDatabase
 

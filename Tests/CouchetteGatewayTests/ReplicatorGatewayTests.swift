@@ -1,5 +1,6 @@
 import Couchette
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 /// The Lite replicator against a real gateway on loopback running the seeds' Todo config (its users and full sync
 /// function): pushes go through the sync function, pulls bring only what the user may read, a password change
 /// stops the replicator with 401.
-@Suite("Replicator against the gateway")
+@Suite("Replicator against the gateway", .timeLimit(.minutes(5)))
 struct ReplicatorGatewayTests {
     /// The example Todo config on loopback port 0.
     static func todoConfig() throws -> GatewayConfig {
@@ -167,36 +168,19 @@ struct ReplicatorGatewayTests {
             config.continuous = true
             config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
             let replicator = Replicator(config: config)
-            var statuses = replicator.changes().makeAsyncIterator()
+            let statuses = replicator.changes()
             let arrivals = try phone.lists.documentChanges(id: "user1.later")
             replicator.start()
-            while let status = await statuses.next(), status.activity != .idle {}
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.activity == .idle }
             let reply = try await client.send(
                 "PUT", port: ports.adminPort, path: "/todo/user1.later",
                 json: ["type": "task-list", "name": "Later", "owner": "user1"])
             #expect(reply.status == 201)
-            let arrival = try await Self.first(of: arrivals)
+            let arrival = await next(arrivals)
             #expect(arrival?.documentID == "user1.later")
             replicator.stop()
-            while let status = await statuses.next(), status.activity != .stopped {}
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator stopping") { $0.activity == .stopped }
             #expect(replicator.status.error == nil)
-        }
-    }
-
-    /// The first element of `stream`, or nil after 10 s (a guard against hanging, not a synchronisation).
-    static func first<Element: Sendable>(of stream: AsyncStream<Element>) async throws -> Element? {
-        await withTaskGroup(of: Element?.self) { group in
-            group.addTask {
-                var iterator = stream.makeAsyncIterator()
-                return await iterator.next()
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
         }
     }
 

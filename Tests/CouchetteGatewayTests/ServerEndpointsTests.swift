@@ -8,7 +8,7 @@ import Testing
 
 /// The admin port's server-level endpoints (gateway-rest-api.md §3): `_all_dbs`, `_config`, `_status`,
 /// `_logging`.
-@Suite("Server endpoints over HTTP")
+@Suite("Server endpoints over HTTP", .timeLimit(.minutes(5)))
 struct ServerEndpointsTests {
     typealias Fixture = AdminGatewayFixture
 

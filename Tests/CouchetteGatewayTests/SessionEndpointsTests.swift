@@ -8,7 +8,7 @@ import Testing
 
 /// Sessions over HTTP (gateway-rest-api.md §13): cookie login and logout, session information, admin-created
 /// sessions, expiry and sliding refresh, CORS login origins.
-@Suite("Session endpoints over HTTP")
+@Suite("Session endpoints over HTTP", .timeLimit(.minutes(5)))
 struct SessionEndpointsTests {
     typealias Fixture = AdminGatewayFixture
 

@@ -4,7 +4,7 @@ import Testing
 
 // MARK: - StorageLocationTests
 
-@Suite("Database server URLs")
+@Suite("Database server URLs", .timeLimit(.minutes(5)))
 struct StorageLocationTests {
     @Test(
         "Supported URLs",

@@ -28,7 +28,7 @@ extension JavaScriptSyncFunction {
 // MARK: - SyncFunctionBuiltInTests
 
 /// `channel`, `access`, `role`, `expiry` and `reject`, with the edge cases of sync-function.md §3.
-@Suite struct SyncFunctionBuiltInTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncFunctionBuiltInTests {
     // MARK: channel
 
     @Test func channelTakesStringsArraysAndVarargsAndAccumulates() throws {

@@ -7,7 +7,7 @@ import Testing
 // MARK: - SyncFunctionPreviewTests
 
 /// ``JavaScriptSyncFunction/preview(document:oldDocument:user:)``, the Admin UI's Live Preview.
-@Suite struct SyncFunctionPreviewTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncFunctionPreviewTests {
     @Test func anAcceptedDocumentShowsItsChannelsAndGrants() throws {
         let sync = try JavaScriptSyncFunction.body(
             #"channel("b", "a"); access("user1", ["b", "a"]); role("user1", "role:moderator"); expiry(1893456000);"#)

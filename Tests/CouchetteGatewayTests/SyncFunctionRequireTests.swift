@@ -6,7 +6,7 @@ import Testing
 // MARK: - SyncFunctionRequireTests
 
 /// `requireUser`, `requireRole`, `requireAccess`, `requireAdmin` and thrown rejections (sync-function.md §3–§5).
-@Suite struct SyncFunctionRequireTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncFunctionRequireTests {
     let user1 = SyncUserContext(name: "user1", roles: ["editor"], channels: ["!", "user1", "lists"])
     let guest = SyncUserContext(name: "", roles: [], channels: ["!"])
     let allChannels = SyncUserContext(name: "reader", roles: [], channels: ["*", "!"])

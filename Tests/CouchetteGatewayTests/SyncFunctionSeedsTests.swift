@@ -8,7 +8,7 @@ import Testing
 
 /// The seeds' sync function walkthroughs over HTTP, with their outputs: each stage deployed with
 /// `PUT /todo/_config/sync` (the Admin UI's Deploy To Server), then the tutorial's curl calls.
-@Suite("Sync function: the seeds' walkthroughs over HTTP")
+@Suite("Sync function: the seeds' walkthroughs over HTTP", .timeLimit(.minutes(5)))
 struct SyncFunctionSeedsTests {
     typealias Fixture = AdminGatewayFixture
 

@@ -8,7 +8,7 @@ import Testing
 
 /// The "Adding Security" lesson's validation, routing and grants step (seed 001), whose function calls
 /// `console.log`: the tutorial's two lists are saved with exactly the revision IDs it shows.
-@Suite("Sync function: the lesson's validation step over HTTP")
+@Suite("Sync function: the lesson's validation step over HTTP", .timeLimit(.minutes(5)))
 struct SyncFunctionSeedsValidationTests {
     typealias Seeds = SyncFunctionSeedsTests
 

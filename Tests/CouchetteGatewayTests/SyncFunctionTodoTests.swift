@@ -8,7 +8,7 @@ import Testing
 
 /// The seeds' sync functions, unchanged: the Todo app's (examples/todo/sync-gateway-config.json, seed 002), the
 /// Adding Security lesson's steps (seed 001) and the spec's worked example (sync-function.md §9).
-@Suite struct SyncFunctionTodoTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncFunctionTodoTests {
     let user1 = SyncUserContext(name: "user1", roles: [], channels: ["!", "user1"])
     let moderator1 = SyncUserContext(name: "user1", roles: ["moderator"], channels: ["!", "user1"])
 

@@ -3,7 +3,7 @@ import Testing
 
 @testable import CouchetteSQLite
 
-@Suite("Binding")
+@Suite("Binding", .timeLimit(.minutes(5)))
 struct BindingTests {
     @Test("Named parameters bind with or without their prefix")
     func namedParameters() throws {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import CouchetteSQLite
 
-@Suite("Busy handling")
+@Suite("Busy handling", .timeLimit(.minutes(5)))
 struct BusyTests {
     @Test("A writer blocked by another connection's transaction gets SQLITE_BUSY, then succeeds")
     func busyThenSuccess() throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// The page codec against the known answers of encryption-format.md §1 (V1–V3, computed by a reference
 /// implementation that round-trips with SQLCipher 4.12), and tampering.
-@Suite struct CipherCodecTests {
+@Suite(.timeLimit(.minutes(5))) struct CipherCodecTests {
     static func bytes(_ hex: String) -> [UInt8] {
         stride(from: 0, to: hex.count, by: 2).map { offset in
             let start = hex.index(hex.startIndex, offsetBy: offset)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import CouchetteSQLite
 
-@Suite("Concurrency")
+@Suite("Concurrency", .timeLimit(.minutes(5)))
 struct ConcurrencyTests {
     @Test("One connection shared by several threads serialises transactions")
     func sharedConnection() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import CouchetteSQLite
 
-@Suite("Connection")
+@Suite("Connection", .timeLimit(.minutes(5)))
 struct ConnectionTests {
     // MARK: - Opening
 

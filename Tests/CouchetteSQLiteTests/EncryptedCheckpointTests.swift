@@ -6,7 +6,7 @@ import Testing
 /// Checkpoints of an encrypted database copy each WAL frame's stored page to the database as it is (no decryption, no
 /// second encryption), so the page's tag travels with it: a frame tampered with (checksums recomputed, so SQLite's
 /// recovery accepts it) is reported as corruption once checkpointed, never returned as data.
-@Suite("Encrypted checkpoints")
+@Suite("Encrypted checkpoints", .timeLimit(.minutes(5)))
 struct EncryptedCheckpointTests {
     static let key = Connection.EncryptionKey.raw((0..<32).map { UInt8($0 &* 7 &+ 3) })
     static let frameHeaderSize = 24

@@ -5,7 +5,7 @@ import Testing
 
 /// The rollback journal of an encrypted database (journal mode DELETE): its page images are encrypted, and a hot
 /// journal left by a crash rolls the database back to its state before the transaction.
-@Suite("Encrypted rollback journal")
+@Suite("Encrypted rollback journal", .timeLimit(.minutes(5)))
 struct EncryptedJournalTests {
     static let key = Connection.EncryptionKey.passphrase(Array("journal secret".utf8))
     static let marker = "JOURNAL-PLAINTEXT-MARKER-93f1"

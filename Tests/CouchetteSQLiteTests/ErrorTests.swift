@@ -2,7 +2,7 @@ import Testing
 
 @testable import CouchetteSQLite
 
-@Suite("Errors")
+@Suite("Errors", .timeLimit(.minutes(5)))
 struct ErrorTests {
     @Test("A UNIQUE violation is a constraint error with the message and no bound value")
     func uniqueViolation() throws {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import CouchetteSQLite
 
-@Suite("Statement cache")
+@Suite("Statement cache", .timeLimit(.minutes(5)))
 struct StatementCacheTests {
     @Test("The cache returns the same statement, reset and with bindings cleared")
     func sameStatement() throws {

@@ -7,7 +7,7 @@ private struct Abort: Error, Equatable {
     var reason: String
 }
 
-@Suite("Transactions and savepoints")
+@Suite("Transactions and savepoints", .timeLimit(.minutes(5)))
 struct TransactionTests {
     private func makeConnection(_ directory: TemporaryDirectory) throws -> Connection {
         let connection = try Connection(path: directory.path())

@@ -3,7 +3,7 @@ import Testing
 
 @testable import CouchetteSQLite
 
-@Suite("Value round trips")
+@Suite("Value round trips", .timeLimit(.minutes(5)))
 struct ValueRoundTripTests {
     static let values: [SQLiteValue] = [
         .null,

@@ -72,6 +72,24 @@ public func first<S: AsyncSequence & Sendable>(
     }
 }
 
+/// The next element of `stream`, or nil when it ends or `timeout` passes first (then the stream is cancelled):
+/// for waits where nothing arriving is an answer, or is checked by the caller.
+public func next<Element: Sendable>(_ stream: AsyncStream<Element>, timeout: Duration = .seconds(10)) async -> Element? {
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
 /// A continuation resumed once, by whichever of the work and the timer comes first.
 private final class Outcome<T: Sendable>: Sendable {
     private let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)

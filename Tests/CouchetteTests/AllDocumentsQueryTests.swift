@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// All-documents queries: the five modes (the tutorial's conflict detection among them), ranges and keys.
-@Suite struct AllDocumentsQueryTests {
+@Suite(.timeLimit(.minutes(5))) struct AllDocumentsQueryTests {
     /// a, b, c (in conflict: two live branches), d (deleted), e.
     static func fill(_ db: Database) throws {
         let collection = try db.defaultCollection()

@@ -7,7 +7,7 @@ import Testing
 // MARK: - BlobCipherTests
 
 /// The encrypted attachment format against encryption-format.md §4's vector, and every tampering it must catch.
-@Suite struct BlobCipherTests {
+@Suite(.timeLimit(.minutes(5))) struct BlobCipherTests {
     static func bytes(_ hex: String) -> Data {
         Data(stride(from: 0, to: hex.count, by: 2).map { offset in
             let start = hex.index(hex.startIndex, offsetBy: offset)

@@ -1,8 +1,9 @@
 import Couchette
+import CouchetteTestSupport
 import Foundation
 import Testing
 
-@Suite struct BlobIntegrationTests {
+@Suite(.timeLimit(.minutes(5))) struct BlobIntegrationTests {
     @Test func documentsHoldBlobsStoredOncePerDigest() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()
@@ -129,7 +130,7 @@ import Testing
     }
 }
 
-@Suite struct ExpirationTests {
+@Suite(.timeLimit(.minutes(5))) struct ExpirationTests {
     @Test func expiredDocumentsArePurgedAutomatically() async throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

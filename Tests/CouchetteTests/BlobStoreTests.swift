@@ -4,7 +4,7 @@ import Testing
 
 @testable import Couchette
 
-@Suite struct BlobStoreTests {
+@Suite(.timeLimit(.minutes(5))) struct BlobStoreTests {
     /// Runs `body` with a fresh store in a temporary directory, removed afterwards.
     private func withStore(_ body: (BlobStore, URL) throws -> Void) throws {
         let directory = FileManager.default.temporaryDirectory

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Couchette
 
-@Suite struct BlobTests {
+@Suite(.timeLimit(.minutes(5))) struct BlobTests {
     private static let hello = Data("hello".utf8)
     private static let helloDigest = "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00="
 

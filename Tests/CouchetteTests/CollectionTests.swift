@@ -1,7 +1,7 @@
 import Couchette
 import Testing
 
-@Suite struct CollectionTests {
+@Suite(.timeLimit(.minutes(5))) struct CollectionTests {
     @Test func defaultScopeAndCollectionAlwaysExist() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

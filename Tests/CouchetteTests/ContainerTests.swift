@@ -2,7 +2,7 @@ import Couchette
 import Foundation
 import Testing
 
-@Suite struct ContainerTests {
+@Suite(.timeLimit(.minutes(5))) struct ContainerTests {
     @Test func nestedContainersRoundTripWithTypedGettersAtEveryLevel() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

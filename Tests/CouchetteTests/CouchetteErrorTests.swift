@@ -2,7 +2,7 @@ import Couchette
 import CouchetteCore
 import Testing
 
-@Suite struct CouchetteErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct CouchetteErrorTests {
     @Test func codesCarryHTTPStatusesAndCouchDBNames() {
         #expect(CouchetteError(.notFound, message: "missing").status == 404)
         #expect(CouchetteError(.notFound, message: "missing").errorName == "not_found")
@@ -48,7 +48,7 @@ import Testing
     }
 }
 
-@Suite struct TypedThrowsAcrossModulesTests {
+@Suite(.timeLimit(.minutes(5))) struct TypedThrowsAcrossModulesTests {
     @Test func parseErrorsAreCaughtAsCoreErrors() {
         do {
             _ = try JSONValue(parsing: Array("[1,".utf8))

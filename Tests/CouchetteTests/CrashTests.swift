@@ -5,7 +5,7 @@ import Testing
 
 /// A child process saves documents in a loop and is killed with SIGKILL; every save that returned must be
 /// there when the database is reopened, and the integrity check must pass.
-@Suite struct CrashTests {
+@Suite(.timeLimit(.minutes(5))) struct CrashTests {
     /// The `couchette` tool, built next to the test bundle (`make test` builds every product first).
     private func toolURL() throws -> URL { try ChildProcess.builtProduct("couchette") }
 

@@ -3,7 +3,7 @@ import CouchetteSQLite
 import Foundation
 import Testing
 
-@Suite struct DatabaseTests {
+@Suite(.timeLimit(.minutes(5))) struct DatabaseTests {
     @Test func createsTheFolderWithTheSQLiteFileAndAttachments() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open("todo")

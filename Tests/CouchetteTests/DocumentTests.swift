@@ -2,7 +2,7 @@ import Couchette
 import Foundation
 import Testing
 
-@Suite struct DocumentTests {
+@Suite(.timeLimit(.minutes(5))) struct DocumentTests {
     @Test func savesAndReadsTypedValues() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()
@@ -180,7 +180,7 @@ import Testing
     }
 }
 
-@Suite struct SequenceTests {
+@Suite(.timeLimit(.minutes(5))) struct SequenceTests {
     @Test func sequencesSurviveReopeningAndAreNeverReusedAfterAPurge() throws {
         let directory = TemporaryDirectory()
         var db = try directory.open()
@@ -212,7 +212,7 @@ import Testing
     }
 }
 
-@Suite struct BodyRetentionTests {
+@Suite(.timeLimit(.minutes(5))) struct BodyRetentionTests {
     @Test func theParentOfTheCurrentRevisionKeepsItsBodyAfterASave() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

@@ -7,7 +7,7 @@ import Testing
 
 /// Blobs of an encrypted database: stored in the encrypted blob format (no plaintext on disk), read back whole and
 /// streamed, refused when tampered with, moved between plain and encrypted databases, and re-encrypted by key changes.
-@Suite struct EncryptedBlobTests {
+@Suite(.timeLimit(.minutes(5))) struct EncryptedBlobTests {
     static let marker = "BLOB-PLAINTEXT-MARKER-7d2a"
 
     /// `size` bytes of a pattern with the marker every 50,000 bytes.

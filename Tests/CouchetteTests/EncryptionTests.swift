@@ -6,7 +6,7 @@ import Testing
 
 /// Databases encrypted with a password or a raw key: round trips, 401 for wrong or missing keys with the file left
 /// as it was, no plaintext on disk, and tampering reported as corruption, never returned as data.
-@Suite struct EncryptionTests {
+@Suite(.timeLimit(.minutes(5))) struct EncryptionTests {
     static let marker = "PLAINTEXT-MARKER-51c3e2"
     static let rawKey = Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
 
@@ -136,7 +136,7 @@ import Testing
 
 /// `changeEncryptionKey`: plain to encrypted, a new key, and back to plain, with the data intact and only the
 /// current key opening the file.
-@Suite struct EncryptionKeyChangeTests {
+@Suite(.timeLimit(.minutes(5))) struct EncryptionKeyChangeTests {
     static func open(_ directory: TemporaryDirectory, _ key: EncryptionKey?) throws -> Database {
         try directory.open("changing") { $0.encryptionKey = key }
     }

@@ -2,7 +2,7 @@ import Couchette
 import Foundation
 import Testing
 
-@Suite struct FragmentTests {
+@Suite(.timeLimit(.minutes(5))) struct FragmentTests {
     /// A collection holding one task-list document, `l1`.
     private func listCollection(_ directory: TemporaryDirectory) throws -> (Database, Collection) {
         let db = try directory.open()

@@ -4,7 +4,7 @@ import Testing
 
 /// Full-text indexes (SQLite FTS5) searched with SQL++ `MATCH()` and ordered with `RANK()`, kept in step with saves,
 /// updates and deletions.
-@Suite struct FullTextSearchTests {
+@Suite(.timeLimit(.minutes(5))) struct FullTextSearchTests {
     static func ids(_ db: Database, _ text: String, term: String) throws -> [String] {
         let query = try db.createQuery(text)
         query.parameters = Parameters().setString(term, forName: "term")

@@ -5,7 +5,7 @@ import Testing
 // MARK: - KeyProviderTests
 
 /// Key providers: a raw key, and a password-protected key store whose password changes re-wrap the data key only.
-@Suite struct KeyProviderTests {
+@Suite(.timeLimit(.minutes(5))) struct KeyProviderTests {
     @Test func aKeyStoreProviderMakesAKeyOnceAndAWrongPasswordIs401() throws {
         let directory = TemporaryDirectory()
         let store = FileKeyStore(directory: (directory.path as NSString).appendingPathComponent("keys"))
@@ -67,7 +67,7 @@ import Testing
 
 /// The tutorial's offline login: a database per user, a wrong password is 401, "Migrate" with the old password
 /// keeps the data, "Delete" starts over.
-@Suite struct OfflineLoginTests {
+@Suite(.timeLimit(.minutes(5))) struct OfflineLoginTests {
     @Test func theOfflineLoginFlowOfTheTutorial() throws {
         let directory = TemporaryDirectory()
         let login = OfflineLogin(

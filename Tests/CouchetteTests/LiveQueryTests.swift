@@ -1,10 +1,11 @@
 import Couchette
+import CouchetteTestSupport
 import Foundation
 import Testing
 
 /// Live view and all-documents queries: the current rows, then new rows after commits that change them (local or
 /// replicated), nothing for commits that do not, option changes, and the end when the database closes.
-@Suite struct LiveQueryTests {
+@Suite(.timeLimit(.minutes(5))) struct LiveQueryTests {
     static func names(_ rows: QueryEnumerator) -> [String] { rows.map { $0.key as? String ?? "?" } }
 
     /// Feeds what a live query's stream yields into an inbox (`nil` once the stream ends), from a task.

@@ -1,4 +1,5 @@
 import Couchette
+import CouchetteTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -6,7 +7,7 @@ import Testing
 
 /// Local-to-local replication (``DatabaseEndpoint``): convergence, checkpoints, conflicts and their resolution,
 /// attachments, filters.
-@Suite struct LocalReplicationTests {
+@Suite(.timeLimit(.minutes(5))) struct LocalReplicationTests {
     private func replicate(
         _ db: Database, with other: Database, _ type: ReplicatorType = .pushAndPull, reset: Bool = false,
         configure: (inout CollectionConfiguration) -> Void = { _ in }
@@ -284,22 +285,21 @@ import Testing
             let statuses = replicator.changes()
             let arrivals = try tablet.defaultCollection().documentChanges(id: "late")
             replicator.start()
-            var iterator = statuses.makeAsyncIterator()
-            while let status = await iterator.next(), status.activity != .idle {}
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.activity == .idle }
             _ = try phone.defaultCollection().putProperties(["written": "after the start"], documentID: "late")
             let arrival = await next(arrivals)
             #expect(arrival?.documentID == "late")
             #expect(try tablet.defaultCollection().currentRevision(documentID: "late")?.properties?["written"] as? String
                 == "after the start")
             replicator.stop()
-            while let status = await iterator.next(), status.activity != .stopped {}
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator stopping") { $0.activity == .stopped }
             #expect(replicator.status.activity == .stopped)
             #expect(replicator.status.error == nil)
         }
     }
 }
 
-@Suite struct ReplicatorRetryTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicatorRetryTests {
     @Test func anUnreachableTargetMakesTheReplicatorGoOfflineRetryAndStopWithANetworkError() async throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

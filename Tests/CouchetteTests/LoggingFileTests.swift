@@ -32,7 +32,7 @@ private func makeFileLog() -> Log {
     return log
 }
 
-@Suite struct LoggingFileTests {
+@Suite(.timeLimit(.minutes(5))) struct LoggingFileTests {
     @Test func writesLinesToTheConfiguredDirectory() {
         let directory = TemporaryLogDirectory()
         defer { directory.cleanUp() }

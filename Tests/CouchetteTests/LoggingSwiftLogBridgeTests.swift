@@ -39,7 +39,7 @@ private func makeLogger(level: Logging.Logger.Level = .trace) -> (Logging.Logger
     return (logger, events)
 }
 
-@Suite struct LoggingSwiftLogBridgeTests {
+@Suite(.timeLimit(.minutes(5))) struct LoggingSwiftLogBridgeTests {
     @Test func forwardsThroughLogWithMappedLevelsAndDomainMetadata() {
         let (logger, events) = makeLogger()
         let log = Log(consoleOutput: { _ in })

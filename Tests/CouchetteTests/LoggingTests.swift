@@ -28,7 +28,7 @@ private func makeLog() -> (log: Log, console: LoggingLock<[String]>) {
     return (log, lines)
 }
 
-@Suite struct LoggingTests {
+@Suite(.timeLimit(.minutes(5))) struct LoggingTests {
     // MARK: - Types
 
     @Test func levelsAreOrderedBySeverity() {
@@ -230,7 +230,7 @@ private func makeLog() -> (log: Log, console: LoggingLock<[String]>) {
 }
 
 /// Tests of ``Log/shared``; serialized, and each restores what it changed.
-@Suite(.serialized) struct LoggingSharedTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LoggingSharedTests {
     @Test func sharedIsOneInstance() {
         #expect(Log.shared === Log.shared)
     }

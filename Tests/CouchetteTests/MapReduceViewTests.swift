@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// Map/reduce views: the tutorial's two views, incremental updates, versions, query options and reduces.
-@Suite struct MapReduceViewTests {
+@Suite(.timeLimit(.minutes(5))) struct MapReduceViewTests {
     /// Counts map calls.
     final class Counter: Sendable {
         private let value = Mutex(0)

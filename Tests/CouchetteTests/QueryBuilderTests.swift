@@ -1,11 +1,12 @@
 import Couchette
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 
 /// The query builder (Couchbase Lite 3's `QueryBuilder`): every clause, operator and function gives the rows of the
 /// SQL++ query it stands for, and its `description` is SQL++ text that runs to the same rows.
-@Suite struct QueryBuilderTests {
+@Suite(.timeLimit(.minutes(5))) struct QueryBuilderTests {
     private typealias Rows = [[String: JSONValue]]
 
     /// The builder query's rows, after checking that its SQL++ description and the hand-written `sql` give the same.

@@ -6,7 +6,7 @@ import Testing
 
 /// Random conditions built with the query builder select exactly the documents a Swift evaluation of the same
 /// condition picks, and their SQL++ text (the query's `description`) selects the same.
-@Suite struct QueryPropertyTests {
+@Suite(.timeLimit(.minutes(5))) struct QueryPropertyTests {
     /// A condition with its Swift meaning.
     struct Condition {
         var expression: any ExpressionProtocol

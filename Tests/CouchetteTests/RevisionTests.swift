@@ -1,10 +1,11 @@
 import Couchette
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 
 /// The tutorial's flows with the 1.x revision API.
-@Suite struct RevisionTests {
+@Suite(.timeLimit(.minutes(5))) struct RevisionTests {
     @Test func tutorialListLifecycleWithADeletionSeenByAListener() async throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()
@@ -262,7 +263,7 @@ import Testing
     }
 }
 
-@Suite struct PurgeRevisionsTests {
+@Suite(.timeLimit(.minutes(5))) struct PurgeRevisionsTests {
     @Test func purgesLeafRevisionsAndRemovesDocumentsLeftEmpty() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

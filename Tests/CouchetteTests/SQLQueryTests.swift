@@ -1,11 +1,12 @@
 import Couchette
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 
 /// SQL++ queries: each feature checked against the rows it must return, parameters that cannot inject SQL, syntax
 /// errors with positions, value indexes visible in `explain()`, and live queries.
-@Suite struct SQLQueryTests {
+@Suite(.timeLimit(.minutes(5))) struct SQLQueryTests {
     /// Two lists and five tasks in collection `todo.tasks` (lists in `todo.lists`), plus the same lists in `_default`.
     static func fill(_ db: Database) throws {
         let lists = try db.createCollection(name: "lists", scope: "todo")

@@ -1,8 +1,9 @@
 import Couchette
+import CouchetteTestSupport
 import Foundation
 import Testing
 
-@Suite struct TransactionAndChangeTests {
+@Suite(.timeLimit(.minutes(5))) struct TransactionAndChangeTests {
     @Test func inBatchIsAllOrNothingAndListenersFireOnceAfterCommit() async throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

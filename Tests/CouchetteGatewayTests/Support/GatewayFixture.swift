@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import Foundation
 import Logging
 import Testing
@@ -41,6 +42,9 @@ enum GatewayFixture {
 
     /// Runs `server`, waits until both listeners are bound, runs `body` with a client and the ports, then shuts
     /// the server down gracefully and checks that `run` returned without error.
+    ///
+    /// Starting and stopping each have a deadline (a server that never binds or never stops fails the test);
+    /// the client's requests time out on their own, and the suite's time limit bounds the rest.
     static func withRunning(
         _ server: GatewayServer, _ body: (HTTPTestClient, BoundPorts) async throws -> Void
     ) async throws {
@@ -48,14 +52,17 @@ enum GatewayFixture {
         let client = HTTPTestClient()
         defer { client.close() }
         do {
-            let ports = try await server.waitUntilReady()
+            let ports = try await withDeadline(.seconds(60), "the gateway starting") {
+                try await server.waitUntilReady()
+            }
             try await body(client, ports)
         } catch {
             await server.triggerGracefulShutdown()
-            _ = await task.result
+            _ = try? await withDeadline(.seconds(60), "the gateway stopping") { await task.result }
+            task.cancel()
             throw error
         }
         await server.triggerGracefulShutdown()
-        try await task.value
+        try await withDeadline(.seconds(60), "the gateway stopping") { try await task.value }
     }
 }

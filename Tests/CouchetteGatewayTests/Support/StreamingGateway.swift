@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -35,7 +36,7 @@ enum StreamingGateway {
         defer { client.close() }
         do {
             // The deadline covers the shutdown too: a feed that kept the server from stopping fails the test.
-            try await StreamingDeadline.run(deadline) {
+            try await withDeadline(deadline, "the gateway test and its shutdown") {
                 let ports = try await server.waitUntilReady()
                 try await body(server, client, ports)
                 await server.triggerGracefulShutdown()

@@ -14,7 +14,7 @@ import NIOHTTP1
 /// let line = try await feed.nextLine()  // "" for a heartbeat, nil at the end of the body
 /// ```
 ///
-/// Use it inside ``StreamingDeadline/run(_:_:)`` so a feed that never answers fails the test instead of hanging.
+/// Use it inside ``withDeadline(_:_:_:)`` so a feed that never answers fails the test instead of hanging.
 final class StreamingResponse {
     // MARK: - Properties
 
@@ -115,36 +115,10 @@ final class StreamingResponse {
 enum StreamingError: Error, CustomStringConvertible {
     /// The body ended before the expected line; the lines read so far.
     case endedEarly([String])
-    /// The deadline passed.
-    case deadlineExceeded(Duration)
 
     var description: String {
         switch self {
         case .endedEarly(let lines): "The body ended early after \(lines)"
-        case .deadlineExceeded(let duration): "Nothing happened within \(duration)"
-        }
-    }
-}
-
-// MARK: - StreamingDeadline
-
-/// Bounds a streaming test: the body runs in a child task that is cancelled when the deadline passes.
-enum StreamingDeadline {
-    /// Runs `body`, failing with ``StreamingError/deadlineExceeded(_:)`` after `duration`.
-    static func run<T: Sendable>(
-        _ duration: Duration = .seconds(30), _ body: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: duration)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw StreamingError.deadlineExceeded(duration)
-            }
-            return value
         }
     }
 }

@@ -26,24 +26,6 @@ final class TemporaryDirectory {
     }
 }
 
-/// Waits for the next element of a stream, giving up after `timeout` (a guard against hanging, not a
-/// synchronisation: the test proceeds as soon as the element arrives).
-func next<Element: Sendable>(_ stream: AsyncStream<Element>, timeout: Duration = .seconds(10)) async -> Element? {
-    await withTaskGroup(of: Element?.self) { group in
-        group.addTask {
-            var iterator = stream.makeAsyncIterator()
-            return await iterator.next()
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 /// Follows a live query's `n` column: each new result's first row's `n`, then nil when the results end.
 func liveCounts(_ query: Query) -> (Inbox<Int?>, Task<Void, any Error>) {
     let inbox = Inbox<Int?>()
