@@ -13,6 +13,11 @@ enum JSONNumberFormat {
     /// `number` in Go's form; nil when it is not finite.
     static func goText(_ number: Double) -> String? {
         guard number.isFinite else { return nil }
+        // Swift lays out plainly what it can (about 1e-4 to 2^53): then only a trailing `.0` differs.
+        let description = number.description
+        if !description.utf8.contains(UInt8(ascii: "e")) {
+            return description.hasSuffix(".0") ? String(description.dropLast(2)) : description
+        }
         let sign = number.sign == .minus ? "-" : ""
         guard number != 0 else { return sign + "0" }
         let (digits, pointPosition) = shortestDigits(of: number.magnitude)
@@ -33,6 +38,9 @@ enum JSONNumberFormat {
     /// The form written for storage and responses: Go's form, with `.0` added when that form would read back as an
     /// integer (`2.0`, `-0.0`, `100000000000000000000.0`), so that a double stays a double.
     static func storedText(_ number: Double) -> String? {
+        guard number.isFinite else { return nil }
+        let description = number.description
+        if !description.utf8.contains(UInt8(ascii: "e")) { return description }  // already Go's, `.0` kept
         guard let text = goText(number) else { return nil }
         if text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) { return text }
         return text + ".0"
