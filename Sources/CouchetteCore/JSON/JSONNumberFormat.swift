@@ -18,8 +18,8 @@ enum JSONNumberFormat {
         if !description.utf8.contains(UInt8(ascii: "e")) {
             return description.hasSuffix(".0") ? String(description.dropLast(2)) : description
         }
+        // An exponent form (zero never has one): rebuild it from the digits.
         let sign = number.sign == .minus ? "-" : ""
-        guard number != 0 else { return sign + "0" }
         let (digits, pointPosition) = shortestDigits(of: number.magnitude)
         let magnitude = number.magnitude
         if magnitude < 1e-6 || magnitude >= 1e21 {
