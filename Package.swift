@@ -151,6 +151,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CouchetteClientTests",
+            dependencies: ["Couchette"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CouchetteGatewayTests",
             dependencies: [
                 "CouchetteGateway", "CouchetteTestSupport",

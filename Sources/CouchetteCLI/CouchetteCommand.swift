@@ -12,7 +12,7 @@ struct CouchetteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "couchette",
         abstract: "Inspect and work with Couchette documents.",
-        version: Couchette.version,
+        version: Database.version,
         subcommands: [CanonicalJSON.self, NextRevision.self, StressSave.self, StressRekey.self]
     )
 }

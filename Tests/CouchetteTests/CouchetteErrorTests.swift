@@ -44,7 +44,7 @@ import Testing
     @Test func reexportsTheCoreValueTypes() throws {
         let body: JSONValue = ["type": "task-list"]
         #expect(body.serializedString() == #"{"type":"task-list"}"#)
-        #expect(!Couchette.version.isEmpty)
+        #expect(!Database.version.isEmpty)
     }
 }
 

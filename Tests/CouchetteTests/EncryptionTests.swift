@@ -89,6 +89,8 @@ import Testing
                 _ = try directory.open("bad") { $0.encryptionKey = bad }
             }
             #expect(error?.code == .badInput)
+            // A failed create leaves the disk as it was: no empty `bad.couchette` folder.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [], "after \(bad)")
         }
     }
 

@@ -14,6 +14,9 @@ import Foundation
 /// let lists = try db.defaultCollection()
 /// ```
 public final class Database: @unchecked Sendable, Hashable, CustomStringConvertible {
+    /// The library's version.
+    public static let version = "0.1.0"
+
     /// The name of the default scope, `_default`.
     public static let defaultScopeName = "_default"
     /// The name of the default collection, `_default`.
@@ -63,24 +66,35 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
         self.config = config
         let folder = Database.folderPath(name: name, directory: config.directory)
         let manager = FileManager.default
+        var storageConfig = config
+        storageConfig.encryptionKey = try config.resolvedEncryptionKey()
+        storageConfig.encryptionKeyProvider = nil
+        _ = try storageConfig.encryptionKey?.connectionKey()  // a malformed key touches nothing on disk
+        var createdFolder = false
         if !manager.fileExists(atPath: folder) {
             guard config.create, !config.readOnly else {
                 throw CouchetteError(.notFound, message: "Database \"\(name)\" does not exist")
             }
             do {
                 try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                createdFolder = true
             } catch {
                 throw CouchetteError(.io, message: "Cannot create \(folder): \(error.localizedDescription)")
             }
         }
+        // A create that fails leaves the disk as it was.
+        func removeCreatedFolder() { if createdFolder { try? manager.removeItem(atPath: folder) } }
         let path = (folder as NSString).appendingPathComponent(Database.databaseFileName)
-        // A key change killed before its commit leaves copies to delete; after it, renames to finish.
-        try KeyChangeFiles(folder: folder).recover()
-        var storageConfig = config
-        storageConfig.encryptionKey = try config.resolvedEncryptionKey()
-        storageConfig.encryptionKeyProvider = nil
         currentKey = storageConfig.encryptionKey
-        let storage = try DatabaseStorage(path: path, config: storageConfig)
+        let storage: DatabaseStorage
+        do {
+            // A key change killed before its commit leaves copies to delete; after it, renames to finish.
+            try KeyChangeFiles(folder: folder).recover()
+            storage = try DatabaseStorage(path: path, config: storageConfig)
+        } catch {
+            removeCreatedFolder()
+            throw error
+        }
         self.storage = storage
         self.folderPath = folder
         do {
@@ -93,6 +107,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
         } catch {
             storage.close()
             self.storage = nil
+            removeCreatedFolder()
             throw error
         }
         Log.shared.emit(.info, .database, "Opened database \(name)")
