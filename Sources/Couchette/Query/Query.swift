@@ -110,7 +110,8 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     // MARK: - Live queries
 
     /// Runs the query now and again after each commit to the collections it reads, calling `listener` each time the
-    /// results differ (the first run included); bursts of commits make one re-run.
+    /// results differ (the first run included); bursts of commits make one re-run. Each listener gets results of its
+    /// own to read in full, and the listener keeps the query running until it is removed.
     ///
     /// - Parameter queue: Where to call it; the main queue when nil.
     @discardableResult
@@ -121,7 +122,9 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         do {
             return try liveObserver().addListener(replayLatest: true) { [self] event in
                 switch event {
-                case .result(let results): target.async { listener(QueryChange(query: self, results: results, error: nil)) }
+                case .result(let results):
+                    let own = results.unread()
+                    target.async { listener(QueryChange(query: self, results: own, error: nil)) }
                 case .failure(let error): target.async { listener(QueryChange(query: self, results: nil, error: error)) }
                 case .ended: break
                 }
@@ -140,17 +143,23 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
 
     /// The results now, then again after each commit that changes them; ends when the database closes or the iterating
     /// task is cancelled, and throws a run's error.
+    ///
+    /// The stream keeps the query running while it is iterated, so `try db.createQuery(…).changes()` needs no other
+    /// reference to the query; the query is let go when the consumer stops or is cancelled.
     public func changes() -> AsyncThrowingStream<ResultSet, any Error> {
         AsyncThrowingStream { continuation in
             do {
                 let token = try liveObserver().addListener(replayLatest: true) { event in
                     switch event {
-                    case .result(let results): continuation.yield(ResultSet(rows: results.everyRow, columnNames: results.columnNames))
+                    case .result(let results): continuation.yield(results.unread())
                     case .failure(let error): continuation.finish(throwing: error)
                     case .ended: continuation.finish()
                     }
                 }
-                continuation.onTermination = { _ in token.remove() }
+                continuation.onTermination = { _ in
+                    token.remove()
+                    withExtendedLifetime(self) {}
+                }
             } catch {
                 continuation.finish(throwing: error)
             }

@@ -117,4 +117,7 @@ public final class ResultSet: Sequence, IteratorProtocol, @unchecked Sendable {
 
     /// Every row (whatever was read already), for comparing runs.
     var everyRow: [QueryResult] { rows }
+
+    /// The same rows, unread, for one listener or stream: another's reading does not drain it.
+    func unread() -> ResultSet { ResultSet(rows: rows, columnNames: columnNames) }
 }

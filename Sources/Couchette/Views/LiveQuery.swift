@@ -82,7 +82,8 @@ public final class LiveQuery: @unchecked Sendable {
         throw CouchetteError(.notOpen, message: "The database closed before the live query ran")
     }
 
-    /// Calls `listener` with the rows after each run that changed them (the first run included). Starts the query.
+    /// Calls `listener` with the rows after each run that changed them (the first run included), each listener
+    /// with an enumerator of its own. Starts the query.
     ///
     /// - Parameter queue: Where to call it; the main queue when nil, as in Couchbase Lite.
     @discardableResult
@@ -91,12 +92,16 @@ public final class LiveQuery: @unchecked Sendable {
     ) -> ListenerToken {
         let target = queue ?? .main
         return observer.addListener(replayLatest: true) { event in
-            if case .result(let rows) = event { target.async { listener(rows) } }
+            if case .result(let rows) = event {
+                let own = rows.withOwnCursor()
+                target.async { listener(own) }
+            }
         }
     }
 
     /// The rows now (once the first run ends), then after each change; ends when the database closes or the task
-    /// iterating it is cancelled, and throws a run's error.
+    /// iterating it is cancelled, and throws a run's error. The stream keeps the live query running while it is
+    /// iterated, and lets it go when the consumer stops or is cancelled.
     public func changes() -> AsyncThrowingStream<QueryEnumerator, any Error> {
         changes(startingNow: true)
     }
@@ -105,12 +110,15 @@ public final class LiveQuery: @unchecked Sendable {
         AsyncThrowingStream { continuation in
             let token = observer.addListener(replayLatest: startingNow) { event in
                 switch event {
-                case .result(let rows): continuation.yield(rows)
+                case .result(let rows): continuation.yield(rows.withOwnCursor())
                 case .failure(let error): continuation.finish(throwing: error)
                 case .ended: continuation.finish()
                 }
             }
-            continuation.onTermination = { _ in token.remove() }
+            continuation.onTermination = { _ in
+                token.remove()
+                withExtendedLifetime(self) {}
+            }
         }
     }
 }

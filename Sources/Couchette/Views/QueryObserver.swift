@@ -43,6 +43,11 @@ final class QueryObserver<Value: Sendable>: @unchecked Sendable {
         self.isSame = isSame
     }
 
+    deinit {
+        // No listener can hear it any more: stop listening to commits.
+        for token in tokens { token.remove() }
+    }
+
     /// The last result, or nil before the first run ends.
     var result: Value? { queue.sync { latest } }
 

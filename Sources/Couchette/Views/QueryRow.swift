@@ -107,6 +107,11 @@ public final class QueryEnumerator: Sequence, @unchecked Sendable {
     /// Iterates over every row (independently of ``nextRow()``).
     public func makeIterator() -> IndexingIterator<[QueryRow]> { allRows.makeIterator() }
 
+    /// The same rows with a cursor of their own, for one listener or stream: another's ``nextRow()`` does not move it.
+    func withOwnCursor() -> QueryEnumerator {
+        QueryEnumerator(rows: allRows, sequenceNumber: sequenceNumber, isStale: isStale)
+    }
+
     /// Whether two enumerators hold the same rows (keys, values, documents and revisions).
     func hasSameRows(as other: QueryEnumerator) -> Bool {
         allRows.count == other.allRows.count
