@@ -9,7 +9,8 @@ import NIOHTTP1
 /// The replicator against a gateway on loopback: push `count` documents from a Lite database to an empty gateway
 /// database, then pull them into an empty Lite database, each against the gateway's own `_bulk_docs` ingest of the
 /// same documents in batches of the replicator's size from one client (`replication.push`, `replication.pull`,
-/// goal ≥ 0.5 each).
+/// goal ≥ 0.5 each). Then documents holding a 10 KB Couchbase Lite 3 blob each are pushed, against pushing the same
+/// bytes as 1.x attachments (`replication.push.blobs`, goal ≥ 0.9).
 struct ReplicationBenchmark {
     let count: Int
     let batchSize = 200
@@ -23,6 +24,8 @@ struct ReplicationBenchmark {
         let config = Benchmark.loopbackGateway([
             DatabaseConfig(name: "baseline", server: .directory(directory), users: guest),
             DatabaseConfig(name: "replicated", server: .directory(directory), users: guest),
+            DatabaseConfig(name: "attachments", server: .directory(directory), users: guest),
+            DatabaseConfig(name: "blobs", server: .directory(directory), users: guest),
         ])
         let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
@@ -75,8 +78,53 @@ struct ReplicationBenchmark {
             throw CouchetteError(.corrupt, message: "the pull did not bring every document")
         }
 
+        try await pushBlobs(base: base, directory: directory)
+
         await server.triggerGracefulShutdown()
         try await serverTask.value
+    }
+
+    /// `replication.push.blobs`: documents with a distinct 10 KB blob each (`setBlob`), pushed to an empty database,
+    /// against the same documents and bytes as 1.x attachments (`_attachments`) pushed to another.
+    private func pushBlobs(base: String, directory: String) async throws {
+        let blobCount = max(count / 20, 500)
+        print("# replication.push.blobs: \(blobCount) documents with a 10 KB blob each")
+        let attachments = try openDatabase("with-attachments", in: directory)
+        let blobs = try openDatabase("with-blobs", in: directory)
+        defer {
+            try? attachments.close()
+            try? blobs.close()
+        }
+        for first in stride(from: 0, to: blobCount, by: 500) {
+            let range = first..<min(first + 500, blobCount)
+            try attachments.inBatch {
+                for index in range {
+                    let blob = Blob(contentType: "image/jpeg", data: Self.content(index))
+                    _ = try attachments.defaultCollection().putProperties(
+                        ["type": "photo", "n": index, "_attachments": ["image": blob]], documentID: "photo-\(index)")
+                }
+            }
+            try blobs.inBatch {
+                for index in range {
+                    let document = MutableDocument(id: "photo-\(index)").setString("photo", forKey: "type")
+                        .setInt(index, forKey: "n").setBlob(Blob(contentType: "image/jpeg", data: Self.content(index)), forKey: "image")
+                    try blobs.defaultCollection().save(document: document)
+                }
+            }
+        }
+        let baseline = try await replicate(attachments, .push, url: "\(base)/attachments")
+        let measured = try await replicate(blobs, .push, url: "\(base)/blobs")
+        Benchmark.report("replication.push.blobs", baselineSeconds: baseline, measuredSeconds: measured, goal: ">=0.9")
+        print("# replication.push.blobs: \(Int(Double(blobCount) / measured)) documents/s")
+    }
+
+    /// 10 KB of badly compressible bytes, different for each index.
+    private static func content(_ index: Int) -> Data {
+        var state = UInt64(index) &+ 0x9E37_79B9_7F4A_7C15
+        return Data((0..<10_240).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        })
     }
 
     /// Prints how far the process's peak memory rose during a replication, gateway included.

@@ -194,10 +194,13 @@ extension Collection {
     }
 
     /// Revisions with their histories (newest first), read in one transaction; those not stored with a body (and
-    /// not tombstones) are left out.
-    func revisionsWithHistory(_ wanted: [WantedRevision]) throws -> [(revision: SavedRevision, history: [String])] {
+    /// not tombstones) are left out. For a revision holding blobs, the bodies its ancestors still keep come too (by
+    /// revision ID), to tell since when each blob is there.
+    func revisionsWithHistory(_ wanted: [WantedRevision]) throws
+        -> [(revision: SavedRevision, history: [String], ancestorBodies: [String: JSONValue])]
+    {
         try read { storage in
-            var found: [(revision: SavedRevision, history: [String])] = []
+            var found: [(revision: SavedRevision, history: [String], ancestorBodies: [String: JSONValue])] = []
             var records: [String: DocumentRecord] = [:]
             for item in wanted {
                 guard let revision = try? RevisionID(parsing: item.revisionID) else { continue }
@@ -208,7 +211,15 @@ extension Collection {
                 guard let record = records[item.documentID], let tree = record.tree, let node = tree[revision],
                     node.body != nil || node.isDeleted
                 else { continue }
-                found.append((saved(node, of: record), tree.history(of: revision).map(\.description)))
+                let history = tree.history(of: revision)
+                var ancestorBodies: [String: JSONValue] = [:]
+                if let body = node.body, DocumentValues.containsBlobs(body) {
+                    for ancestor in history.dropFirst() {
+                        guard let ancestorBody = tree[ancestor]?.body else { break }
+                        ancestorBodies[ancestor.description] = ancestorBody
+                    }
+                }
+                found.append((saved(node, of: record), history.map(\.description), ancestorBodies))
             }
             return found
         }

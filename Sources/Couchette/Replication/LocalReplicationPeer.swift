@@ -40,19 +40,48 @@ struct LocalReplicationPeer: ReplicationPeer {
         try collection.missingRevisions(revisions)
     }
 
-    /// Reads the revisions in one transaction; attachment content is read from the blob store when sent.
+    /// Reads the revisions in one transaction; attachment content is read from the blob store when sent. Blobs go
+    /// as `blob_` attachments (``BlobAttachments``), each with the `revpos` of the oldest ancestor still known to
+    /// hold it, so a peer that has that ancestor is not sent it again.
     func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
         let ancestors = WantedRevision.knownAncestors(of: wanted)
-        return try collection.revisionsWithHistory(wanted).map { saved, history in
+        let store = collection.database.currentBlobStore
+        return try collection.revisionsWithHistory(wanted).map { saved, history, ancestorBodies in
             var revision = ReplicatedRevision(
                 documentID: saved.documentID, revisionID: saved.id.description, history: history,
                 isDeleted: saved.isDeletion, body: saved.isDeletion ? [:] : (saved.body?.objectValue ?? [:]),
                 attachments: [:])
+            let blobs = BlobAttachments.expose(&revision.body) { digest in
+                Self.revpos(of: digest, history: history, ancestorBodies: ancestorBodies)
+            }
             for name in revision.attachmentsToSend(knownAncestors: ancestors[saved.documentID] ?? []) {
-                revision.attachments[name] = saved.attachment(named: name)
+                if let blob = blobs[name] {
+                    // Content this database lacks stays a stub: the receiver decides what that means.
+                    guard let digest = blob["digest"]?.stringValue.flatMap({ try? AttachmentDigest(parsing: $0) }),
+                        store?.contains(digest) == true
+                    else { continue }
+                    revision.attachments[name] = try? Blob(
+                        properties: blob.mapValues(DocumentValues.value(from:)), store: store)
+                } else {
+                    revision.attachments[name] = saved.attachment(named: name)
+                }
             }
             return revision
         }
+    }
+
+    /// The generation since which a revision's history holds the blob `digest`: the oldest of the consecutive
+    /// ancestors whose kept bodies hold it, else the revision's own.
+    static func revpos(of digest: String, history: [String], ancestorBodies: [String: JSONValue]) -> Int {
+        var revpos = ReplicatedRevision.generation(of: history[0]) ?? history.count
+        for ancestor in history.dropFirst() {
+            guard let body = ancestorBodies[ancestor] else { break }
+            var digests = Set<String>()
+            DocumentValues.blobDigests(in: body, into: &digests)
+            guard digests.contains(digest), let generation = ReplicatedRevision.generation(of: ancestor) else { break }
+            revpos = generation
+        }
+        return revpos
     }
 
     /// Stores a batch in one transaction (conflicts are resolved after it, each in its own).
@@ -91,8 +120,11 @@ struct LocalReplicationPeer: ReplicationPeer {
             // The stubs keep their digests and revpos; the content goes into this database's store.
             for blob in revision.attachments.values { try blob.install(into: store) }
         }
+        // Blobs that came as `blob_` attachments are back in the blob store: the body keeps their dictionaries only.
+        var body = revision.body
+        BlobAttachments.fold(&body)
         // JSON values go into the body as they are (no round trip through Foundation types).
-        var properties: [String: Any] = revision.body.mapValues { $0 }
+        var properties: [String: Any] = body.mapValues { $0 }
         if revision.isDeleted { properties["_deleted"] = true }
         return try collection.putExistingRevision(
             documentID: revision.documentID, properties: properties, revisionHistory: revision.history)

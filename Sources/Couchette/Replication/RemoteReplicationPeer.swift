@@ -21,13 +21,22 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     let channels: [String]?
     /// The `_local` revision of each checkpoint as this peer last saved it.
     private let checkpointRevisions = Mutex<[String: String]>([:])
+    /// Attachment and blob digests the peer is known to hold: sent to it or read from it in this session.
+    private let knownDigests = Mutex<Set<AttachmentDigest>>([])
     /// Whether the peer answered `_bulk_get` as an unknown endpoint (then revisions are read one document at a time).
     private let lacksBulkGet = Atomic<Bool>(false)
     /// How many documents are read at once by single-document requests.
     static let documentRequestConcurrency = 4
 
-    init(url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil) {
+    /// Whether the local side already holds an attachment's or blob's content (then it is not downloaded again).
+    private let holdsContent: @Sendable (AttachmentDigest) -> Bool
+
+    init(
+        url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil,
+        holdsContent: @escaping @Sendable (AttachmentDigest) -> Bool = { _ in false }
+    ) {
         self.channels = channels
+        self.holdsContent = holdsContent
         client = RemoteDatabaseClient(
             url: url, headers: headers.merging(authenticator?.headers ?? [:]) { _, authentication in authentication })
     }
@@ -78,13 +87,17 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         guard !wanted.isEmpty else { return [] }
         if !lacksBulkGet.load(ordering: .relaxed) {
             do {
-                return try await bulkGet(wanted)
+                let revisions = try await bulkGet(wanted)
+                learn(from: revisions)
+                return revisions
             } catch let error as CouchetteError where [400, 404, 405, 501].contains(error.status) {
                 // CouchDB 1.x and other peers without the endpoint.
                 lacksBulkGet.store(true, ordering: .relaxed)
             }
         }
-        return try await openRevisions(wanted)
+        let revisions = try await openRevisions(wanted)
+        learn(from: revisions)
+        return revisions
     }
 
     /// `_bulk_get` (JSON, attachments as stubs) for every wanted revision, in two requests at once for a large
@@ -106,7 +119,11 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         var revisions = try Self.revisions(in: reply)
         let ancestors = WantedRevision.knownAncestors(of: wanted)
         let incomplete = revisions.indices.filter { index in
-            !revisions[index].attachmentsToSend(knownAncestors: ancestors[revisions[index].documentID] ?? []).isEmpty
+            let revision = revisions[index]
+            // Content held here already (another document's, a blob seen before) is not downloaded again.
+            return revision.attachmentsToSend(knownAncestors: ancestors[revision.documentID] ?? []).contains { name in
+                revision.digest(ofAttachment: name).map { !holdsContent($0) } ?? true
+            }
         }
         let stubbed = revisions
         let completed = try await concurrently(incomplete) { index in
@@ -223,7 +240,44 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
 
     /// Stores revisions by `_bulk_docs`, except those with a large attachment to send, put one by one as
     /// `multipart/related`. A refused document (400, 403, 409, 412, 413) is reported in its result.
+    ///
+    /// Content the peer is known to hold (sent or read in this session: another document's attachment, the same
+    /// blob saved twice) goes as a stub, which the peer resolves by digest; a peer that answers "Unknown attachment
+    /// stub" is sent that document again with its content.
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
+        let known = knownDigests.withLock { $0 }
+        var trimmed = revisions
+        var dropped = Set<Int>()
+        for index in trimmed.indices {
+            let before = trimmed[index].attachments.count
+            trimmed[index].attachments = trimmed[index].attachments.filter { name, _ in
+                trimmed[index].digest(ofAttachment: name).map { !known.contains($0) } ?? true
+            }
+            if trimmed[index].attachments.count != before { dropped.insert(index) }
+        }
+        var results = try await send(trimmed)
+        let retry = dropped.filter { index in
+            results[index].error?.status == 400
+                && results[index].error?.message.contains("Unknown attachment stub") == true
+        }.sorted()
+        if !retry.isEmpty {
+            let again = try await send(retry.map { revisions[$0] })
+            for (index, result) in zip(retry, again) { results[index] = result }
+        }
+        learn(from: revisions.indices.filter { results[$0].error == nil }.map { revisions[$0] })
+        return results
+    }
+
+    /// Remembers the content digests of revisions the peer now holds.
+    private func learn(from revisions: [ReplicatedRevision]) {
+        let digests = revisions.flatMap { revision in
+            (revision.body["_attachments"]?.objectValue ?? [:]).keys.compactMap { revision.digest(ofAttachment: $0) }
+        }
+        guard !digests.isEmpty else { return }
+        knownDigests.withLock { $0.formUnion(digests) }
+    }
+
+    private func send(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
         var results = revisions.map {
             ReplicationWriteResult(documentID: $0.documentID, revisionID: $0.revisionID, isDeleted: $0.isDeleted)
         }

@@ -25,6 +25,11 @@ struct ReplicatedRevision: Sendable {
         revisionID.split(separator: "-", maxSplits: 1).first.flatMap { Int($0) }
     }
 
+    /// The digest `_attachments` gives for attachment `name`, nil when absent or malformed.
+    func digest(ofAttachment name: String) -> AttachmentDigest? {
+        body["_attachments"]?[name]?["digest"]?.stringValue.flatMap { try? AttachmentDigest(parsing: $0) }
+    }
+
     /// The names of the attachments whose content must be sent to a peer holding `knownAncestors`: those changed
     /// after the newest of them in this revision's history (an attachment's `revpos` is the generation that last
     /// set it, so older ones are in that ancestor too).

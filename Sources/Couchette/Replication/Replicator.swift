@@ -216,9 +216,11 @@ public final class Replicator: Sendable {
     ) -> (@Sendable (ReplicatedRevision) -> Bool)? {
         guard let filter else { return nil }
         return { revision in
+            var body = revision.body
+            BlobAttachments.fold(&body)  // the filter sees blobs as the app saved them
             let document = Document(
                 id: revision.documentID, revisionID: revision.revisionID, sequence: 0, collection: collection,
-                body: revision.isDeleted ? [:] : revision.body)
+                body: revision.isDeleted ? [:] : body)
             return filter(document, revision.isDeleted ? .deleted : [])
         }
     }
@@ -233,8 +235,10 @@ public final class Replicator: Sendable {
                 ?? endpoint.database.createCollection(name: collection.name, scope: collection.scope.name)
             return LocalReplicationPeer(collection: other)
         case let endpoint as URLEndpoint:
+            let database = collection.database
             return RemoteReplicationPeer(
-                url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:], channels: channels)
+                url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:], channels: channels,
+                holdsContent: { [weak database] digest in database?.currentBlobStore?.contains(digest) ?? false })
         default:
             throw CouchetteError(.unsupported, message: "Unknown endpoint type \(type(of: config.target))")
         }

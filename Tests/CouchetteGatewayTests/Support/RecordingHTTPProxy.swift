@@ -27,6 +27,8 @@ final class RecordingHTTPProxy: Sendable {
         var headers: [String: String] = [:]
         var requestBytes: Int
         var status: Int
+        /// The answer's body size.
+        var responseBytes = 0
 
         var path: String { String(uri.prefix { $0 != "?" }) }
     }
@@ -93,6 +95,7 @@ final class RecordingHTTPProxy: Sendable {
         let response = try await http.execute(outgoing, timeout: .seconds(60))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         exchange.status = Int(response.status.code)
+        exchange.responseBytes = bytes.readableBytes
         recorded.withLock { $0.append(exchange) }
         var headers = HTTPFields()
         for header in response.headers {
