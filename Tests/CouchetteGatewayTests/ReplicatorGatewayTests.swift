@@ -171,7 +171,7 @@ struct ReplicatorGatewayTests {
             let statuses = replicator.changes()
             let arrivals = try phone.lists.documentChanges(id: "user1.later")
             replicator.start()
-            _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.activity == .idle }
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.status.activity == .idle }
             let reply = try await client.send(
                 "PUT", port: ports.adminPort, path: "/todo/user1.later",
                 json: ["type": "task-list", "name": "Later", "owner": "user1"])
@@ -179,7 +179,7 @@ struct ReplicatorGatewayTests {
             let arrival = await next(arrivals)
             #expect(arrival?.documentID == "user1.later")
             replicator.stop()
-            _ = try await first(of: statuses, within: .seconds(60), "the replicator stopping") { $0.activity == .stopped }
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator stopping") { $0.status.activity == .stopped }
             #expect(replicator.status.error == nil)
         }
     }

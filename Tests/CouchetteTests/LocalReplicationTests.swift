@@ -223,9 +223,12 @@ import Testing
             config.addCollection(try phone.defaultCollection())
             let replicator = Replicator(config: config)
             let events = Recorded<DocumentReplication>()
-            let token = replicator.addDocumentReplicationListener { events.append($0) }
+            let queue = DispatchQueue(label: "document events")
+            let token = replicator.addDocumentReplicationListener(withQueue: queue) { events.append($0) }
             defer { token.remove() }
             try await replicator.run()
+            queue.sync {}  // the listener has run for every batch
+            #expect(events.values.allSatisfy { $0.replicator === replicator })
             let pushed = events.values.filter(\.isPush).flatMap(\.documents)
             let pulled = events.values.filter { !$0.isPush }.flatMap(\.documents)
             #expect(pushed.map(\.id) == ["mine"])
@@ -285,14 +288,14 @@ import Testing
             let statuses = replicator.changes()
             let arrivals = try tablet.defaultCollection().documentChanges(id: "late")
             replicator.start()
-            _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.activity == .idle }
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.status.activity == .idle }
             _ = try phone.defaultCollection().putProperties(["written": "after the start"], documentID: "late")
             let arrival = await next(arrivals)
             #expect(arrival?.documentID == "late")
             #expect(try tablet.defaultCollection().currentRevision(documentID: "late")?.properties?["written"] as? String
                 == "after the start")
             replicator.stop()
-            _ = try await first(of: statuses, within: .seconds(60), "the replicator stopping") { $0.activity == .stopped }
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator stopping") { $0.status.activity == .stopped }
             #expect(replicator.status.activity == .stopped)
             #expect(replicator.status.error == nil)
         }
@@ -314,9 +317,14 @@ import Testing
         config.maxAttemptWaitTime = .milliseconds(10)
         let replicator = Replicator(config: config)
         let seen = Recorded<Replicator.ActivityLevel>()
-        let token = replicator.addChangeListener { seen.append($0.activity) }
+        let queue = DispatchQueue(label: "statuses")
+        let token = replicator.addChangeListener(withQueue: queue) { change in
+            #expect(change.replicator === replicator)
+            seen.append(change.status.activity)
+        }
         defer { token.remove() }
         await #expect(throws: CouchetteError.self) { try await replicator.run() }
+        queue.sync {}  // the listener has heard every status
         #expect(replicator.status.error?.code == .network)
         #expect(replicator.status.activity == .stopped)
         #expect(seen.values.contains(.offline))

@@ -23,7 +23,7 @@ final class ChangeNotifier: @unchecked Sendable {
         _ listener: @escaping @Sendable (CollectionChange) -> Void
     ) -> ListenerToken {
         add(Registration(
-            target: .collection(collectionID: collectionID, listener: listener), queue: queue ?? makeQueue(),
+            target: .collection(collectionID: collectionID, listener: listener), queue: ListenerQueue.resolve(queue),
             onClose: onClose))
     }
 
@@ -33,10 +33,8 @@ final class ChangeNotifier: @unchecked Sendable {
     ) -> ListenerToken {
         add(Registration(
             target: .document(collectionID: collectionID, documentID: documentID, listener: listener),
-            queue: queue ?? makeQueue(), onClose: onClose))
+            queue: ListenerQueue.resolve(queue), onClose: onClose))
     }
-
-    private func makeQueue() -> DispatchQueue { DispatchQueue(label: "couchette.listener") }
 
     private func add(_ registration: Registration) -> ListenerToken {
         let id = lock.withLock {

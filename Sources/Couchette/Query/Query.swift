@@ -113,12 +113,12 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     /// results differ (the first run included); bursts of commits make one re-run. Each listener gets results of its
     /// own to read in full, and the listener keeps the query running until it is removed.
     ///
-    /// - Parameter queue: Where to call it; the main queue when nil.
+    /// - Parameter queue: Where to call it; a private serial queue when nil.
     @discardableResult
     public func addChangeListener(
         withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (QueryChange) -> Void
     ) -> ListenerToken {
-        let target = queue ?? .main
+        let target = ListenerQueue.resolve(queue)
         do {
             return try liveObserver().addListener(replayLatest: true) { [self] event in
                 switch event {

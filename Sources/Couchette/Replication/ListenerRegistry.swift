@@ -16,10 +16,12 @@ final class ListenerRegistry<Value: Sendable>: Sendable {
         return ListenerToken(id: id) { [self] id in _ = listeners.withLock { $0.byID.removeValue(forKey: id) } }
     }
 
-    /// Every value from now on, until the consumer stops iterating.
-    func stream() -> AsyncStream<Value> {
+    /// Every value from now on, as `transform` makes it (nil skips it), until the consumer stops iterating.
+    func stream<Output: Sendable>(_ transform: @escaping @Sendable (Value) -> Output?) -> AsyncStream<Output> {
         AsyncStream { continuation in
-            let token = add { value in continuation.yield(value) }
+            let token = add { value in
+                if let output = transform(value) { continuation.yield(output) }
+            }
             continuation.onTermination = { _ in token.remove() }
         }
     }

@@ -87,7 +87,7 @@ public final class Replicator: Sendable {
         }
     }
 
-    /// Starts ``run(reset:)`` in the background; follow it with ``changes()`` or ``addChangeListener(_:)``.
+    /// Starts ``run(reset:)`` in the background; follow it with ``changes()`` or ``addChangeListener(withQueue:_:)``.
     public func start(reset: Bool = false) {
         let running = Task { _ = try? await run(reset: reset) }
         task.withLock { previous in
@@ -133,21 +133,47 @@ public final class Replicator: Sendable {
     // MARK: - Observing
 
     /// Every change of status, from now on, until the consumer stops iterating.
-    public func changes() -> AsyncStream<Status> { state.statusListeners.stream() }
+    public func changes() -> AsyncStream<ReplicatorChange> {
+        state.statusListeners.stream { [weak self] status in
+            self.map { ReplicatorChange(replicator: $0, status: status) }
+        }
+    }
 
     /// Calls `listener` with every change of status until the token is removed.
-    public func addChangeListener(_ listener: @escaping @Sendable (Status) -> Void) -> ListenerToken {
-        state.statusListeners.add(listener)
+    ///
+    /// - Parameter queue: Where to call it; a private serial queue when nil.
+    @discardableResult
+    public func addChangeListener(
+        withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (ReplicatorChange) -> Void
+    ) -> ListenerToken {
+        let target = ListenerQueue.resolve(queue)
+        return state.statusListeners.add { [weak self] status in
+            guard let self else { return }
+            let change = ReplicatorChange(replicator: self, status: status)
+            target.async { listener(change) }
+        }
     }
 
     /// The documents of every batch from now on, pushed or pulled, refused ones with their error.
-    public func documentReplications() -> AsyncStream<DocumentReplication> { state.documentListeners.stream() }
+    public func documentReplications() -> AsyncStream<DocumentReplication> {
+        state.documentListeners.stream { [weak self] batch in
+            self.map { DocumentReplication(replicator: $0, isPush: batch.isPush, documents: batch.documents) }
+        }
+    }
 
     /// Calls `listener` with the documents of every batch until the token is removed.
+    ///
+    /// - Parameter queue: Where to call it; a private serial queue when nil.
+    @discardableResult
     public func addDocumentReplicationListener(
-        _ listener: @escaping @Sendable (DocumentReplication) -> Void
+        withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (DocumentReplication) -> Void
     ) -> ListenerToken {
-        state.documentListeners.add(listener)
+        let target = ListenerQueue.resolve(queue)
+        return state.documentListeners.add { [weak self] batch in
+            guard let self else { return }
+            let replication = DocumentReplication(replicator: self, isPush: batch.isPush, documents: batch.documents)
+            target.async { listener(replication) }
+        }
     }
 
     // MARK: - Passes
@@ -259,8 +285,18 @@ public struct ReplicatedDocument: Sendable {
     public let error: CouchetteError?
 }
 
+/// A change of a replicator's status, as its listeners and ``Replicator/changes()`` deliver it.
+public struct ReplicatorChange: Sendable {
+    /// The replicator whose status changed.
+    public let replicator: Replicator
+    /// Its new status.
+    public let status: Replicator.Status
+}
+
 /// Documents one batch of a replicator moved in one direction.
 public struct DocumentReplication: Sendable {
+    /// The replicator that moved them.
+    public let replicator: Replicator
     /// Whether they were pushed (else pulled).
     public let isPush: Bool
     /// The documents, each with its error when the other side refused it.

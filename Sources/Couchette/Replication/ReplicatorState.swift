@@ -19,7 +19,13 @@ final class ReplicatorState: Sendable {
     /// Told of every new status.
     let statusListeners = ListenerRegistry<Replicator.Status>()
     /// Told of the documents of every batch.
-    let documentListeners = ListenerRegistry<DocumentReplication>()
+    let documentListeners = ListenerRegistry<DocumentBatch>()
+
+    /// The documents one batch moved in one direction (``DocumentReplication`` without its replicator).
+    struct DocumentBatch: Sendable {
+        var isPush: Bool
+        var documents: [ReplicatedDocument]
+    }
 
     var status: Replicator.Status {
         contents.withLock { Self.status(of: $0) }
@@ -64,8 +70,7 @@ final class ReplicatorState: Sendable {
             contents.rejected += documents.filter { $0.error != nil }
         }
         guard !documents.isEmpty else { return }
-        let replication = DocumentReplication(isPush: pass.isPush, documents: documents)
-        documentListeners.notify(replication)
+        documentListeners.notify(DocumentBatch(isPush: pass.isPush, documents: documents))
     }
 
     /// Ends a run, with the error that stopped it if any.

@@ -85,12 +85,12 @@ public final class LiveQuery: @unchecked Sendable {
     /// Calls `listener` with the rows after each run that changed them (the first run included), each listener
     /// with an enumerator of its own. Starts the query.
     ///
-    /// - Parameter queue: Where to call it; the main queue when nil, as in Couchbase Lite.
+    /// - Parameter queue: Where to call it; a private serial queue when nil.
     @discardableResult
     public func addChangeListener(
         withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (QueryEnumerator) -> Void
     ) -> ListenerToken {
-        let target = queue ?? .main
+        let target = ListenerQueue.resolve(queue)
         return observer.addListener(replayLatest: true) { event in
             if case .result(let rows) = event {
                 let own = rows.withOwnCursor()
