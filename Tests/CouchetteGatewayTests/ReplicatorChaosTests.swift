@@ -21,7 +21,7 @@ struct ReplicatorChaosTests {
         var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
         config.addCollection(try database.lists)
         config.maxAttempts = 10_000
-        config.maxAttemptWaitTime = .milliseconds(1)
+        config.maxAttemptWaitTime = 0.001
         try await Replicator(config: config).run()
     }
 

@@ -134,18 +134,24 @@ import Testing
         try db.defaultCollection().save(document: MutableDocument(id: "a"))
         try db.close()
 
-        // An older file: version 1, without the expiration index of version 2 and the view tables of version 3.
+        // An older file: version 1, without the expiration index of version 2, the view tables of version 3 and the
+        // modification times of version 4.
         var connection = try Connection(path: file)
         try connection.execute("DROP INDEX documents_by_expiration")
         try connection.execute("DROP TABLE view_rows")
         try connection.execute("DROP TABLE views")
+        try connection.execute("ALTER TABLE documents DROP COLUMN modified")
         try connection.setUserVersion(1)
         connection.close()
         let migrated = try directory.open()
-        #expect(try migrated.defaultCollection().document(id: "a") != nil)
+        let old = try #require(try migrated.defaultCollection().document(id: "a"))
+        #expect(old.timestamp == nil, "a row written before schema 4 has no modification time")
+        let resaved = old.toMutable().setInt(1, forKey: "n")
+        try migrated.defaultCollection().save(document: resaved)
+        #expect(try migrated.defaultCollection().document(id: "a")?.timestamp != nil)
         try migrated.close()
         connection = try Connection(path: file)
-        #expect(try connection.userVersion == 3)
+        #expect(try connection.userVersion == 4)
         #expect(try connection.query("SELECT name FROM sqlite_master WHERE name = 'documents_by_expiration'").count == 1)
         #expect(try connection.query("SELECT name FROM sqlite_master WHERE name IN ('views', 'view_rows')").count == 2)
 

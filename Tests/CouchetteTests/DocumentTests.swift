@@ -45,6 +45,32 @@ import Testing
         #expect(lists.count == 1)
     }
 
+    /// `Document.timestamp`: when this database last stored a revision of the document — set by a save (on the
+    /// saved document too), kept by reading, moved by the next save and by a deletion, kept across reopening.
+    @Test func timestampsFollowSaves() throws {
+        let directory = TemporaryDirectory()
+        var db = try directory.open()
+        let tasks = try db.defaultCollection()
+        let before = Date()
+        let document = MutableDocument(id: "t").setString("Milk", forKey: "task")
+        #expect(document.timestamp == nil)
+        try tasks.save(document: document)
+        let saved = try #require(document.timestamp)
+        #expect(saved >= before.addingTimeInterval(-1) && saved <= Date().addingTimeInterval(1))
+        #expect(try tasks.document(id: "t")?.timestamp == saved)
+        let edit = try #require(try tasks.document(id: "t")).toMutable().setBoolean(true, forKey: "done")
+        try tasks.save(document: edit)
+        let edited = try #require(edit.timestamp)
+        #expect(edited >= saved)
+        try db.close()
+        db = try directory.open()
+        defer { try? db.close() }
+        #expect(try db.defaultCollection().document(id: "t")?.timestamp == edited)
+        let deletion = try #require(try db.defaultCollection().document(id: "t")).toMutable()
+        try db.defaultCollection().delete(document: deletion)
+        #expect(try #require(deletion.timestamp) >= edited)
+    }
+
     @Test func generatesIDsAndParsesJSON() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

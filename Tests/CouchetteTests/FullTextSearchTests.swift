@@ -25,6 +25,7 @@ import Testing
         for (id, task, notes) in texts { _ = try tasks.putProperties(["task": task, "notes": notes], documentID: id) }
         try tasks.createIndex(withName: "taskFTS", config: FullTextIndexConfiguration(["task", "notes"], language: "en"))
         #expect(try tasks.indexes() == ["taskFTS"])
+        #expect(try tasks.index(withName: "taskFTS")?.name == "taskFTS")
         let search = "SELECT META().id FROM todo.tasks WHERE MATCH(taskFTS, $term) ORDER BY RANK(taskFTS) DESC, META().id"
         // Both columns are searched; the better match (milk twice, in a short text) ranks first.
         #expect(try Self.ids(db, search, term: "milk") == ["t2", "t1"])

@@ -314,7 +314,7 @@ import Testing
         var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
         config.addCollection(try db.defaultCollection())
         config.maxAttempts = 3
-        config.maxAttemptWaitTime = .milliseconds(10)
+        config.maxAttemptWaitTime = 0.01
         let replicator = Replicator(config: config)
         let seen = Recorded<Replicator.ActivityLevel>()
         let queue = DispatchQueue(label: "statuses")

@@ -344,6 +344,9 @@ import Testing
         try tasks.createIndex(withName: "byList", config: ValueIndexConfiguration(["taskList.id", "complete"]))
         try tasks.createIndex(withName: "byList", config: ValueIndexConfiguration(["taskList.id", "complete"]))  // no-op
         #expect(try tasks.indexes() == ["byList"])
+        let handle = try #require(try tasks.index(withName: "byList"))
+        #expect(handle.name == "byList" && handle.collection.fullName == "todo.tasks")
+        #expect(try tasks.index(withName: "nothing") == nil)
         let plan = try db.createQuery("SELECT task FROM todo.tasks WHERE taskList.id = 'l1' AND complete = false").explain()
         #expect(plan.contains("USING INDEX ix_"), "\(plan)")
         #expect(plan.contains("byList"))
@@ -351,6 +354,7 @@ import Testing
             .execute().map { $0.string(forKey: "task") ?? "" } == ["Cheese", "Milk"])
         try tasks.deleteIndex(forName: "byList")
         #expect(try tasks.indexes().isEmpty)
+        #expect(try tasks.index(withName: "byList") == nil)
         #expect(throws: CouchetteError.self) { try tasks.createIndex(withName: "bad", config: ValueIndexConfiguration(["a +"])) }
     }
 

@@ -28,7 +28,8 @@ extension Collection {
             !record.isDeleted
         else { return nil }
         return Document(
-            id: id, revisionID: record.revisionID, sequence: record.sequence, collection: self, rawBody: record.body)
+            id: id, revisionID: record.revisionID, sequence: record.sequence, collection: self, rawBody: record.body,
+            timestamp: record.timestamp)
     }
 
     // MARK: - Saving
@@ -83,7 +84,7 @@ extension Collection {
                     ? nil
                     : Document(
                         id: document.id, revisionID: existing!.revisionID, sequence: existing!.sequence,
-                        collection: self, rawBody: existing!.body)
+                        collection: self, rawBody: existing!.body, timestamp: existing!.timestamp)
                 guard conflictHandler(document, currentDocument) else { return nil }
             }
             let generation = LocalEdit.nextGeneration(tree: tree, parent: current, allowConflict: false)
@@ -101,7 +102,7 @@ extension Collection {
         guard let saved else { return false }
         document.didSave(
             revisionID: saved.record.revisionID, sequence: saved.record.sequence, collection: self,
-            members: saved.members)
+            members: saved.members, timestamp: saved.record.timestamp)
         return true
     }
 
@@ -133,7 +134,9 @@ extension Collection {
         }
         guard let deleted else { return false }
         if let mutable = document as? MutableDocument {
-            mutable.didSave(revisionID: deleted.revisionID, sequence: deleted.sequence, collection: self, members: [:])
+            mutable.didSave(
+                revisionID: deleted.revisionID, sequence: deleted.sequence, collection: self, members: [:],
+                timestamp: deleted.timestamp)
         }
         return true
     }

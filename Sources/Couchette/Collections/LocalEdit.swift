@@ -161,7 +161,8 @@ struct LocalEdit {
         let sequence = database.peekNextSequence(collectionID: collection.id)
         let record = DocumentRecord(
             collectionID: collection.id, documentID: documentID, sequence: sequence, flags: flags,
-            revisionID: winner.id.description, body: body, tree: tree, expiration: existing?.expiration)
+            revisionID: winner.id.description, body: body, tree: tree, expiration: existing?.expiration,
+            modified: Date().timeIntervalSince1970)
         let mode: DatabaseStorage.WriteMode = onlyIfAbsent ? .insertIfAbsent : (existing == nil ? .insert : .update)
         guard try storage.write(record, mode: mode, rawBodies: rawBodies) else { return nil }
         database.takeNextSequence(sequence, collectionID: collection.id)

@@ -18,15 +18,20 @@ public class Document: DictionaryProtocol, Sequence, Hashable, @unchecked Sendab
     var _revisionID: String?
     var _sequence: UInt64
     var _collection: Collection?
+    var _timestamp: Date?
     /// The stored JSON, parsed on first use.
     private var _rawBody: [UInt8]?
     private var _body: [String: JSONValue]?
 
-    init(id: String, revisionID: String?, sequence: UInt64, collection: Collection?, rawBody: [UInt8]?) {
+    init(
+        id: String, revisionID: String?, sequence: UInt64, collection: Collection?, rawBody: [UInt8]?,
+        timestamp: Date? = nil
+    ) {
         self.id = id
         self._revisionID = revisionID
         self._sequence = sequence
         self._collection = collection
+        self._timestamp = timestamp
         self._rawBody = rawBody
         self._body = rawBody == nil ? [:] : nil
     }
@@ -48,8 +53,9 @@ public class Document: DictionaryProtocol, Sequence, Hashable, @unchecked Sendab
     /// The collection the document was read from or saved to.
     public var collection: Collection? { lock.withLock { _collection } }
 
-    /// When the document was last saved on this device; nil (not tracked yet).
-    public var timestamp: Date? { nil }
+    /// When this database last stored a revision of the document (a save here or a replicated revision); nil
+    /// before the first save, and for documents last written by a Couchette older than schema 4.
+    public var timestamp: Date? { lock.withLock { _timestamp } }
 
     /// A mutable copy.
     public func toMutable() -> MutableDocument {

@@ -197,11 +197,14 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
 
     /// Takes the saved body as the document's values. Live nested containers the user may still hold stay in
     /// place (with the saved content), so editing them and saving again works.
-    func didSave(revisionID: String, sequence: UInt64, collection: Collection, members: [String: JSONValue]) {
+    func didSave(
+        revisionID: String, sequence: UInt64, collection: Collection, members: [String: JSONValue], timestamp: Date?
+    ) {
         lock.withLock {
             _revisionID = revisionID
             _sequence = sequence
             _collection = collection
+            _timestamp = timestamp
             values = MutableValues.rebased(values, to: members, collection: collection)
         }
     }

@@ -336,7 +336,7 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     }
 
     func waitForChanges(since: String?, timeout: Duration) async throws {
-        var query = ["feed=longpoll", "limit=1", "timeout=\(timeout.components.seconds * 1000)"] + filterQuery
+        var query = ["feed=longpoll", "limit=1", "timeout=\(max(1, Int(timeout / .milliseconds(1))))"] + filterQuery
         if let since { query.append("since=\(RemoteDatabaseClient.escape(since))") }
         _ = try await client.json(.GET, "_changes", query: query, timeout: timeout + .seconds(30))
     }

@@ -191,7 +191,7 @@ public final class Replicator: Sendable {
                 attempts = 0
                 state.set(.idle, pass: index)
                 guard config.continuous else { return }
-                try await pass.source.waitForChanges(since: since, timeout: config.heartbeat)
+                try await pass.source.waitForChanges(since: since, timeout: config.heartbeatDuration)
                 try Task.checkCancellation()
             } catch {
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }

@@ -56,13 +56,13 @@ public struct ReplicatorConfiguration: Sendable {
     public var batchSize = 200
     /// Keep replicating after catching up, until stopped.
     public var continuous = false
-    /// Continuous replication asks a remote for changes at least this often (a long poll's timeout).
-    public var heartbeat: Duration = .seconds(300)
+    /// Continuous replication asks a remote for changes at least this often (a long poll's timeout), in seconds.
+    public var heartbeat: TimeInterval = 300
     /// How many times a transient failure (network, 5xx) is tried before the replicator stops with it; 0 means
     /// the default: 10 for one-shot, unlimited for continuous.
     public var maxAttempts: UInt = 0
-    /// The longest wait between two attempts (the backoff doubles from 1 s up to it).
-    public var maxAttemptWaitTime: Duration = .seconds(300)
+    /// The longest wait between two attempts, in seconds (the backoff doubles from 1 s up to it).
+    public var maxAttemptWaitTime: TimeInterval = 300
     /// How to authenticate to a remote target.
     public var authenticator: (any Authenticator)?
     /// Extra headers sent to a remote target.
@@ -94,6 +94,9 @@ extension ReplicatorConfiguration {
 
     /// The wait before attempt `attempt + 1`: 1 s doubling, capped at ``maxAttemptWaitTime``.
     func retryDelay(afterAttempt attempt: Int) -> Duration {
-        min(.seconds(1) * (1 << min(attempt - 1, 20)), maxAttemptWaitTime)
+        min(.seconds(1) * (1 << min(attempt - 1, 20)), .seconds(max(0, maxAttemptWaitTime)))
     }
+
+    /// ``heartbeat`` as a duration (at least a millisecond).
+    var heartbeatDuration: Duration { .seconds(max(0.001, heartbeat)) }
 }

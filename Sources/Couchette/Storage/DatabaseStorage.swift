@@ -181,7 +181,9 @@ final class DatabaseStorage {
 
     // MARK: - Documents
 
-    static let selectColumns = "sequence, flags, rev, body, expiration"
+    static let selectColumns = "sequence, flags, rev, body, expiration, modified"
+    /// How many columns ``selectColumns`` names.
+    static let selectColumnCount = 6
 
     /// A record (no tree) from the ``selectColumns`` of `row`, starting at column `offset`.
     static func record(
@@ -191,7 +193,8 @@ final class DatabaseStorage {
             collectionID: collectionID, documentID: documentID, sequence: UInt64(row.int64(at: offset)),
             flags: DocumentRecordFlags(rawValue: row.int64(at: offset + 1)), revisionID: row.string(at: offset + 2),
             body: row.blob(at: offset + 3), tree: nil,
-            expiration: row.isNull(at: offset + 4) ? nil : row.double(at: offset + 4))
+            expiration: row.isNull(at: offset + 4) ? nil : row.double(at: offset + 4),
+            modified: row.isNull(at: offset + 5) ? nil : row.double(at: offset + 5))
     }
 
     /// Reads a document; the revision tree too when `withTree`.
@@ -213,7 +216,7 @@ final class DatabaseStorage {
             try statement.bind(id, at: 2)
             guard try statement.step() else { return nil }
             let record = DatabaseStorage.record(statement, at: 0, collectionID: collectionID, documentID: id)
-            return (record, withTree ? statement.blob(at: 5) : nil)
+            return (record, withTree ? statement.blob(at: DatabaseStorage.selectColumnCount) : nil)
         }
         guard case (var record, let treeBytes)? = found else { return nil }
         if let treeBytes, parseWinnerBody {
@@ -248,12 +251,13 @@ final class DatabaseStorage {
             case .insert, .insertIfAbsent:
                 sql = """
                     INSERT \(mode == .insertIfAbsent ? "OR IGNORE " : "")INTO documents
-                        (sequence, flags, rev, body, tree, expiration, collection, doc_id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        (sequence, flags, rev, body, tree, expiration, modified, collection, doc_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             case .update:
                 sql = """
-                    UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, expiration = ?
+                    UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, expiration = ?,
+                        modified = ?
                     WHERE collection = ? AND doc_id = ?
                     """
             }
@@ -269,8 +273,13 @@ final class DatabaseStorage {
             } else {
                 try statement.bindNull(at: 6)
             }
-            try statement.bind(record.collectionID, at: 7)
-            try statement.bind(record.documentID, at: 8)
+            if let modified = record.modified {
+                try statement.bind(modified, at: 7)
+            } else {
+                try statement.bindNull(at: 7)
+            }
+            try statement.bind(record.collectionID, at: 8)
+            try statement.bind(record.documentID, at: 9)
             try statement.execute()
             if mode != .insertIfAbsent { return true }
             return try connection.changes > 0
@@ -316,7 +325,7 @@ final class DatabaseStorage {
             try statement.forEachRow { row in
                 let record = DatabaseStorage.record(
                     row, at: 1, collectionID: collectionID, documentID: row.string(at: 0))
-                rows.append((record, withLeaves ? row.blob(at: 6) : nil))
+                rows.append((record, withLeaves ? row.blob(at: 1 + DatabaseStorage.selectColumnCount) : nil))
             }
         }
         var records: [(record: DocumentRecord, otherLeaves: [(revisionID: String, isDeleted: Bool)])] = []
@@ -394,14 +403,15 @@ final class DatabaseStorage {
     /// Every stored body and tree, for finding referenced blobs and pruning, one row at a time.
     func forEachDocument(_ body: (DocumentRecord) throws -> Void) throws(CouchetteError) {
         let rows: [(DocumentRecord, [UInt8])] = try run {
-            try connection.query("SELECT collection, doc_id, sequence, flags, rev, body, expiration, tree FROM documents")
+            try connection.query(
+                "SELECT collection, doc_id, sequence, flags, rev, body, expiration, tree, modified FROM documents")
                 .map { row in
                     (
                         DocumentRecord(
                             collectionID: row[0].int64Value ?? 0, documentID: row[1].stringValue ?? "",
                             sequence: UInt64(row[2].int64Value ?? 0), flags: DocumentRecordFlags(rawValue: row[3].int64Value ?? 0),
                             revisionID: row[4].stringValue ?? "", body: row[5].blobValue ?? [], tree: nil,
-                            expiration: row[6].doubleValue),
+                            expiration: row[6].doubleValue, modified: row[8].doubleValue),
                         row[7].blobValue ?? []
                     )
                 }

@@ -1,4 +1,5 @@
 import CouchetteCore
+import Foundation
 
 /// One stored document: the current revision's body and metadata, and (when loaded) the whole revision tree.
 struct DocumentRecord: Sendable {
@@ -13,8 +14,13 @@ struct DocumentRecord: Sendable {
     var tree: CouchetteCore.RevisionTree?
     /// Seconds since 1970 when the document expires.
     var expiration: Double?
+    /// Seconds since 1970 when a save or a replicated revision last wrote the row; nil for rows older than that.
+    var modified: Double?
     /// The serialized bodies of tree nodes that were not parsed (a tree read for a save), by revision.
     var treeBodies: [RevisionID: [UInt8]] = [:]
 
     var isDeleted: Bool { flags.contains(.deleted) }
+
+    /// ``modified`` as a date.
+    var timestamp: Date? { modified.map(Date.init(timeIntervalSince1970:)) }
 }

@@ -6,7 +6,7 @@ import CouchetteSQLite
 /// Couchette is refused rather than misread.
 enum Schema {
     /// The version this build writes.
-    static let current: Int32 = 3
+    static let current: Int32 = 4
 
     /// Migrates `connection` to ``current``.
     ///
@@ -23,6 +23,7 @@ enum Schema {
             if version < 1 { try createVersion1(connection) }
             if version < 2 { try upgradeToVersion2(connection) }
             if version < 3 { try upgradeToVersion3(connection) }
+            if version < 4 { try upgradeToVersion4(connection) }
             try connection.setUserVersion(current)
         }
     }
@@ -88,5 +89,11 @@ enum Schema {
             CREATE INDEX view_rows_by_key ON view_rows (view, sort_key, doc_id);
             CREATE INDEX view_rows_by_document ON view_rows (view, doc_id);
             """)
+    }
+
+    /// Version 4: when each document's row was last written by a save or a replicated revision (seconds since
+    /// 1970), for ``Document/timestamp``; rows written before it have none.
+    static func upgradeToVersion4(_ connection: Connection) throws {
+        try connection.execute("ALTER TABLE documents ADD COLUMN modified REAL")
     }
 }
