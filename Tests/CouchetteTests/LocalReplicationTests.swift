@@ -352,10 +352,3 @@ import Testing
         return (UInt16(bigEndian: address.sin_port), descriptor)
     }
 }
-
-/// Values reported to a callback, in order.
-private final class Recorded<Value: Sendable>: Sendable {
-    private let log = Mutex<[Value]>([])
-    func append(_ value: Value) { log.withLock { $0.append(value) } }
-    var values: [Value] { log.withLock { $0 } }
-}

@@ -11,6 +11,8 @@ struct LocalReplicationPeer: ReplicationPeer {
     let collection: Collection
     /// Resolves the conflicts that stored revisions make; nil keeps them.
     var conflictResolver: (any ConflictResolverProtocol)? = nil
+    /// Purge a document when the source says the reader lost access to it (``ReplicatorConfiguration/enableAutoPurge``).
+    var autoPurge = true
 
     var identity: String { Self.identity(of: collection.database, collectionFullName: collection.fullName) }
 
@@ -93,7 +95,18 @@ struct LocalReplicationPeer: ReplicationPeer {
         try collection.database.inBatch {
             for revision in revisions {
                 var result = ReplicationWriteResult(
-                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
+                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted,
+                    isAccessRemoval: revision.isAccessRemoval)
+                if revision.isAccessRemoval {
+                    // Lost access: the document goes (when auto-purging), the stub is never stored.
+                    if autoPurge {
+                        do {
+                            try collection.purge(id: revision.documentID)
+                        } catch let error as CouchetteError where error.code == .notFound {}  // never pulled here
+                    }
+                    results.append(result)
+                    continue
+                }
                 do {
                     if try store(revision), resolver != nil { conflicted.append(revision) }
                 } catch let error as CouchetteError where Self.refusesOnlyTheDocument(error) {

@@ -17,6 +17,10 @@ struct ReplicatedRevision: Sendable {
     /// The content of the attachments the receiver lacks, by name; the other stubs name content it holds.
     var attachments: [String: Blob]
 
+    /// Whether the source sent a stub saying the reader lost access to the document (`_removed: true`, Sync
+    /// Gateway's answer for a revision outside the user's channels): never stored as a revision.
+    var isAccessRemoval: Bool { body["_removed"] == true }
+
     /// The generation of ``revisionID``.
     var generation: Int { Self.generation(of: revisionID) ?? history.count }
 
@@ -69,6 +73,8 @@ struct ReplicationWriteResult: Sendable {
     var documentID: String
     var revisionID: String
     var isDeleted = false
+    /// Whether it told of lost access (``ReplicatedRevision/isAccessRemoval``) rather than bringing a revision.
+    var isAccessRemoval = false
     /// Why it was refused (403 from a sync function, 400…), nil when stored.
     var error: CouchetteError?
 }

@@ -12,6 +12,13 @@ public struct DocumentFlags: OptionSet, Sendable {
     public static let deleted = DocumentFlags(rawValue: 1)
     /// The user lost access to the document (a removal from all their channels).
     public static let accessRemoved = DocumentFlags(rawValue: 2)
+
+    /// The flags of a replicated revision.
+    init(deleted: Bool, accessRemoved: Bool) {
+        self = []
+        if deleted { insert(.deleted) }
+        if accessRemoved { insert(.accessRemoved) }
+    }
 }
 
 /// Decides whether a revision is pushed (``CollectionConfiguration/pushFilter``) or pulled

@@ -226,6 +226,7 @@ public final class Replicator: Sendable {
                 let remote = try peer(matching: collectionConfig.collection, channels: collectionConfig.channels)
                 var local = local
                 local.conflictResolver = collectionConfig.conflictResolver
+                local.autoPurge = config.enableAutoPurge
                 var pull = ReplicationPass(
                     source: remote, target: local, documentIDs: collectionConfig.documentIDs.map(Set.init),
                     batchSize: config.batchSize, localCollection: collectionConfig.collection)
@@ -244,10 +245,13 @@ public final class Replicator: Sendable {
         return { revision in
             var body = revision.body
             BlobAttachments.fold(&body)  // the filter sees blobs as the app saved them
+            body["_removed"] = nil
             let document = Document(
                 id: revision.documentID, revisionID: revision.revisionID, sequence: 0, collection: collection,
                 body: revision.isDeleted ? [:] : body)
-            return filter(document, revision.isDeleted ? .deleted : [])
+            var flags: DocumentFlags = revision.isDeleted ? .deleted : []
+            if revision.isAccessRemoval { flags.insert(.accessRemoved) }
+            return filter(document, flags)
         }
     }
 

@@ -56,6 +56,9 @@ public struct ReplicatorConfiguration: Sendable {
     public var batchSize = 200
     /// Keep replicating after catching up, until stopped.
     public var continuous = false
+    /// Purge a pulled document when the gateway says the user lost access to it (it left every channel the user
+    /// reads); the document replication listeners hear it with ``DocumentFlags/accessRemoved`` either way.
+    public var enableAutoPurge = true
     /// Continuous replication asks a remote for changes at least this often (a long poll's timeout), in seconds.
     public var heartbeat: TimeInterval = 300
     /// How many times a transient failure (network, 5xx) is tried before the replicator stops with it; 0 means

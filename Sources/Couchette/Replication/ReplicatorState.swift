@@ -62,7 +62,7 @@ final class ReplicatorState: Sendable {
         let documents = report.written.map { result in
             ReplicatedDocument(
                 id: result.documentID, scope: collection.scope.name, collection: collection.name,
-                flags: result.isDeleted ? .deleted : [], error: result.error)
+                flags: DocumentFlags(deleted: result.isDeleted, accessRemoved: result.isAccessRemoval), error: result.error)
         }
         update { contents in
             contents.completed += UInt64(report.examined)

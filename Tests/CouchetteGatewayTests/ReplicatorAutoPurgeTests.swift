@@ -1,0 +1,78 @@
+import Couchette
+import CouchetteCore
+import CouchetteTestSupport
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+// MARK: - ReplicatorAutoPurgeTests
+
+/// A document that leaves every channel a user reads comes to that user's pull as a `_removed` stub: with
+/// `enableAutoPurge` (the default) the local copy is purged, and document listeners hear `accessRemoved` either
+/// way; the stub is never stored as a revision, and a pull filter can keep the document.
+@Suite("Replicator auto-purge on lost access", .timeLimit(.minutes(3)))
+struct ReplicatorAutoPurgeTests {
+    typealias LiteDatabase = ReplicatorGatewayTests.LiteDatabase
+
+    enum Setting: String, CaseIterable { case autoPurge, keep, filterKeeps }
+
+    @Test(arguments: Setting.allCases)
+    func aDocumentThatLeavesTheUsersChannels(setting: Setting) async throws {
+        try await GatewayFixture.withRunningGateway(GatewayFixture.config(databases: [DatabaseConfig(name: "todo")])) {
+            client, ports in
+            let user = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/_user/alice",
+                json: ["password": "pass", "admin_channels": ["a"]])
+            #expect(user.status == 201)
+            let first = try await client.send("PUT", port: ports.adminPort, path: "/todo/d", json: ["channels": ["a"], "v": 1])
+            let kept = try await client.send("PUT", port: ports.adminPort, path: "/todo/k", json: ["channels": ["a"]])
+            #expect(first.status == 201 && kept.status == 201)
+
+            let phone = try LiteDatabase("phone")
+            var config = ReplicatorConfiguration(
+                target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(ports.publicPort)/todo")!))
+            var collection = CollectionConfiguration(collection: try phone.lists)
+            if setting == .filterKeeps { collection.pullFilter = { _, flags in !flags.contains(.accessRemoved) } }
+            config.addCollection(try phone.lists, config: collection)
+            config.replicatorType = .pull
+            config.authenticator = BasicAuthenticator(username: "alice", password: "pass")
+            config.enableAutoPurge = setting != .keep
+            try await Replicator(config: config).run()
+            let pulled = try #require(try phone.lists.document(id: "d"))
+
+            // The document moves to a channel alice cannot read.
+            let moved = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/d?rev=\(try first.writtenRevision())",
+                json: ["channels": ["b"], "v": 2])
+            #expect(moved.status == 201)
+            let replicator = Replicator(config: config)
+            let queue = DispatchQueue(label: "document events")
+            let events = Recorded<ReplicatedDocument>()
+            let token = replicator.addDocumentReplicationListener(withQueue: queue) { replication in
+                for document in replication.documents { events.append(document) }
+            }
+            defer { token.remove() }
+            try await replicator.run()
+            queue.sync {}
+            #expect(replicator.status.error == nil)
+
+            let now = try phone.lists.document(id: "d")
+            switch setting {
+            case .autoPurge:
+                #expect(now == nil)
+                #expect(try phone.lists.revisionTree(documentID: "d") == nil, "purged, not deleted")
+                #expect(events.values.map(\.id) == ["d"])
+                #expect(events.values.first?.flags.contains(.accessRemoved) == true)
+            case .keep:
+                #expect(now?.revisionID == pulled.revisionID, "kept as it was: the stub is not stored")
+                #expect(now?.int(forKey: "v") == 1 && now?.contains(key: "_removed") == false)
+                #expect(events.values.first?.flags.contains(.accessRemoved) == true)
+            case .filterKeeps:
+                #expect(now?.revisionID == pulled.revisionID)
+                #expect(events.values.isEmpty)
+            }
+            #expect(try phone.lists.document(id: "k") != nil)
+        }
+    }
+}
