@@ -48,12 +48,15 @@ public struct CouchetteError: Error, Sendable, Hashable, CustomStringConvertible
         public static let timeout = Code(rawValue: 14)
         /// The operation was cancelled (499).
         public static let cancelled = Code(rawValue: 15)
+        /// A remote's TLS certificate is not trusted: not the pinned one, not self-signed when only those are
+        /// accepted, or not from a trusted authority (495, as some servers say it). Retrying does not help.
+        public static let tlsCertificateUntrusted = Code(rawValue: 16)
 
         private static let table: [Int: (name: String, status: Int)] = [
             1: ("badInput", 400), 2: ("unauthorized", 401), 3: ("wrongEncryptionKey", 401), 4: ("forbidden", 403),
             5: ("notFound", 404), 6: ("conflict", 409), 7: ("preconditionFailed", 412), 8: ("notOpen", 500),
             9: ("corrupt", 500), 10: ("io", 500), 11: ("unsupported", 501), 12: ("network", 502), 13: ("busy", 503),
-            14: ("timeout", 504), 15: ("cancelled", 499),
+            14: ("timeout", 504), 15: ("cancelled", 499), 16: ("tlsCertificateUntrusted", 495),
         ]
 
         /// The HTTP-style status of this code.

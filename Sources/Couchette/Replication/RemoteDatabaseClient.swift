@@ -3,6 +3,8 @@ import CouchetteCore
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
+import Synchronization
 
 // MARK: - RemoteDatabaseClient
 
@@ -14,6 +16,14 @@ struct RemoteDatabaseClient: Sendable {
     let url: URL
     /// Headers sent with every request (authentication included).
     let headers: [String: String]
+    /// Which TLS certificates an `https` database may present.
+    let trust: ServerTrust
+    /// The HTTP client for ``trust``, made at the first request (a self-signed certificate is read first).
+    private let resolvedClient = ResolvedClient()
+
+    private final class ResolvedClient: Sendable {
+        let client = Mutex<HTTPClient?>(nil)
+    }
 
     /// An answer: its status, `Content-Type` and bytes.
     struct Reply: Sendable {
@@ -31,7 +41,8 @@ struct RemoteDatabaseClient: Sendable {
         case multipart(MultipartBody)
     }
 
-    init(url: URL, headers: [String: String]) {
+    init(url: URL, headers: [String: String], trust: ServerTrust = .system) {
+        self.trust = trust
         self.url = url.absoluteString.hasSuffix("/") ? url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent) : url
         self.headers = headers
     }
@@ -78,8 +89,12 @@ struct RemoteDatabaseClient: Sendable {
         let response: HTTPClientResponse
         var bytes: ByteBuffer
         do {
-            response = try await ReplicatorHTTPClient.shared.execute(request, timeout: .init(timeout))
+            response = try await httpClient().execute(request, timeout: .init(timeout))
             bytes = try await response.body.collect(upTo: 256 << 20)
+        } catch let error as CouchetteError {
+            throw error
+        } catch let error as NIOSSLError {
+            throw CouchetteError(.tlsCertificateUntrusted, message: "\(method) \(displayURL)/\(path): \(error)")
         } catch {
             try Task.checkCancellation()
             throw CouchetteError(.network, message: "\(method) \(displayURL)/\(path): \(error)")
@@ -91,6 +106,14 @@ struct RemoteDatabaseClient: Sendable {
             throw Self.error(status: reply.status, reason: reply.json["reason"]?.stringValue ?? response.status.reasonPhrase)
         }
         return reply
+    }
+
+    /// The client for ``trust``: resolved once, then reused.
+    private func httpClient() async throws -> HTTPClient {
+        if let client = resolvedClient.client.withLock({ $0 }) { return client }
+        let client = try await trust.client(for: url)
+        resolvedClient.client.withLock { $0 = client }
+        return client
     }
 
     /// The error for an HTTP status: 401/403/404/409 keep their meaning, others are network errors.

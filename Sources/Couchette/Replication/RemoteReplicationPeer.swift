@@ -33,12 +33,13 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
 
     init(
         url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil,
-        holdsContent: @escaping @Sendable (AttachmentDigest) -> Bool = { _ in false }
+        trust: ServerTrust = .system, holdsContent: @escaping @Sendable (AttachmentDigest) -> Bool = { _ in false }
     ) {
         self.channels = channels
         self.holdsContent = holdsContent
         client = RemoteDatabaseClient(
-            url: url, headers: headers.merging(authenticator?.headers ?? [:]) { _, authentication in authentication })
+            url: url, headers: headers.merging(authenticator?.headers ?? [:]) { _, authentication in authentication },
+            trust: trust)
     }
 
     /// The URL without credentials, with the channel filter.

@@ -268,7 +268,7 @@ public final class Replicator: Sendable {
             let database = collection.database
             return RemoteReplicationPeer(
                 url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:], channels: channels,
-                holdsContent: { [weak database] digest in database?.currentBlobStore?.contains(digest) ?? false })
+                trust: ServerTrust(config), holdsContent: { [weak database] digest in database?.currentBlobStore?.contains(digest) ?? false })
         default:
             throw CouchetteError(.unsupported, message: "Unknown endpoint type \(type(of: config.target))")
         }

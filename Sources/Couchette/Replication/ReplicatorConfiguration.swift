@@ -66,6 +66,12 @@ public struct ReplicatorConfiguration: Sendable {
     public var maxAttempts: UInt = 0
     /// The longest wait between two attempts, in seconds (the backoff doubles from 1 s up to it).
     public var maxAttemptWaitTime: TimeInterval = 300
+    /// The only certificate an `https` target may present, as DER bytes (Couchbase Lite takes a `SecCertificate`);
+    /// its host name is not checked. A different certificate stops the replicator with `.tlsCertificateUntrusted`.
+    public var pinnedServerCertificate: Data?
+    /// Accept only a self-signed certificate from an `https` target (a peer without one from an authority), and no
+    /// other; ignored when ``pinnedServerCertificate`` is set.
+    public var acceptOnlySelfSignedServerCertificate = false
     /// How to authenticate to a remote target.
     public var authenticator: (any Authenticator)?
     /// Extra headers sent to a remote target.

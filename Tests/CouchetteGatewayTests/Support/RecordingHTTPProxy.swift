@@ -2,7 +2,9 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdTLS
 import NIOCore
+import NIOSSL
 import Synchronization
 
 // MARK: - RecordingHTTPProxy
@@ -45,9 +47,9 @@ final class RecordingHTTPProxy: Sendable {
     /// The port the proxy listens on.
     var port: Int { boundPort.withLock { $0 ?? 0 } }
 
-    /// Runs a proxy to `127.0.0.1:targetPort` around `body`.
+    /// Runs a proxy to `127.0.0.1:targetPort` around `body`; with `tls`, clients reach it over HTTPS.
     static func run(
-        targetPort: Int, refuses: @escaping @Sendable (Exchange) -> Bool = { _ in false },
+        targetPort: Int, tls: TLSConfiguration? = nil, refuses: @escaping @Sendable (Exchange) -> Bool = { _ in false },
         _ body: (RecordingHTTPProxy) async throws -> Void
     ) async throws {
         let proxy = RecordingHTTPProxy()
@@ -59,7 +61,8 @@ final class RecordingHTTPProxy: Sendable {
         }
         let (ready, readyContinuation) = AsyncStream<Void>.makeStream()
         let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            router: router, server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in
                 proxy.boundPort.withLock { $0 = channel.localAddress?.port }
                 readyContinuation.yield()

@@ -1,0 +1,66 @@
+import Crypto
+import Foundation
+import NIOSSL
+import X509
+
+// MARK: - TestCertificates
+
+/// Certificates made for TLS tests, in memory: self-signed ones, and a leaf signed by a made-up authority.
+enum TestCertificates {
+    /// A certificate with its private key.
+    struct Identity {
+        let certificate: Certificate
+        let key: P256.Signing.PrivateKey
+
+        /// The certificate as DER bytes (what `pinnedServerCertificate` takes).
+        var der: Data { Data(try! certificate.serializeAsPEM().derBytes) }
+
+        /// A TLS server configuration presenting this certificate (and `chain` after it).
+        func serverConfiguration(chain: [Identity] = []) throws -> TLSConfiguration {
+            let certificates = try ([self] + chain).map { try NIOSSLCertificate(bytes: Array($0.der), format: .der) }
+            let privateKey = try NIOSSLPrivateKey(bytes: Array(key.derRepresentation), format: .der)
+            return TLSConfiguration.makeServerConfiguration(
+                certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(privateKey))
+        }
+    }
+
+    /// A self-signed certificate for `127.0.0.1` and `localhost`.
+    static func selfSigned(_ commonName: String = "couchette test server") throws -> Identity {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName(commonName) }
+        return Identity(certificate: try make(subject: name, issuer: name, key: key, signer: key, isAuthority: false), key: key)
+    }
+
+    /// A certificate authority and a leaf it signed.
+    static func authorityAndLeaf() throws -> (authority: Identity, leaf: Identity) {
+        let authorityKey = P256.Signing.PrivateKey()
+        let authorityName = try DistinguishedName { CommonName("couchette test authority") }
+        let authority = Identity(
+            certificate: try make(
+                subject: authorityName, issuer: authorityName, key: authorityKey, signer: authorityKey, isAuthority: true),
+            key: authorityKey)
+        let leafKey = P256.Signing.PrivateKey()
+        let leafName = try DistinguishedName { CommonName("couchette test leaf") }
+        let leaf = Identity(
+            certificate: try make(
+                subject: leafName, issuer: authorityName, key: leafKey, signer: authorityKey, isAuthority: false),
+            key: leafKey)
+        return (authority, leaf)
+    }
+
+    private static func make(
+        subject: DistinguishedName, issuer: DistinguishedName, key: P256.Signing.PrivateKey,
+        signer: P256.Signing.PrivateKey, isAuthority: Bool
+    ) throws -> Certificate {
+        let now = Date()
+        return try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
+            issuer: issuer, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                if isAuthority { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) }
+                SubjectAlternativeNames([.dnsName("localhost"), .ipAddress(.init(contentBytes: [127, 0, 0, 1]))])
+            },
+            issuerPrivateKey: .init(signer))
+    }
+}
