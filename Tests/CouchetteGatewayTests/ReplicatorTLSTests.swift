@@ -78,4 +78,14 @@ struct ReplicatorTLSTests {
             #expect(proxy.exchanges.isEmpty)
         }
     }
+
+    @Test("Pinning the leaf an authority signed: that server replicates")
+    func pinnedAuthoritySignedLeaf() async throws {
+        let (authority, leaf) = try TestCertificates.authorityAndLeaf()
+        try await Self.withTLSGateway(leaf, chain: [authority]) { client, ports, proxy in
+            let accepted = try await Self.push(port: proxy.port) { $0.pinnedServerCertificate = leaf.der }
+            #expect(accepted.error == nil, "\(accepted.error.map { "\($0)" } ?? "")")
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/list").status == 200)
+        }
+    }
 }

@@ -98,4 +98,25 @@ import Testing
         #expect(try target.defaultCollection().document(id: "copy")?.blob(forKey: "c")?.content == Self.cover)
         try Self.checkAlbum(in: target, "after the edit")
     }
+
+    /// Attachments whose names merely start with `blob_` are ordinary attachments: they replicate and stay.
+    @Test func attachmentsNamedLikeBlobsStayAttachments() async throws {
+        let directory = TemporaryDirectory()
+        let source = try directory.open("source")
+        let target = try directory.open("target")
+        defer {
+            try? source.close()
+            try? target.close()
+        }
+        let photo = Data("a photo from 2019".utf8)
+        let note = Data("a note".utf8)
+        let revision = try source.defaultCollection().putProperties(["type": "album"], documentID: "old").createRevision()
+        revision.setAttachment(named: "blob_2019.jpg", contentType: "image/jpeg", content: photo)
+        revision.setAttachment(named: "blob_/nowhere", contentType: "text/plain", content: note)
+        _ = try revision.save()
+        try await Self.replicate(source, to: target, .push)
+        let copy = try #require(try target.defaultCollection().currentRevision(documentID: "old"))
+        #expect(copy.attachment(named: "blob_2019.jpg")?.content == photo)
+        #expect(copy.attachment(named: "blob_/nowhere")?.content == note, "a pointer to no blob is kept too")
+    }
 }

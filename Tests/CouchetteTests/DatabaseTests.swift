@@ -134,13 +134,23 @@ import Testing
         try db.defaultCollection().save(document: MutableDocument(id: "a"))
         try db.close()
 
-        // An older file: version 1, without the expiration index of version 2, the view tables of version 3 and the
-        // modification times of version 4.
+        // A version 3 file (without the modification times of version 4) opens read-only as it is: a pre-built
+        // database shipped with an app.
         var connection = try Connection(path: file)
+        try connection.execute("ALTER TABLE documents DROP COLUMN modified")
+        try connection.setUserVersion(3)
+        connection.close()
+        let readOnly = try directory.open { $0.readOnly = true }
+        #expect(try readOnly.defaultCollection().document(id: "a")?.timestamp == nil)
+        #expect(try readOnly.createQuery("SELECT META().id AS id FROM _").execute().allResults().count == 1)
+        try readOnly.close()
+
+        // An older file: version 1, without the expiration index of version 2 and the view tables of version 3.
+        connection = try Connection(path: file)
+        #expect(try connection.userVersion == 3)
         try connection.execute("DROP INDEX documents_by_expiration")
         try connection.execute("DROP TABLE view_rows")
         try connection.execute("DROP TABLE views")
-        try connection.execute("ALTER TABLE documents DROP COLUMN modified")
         try connection.setUserVersion(1)
         connection.close()
         let migrated = try directory.open()

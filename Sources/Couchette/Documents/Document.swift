@@ -59,10 +59,12 @@ public class Document: DictionaryProtocol, Sequence, Hashable, @unchecked Sendab
 
     /// A mutable copy.
     public func toMutable() -> MutableDocument {
-        lock.withLock {
+        let copy = lock.withLock {
             MutableDocument(
                 id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection, members: bodyLocked())
         }
+        copy.didLoad(revisionID: revisionID, sequence: sequence, collection: collection, timestamp: timestamp)
+        return copy
     }
 
     // MARK: - Reading

@@ -124,19 +124,20 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
 
     /// A copy, nested mutable containers included, with the same ID and revision.
     public override func toMutable() -> MutableDocument {
-        let (revisionID, sequence, collection, copied) = lock.withLock {
-            (_revisionID, _sequence, _collection, values)
+        let (revisionID, sequence, collection, timestamp, copied) = lock.withLock {
+            (_revisionID, _sequence, _collection, _timestamp, values)
         }
         let copy = MutableDocument(id: id, data: copied.mapValues(MutableValues.copy))
-        copy.didLoad(revisionID: revisionID, sequence: sequence, collection: collection)
+        copy.didLoad(revisionID: revisionID, sequence: sequence, collection: collection, timestamp: timestamp)
         return copy
     }
 
-    private func didLoad(revisionID: String?, sequence: UInt64, collection: Collection?) {
+    func didLoad(revisionID: String?, sequence: UInt64, collection: Collection?, timestamp: Date?) {
         lock.withLock {
             _revisionID = revisionID
             _sequence = sequence
             _collection = collection
+            _timestamp = timestamp
         }
     }
 

@@ -10,7 +10,7 @@ import CouchetteCore
 ///
 /// ```swift
 /// var body: [String: JSONValue] = ["image": ["@type": "blob", "digest": "sha1-…", "length": 10]]
-/// let exposed = BlobAttachments.expose(&body) { _ in 1 }   // body["_attachments"]?["blob_/image"] is a stub
+/// let exposed = BlobAttachments.expose(&body) { _, _ in 1 }   // body["_attachments"]?["blob_/image"] is a stub
 /// BlobAttachments.fold(&body)                              // back to the dictionary alone
 /// ```
 enum BlobAttachments {
@@ -53,16 +53,18 @@ enum BlobAttachments {
     }
 
     /// Adds to `body`'s `_attachments` a stub for each of its blobs: `digest`, `length`, `content_type`, `revpos`
-    /// (from `revpos`, given the digest) and `stub`; returns the blobs by attachment name.
+    /// (from `revpos`, given the attachment name and the digest) and `stub`; returns the blobs by attachment name.
     @discardableResult
-    static func expose(_ body: inout [String: JSONValue], revpos: (String) -> Int) -> [String: [String: JSONValue]] {
+    static func expose(
+        _ body: inout [String: JSONValue], revpos: (_ name: String, _ digest: String) -> Int
+    ) -> [String: [String: JSONValue]] {
         let blobs = references(in: body)
         guard !blobs.isEmpty else { return blobs }
         var attachments = body["_attachments"]?.objectValue ?? [:]
         for (name, blob) in blobs {
             var entry = blob.filter { $0.key != "@type" && $0.key != "stub" && $0.key != "data" }
             entry["stub"] = true
-            entry["revpos"] = .int(Int64(revpos(blob["digest"]?.stringValue ?? "")))
+            entry["revpos"] = .int(Int64(revpos(name, blob["digest"]?.stringValue ?? "")))
             attachments[name] = .object(entry)
         }
         body["_attachments"] = .object(attachments)
@@ -71,15 +73,20 @@ enum BlobAttachments {
 
     /// Removes the `blob_` entries of `body`'s `_attachments`: an entry whose pointer leads to a blob dictionary goes
     /// (the dictionary takes the entry's `digest`, `length` and `content_type` when they differ), as does one in
-    /// Couchbase Lite 2.0's numbered form (`blob_1`); other attachments stay. An `_attachments` left empty goes too.
+    /// Couchbase Lite 2.0's numbered form (`blob_1`) whose digest a blob of the body has; other attachments (a
+    /// `blob_2019.jpg` too) stay. An `_attachments` left empty goes too.
     static func fold(_ body: inout [String: JSONValue]) {
         guard var attachments = body["_attachments"]?.objectValue else { return }
         var changed = false
+        lazy var digests = Set(references(in: body).values.compactMap { $0["digest"]?.stringValue })
         for (name, entry) in attachments where name.hasPrefix(namePrefix) {
             let rest = name.dropFirst(namePrefix.count)
-            if rest.first?.isNumber == true {
-                attachments[name] = nil
-                changed = true
+            if !rest.isEmpty, rest.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                // Couchbase Lite 2.0's numbered form, dropped only when a blob of the body holds its content.
+                if let digest = entry["digest"]?.stringValue, digests.contains(digest) {
+                    attachments[name] = nil
+                    changed = true
+                }
                 continue
             }
             guard rest.first == "/", let path = steps(String(rest)), !path.isEmpty,

@@ -53,8 +53,10 @@ struct LocalReplicationPeer: ReplicationPeer {
                 documentID: saved.documentID, revisionID: saved.id.description, history: history,
                 isDeleted: saved.isDeletion, body: saved.isDeletion ? [:] : (saved.body?.objectValue ?? [:]),
                 attachments: [:])
-            let blobs = BlobAttachments.expose(&revision.body) { digest in
-                Self.revpos(of: digest, history: history, ancestorBodies: ancestorBodies)
+            // `_removed` is a remote's word about access; a revision stored with it by an older build is no such word.
+            revision.body["_removed"] = nil
+            let blobs = BlobAttachments.expose(&revision.body) { name, digest in
+                Self.revpos(of: name, digest: digest, history: history, ancestorBodies: ancestorBodies)
             }
             for name in revision.attachmentsToSend(knownAncestors: ancestors[saved.documentID] ?? []) {
                 if let blob = blobs[name] {
@@ -72,15 +74,18 @@ struct LocalReplicationPeer: ReplicationPeer {
         }
     }
 
-    /// The generation since which a revision's history holds the blob `digest`: the oldest of the consecutive
-    /// ancestors whose kept bodies hold it, else the revision's own.
-    static func revpos(of digest: String, history: [String], ancestorBodies: [String: JSONValue]) -> Int {
+    /// The generation since which a revision's history holds the blob `digest` at the same place (attachment
+    /// `name`): the oldest of the consecutive ancestors whose kept bodies hold it there, else the revision's own.
+    /// (A blob moved elsewhere counts as new: peers that resolve stubs by name would not find it.)
+    static func revpos(
+        of name: String, digest: String, history: [String], ancestorBodies: [String: JSONValue]
+    ) -> Int {
         var revpos = ReplicatedRevision.generation(of: history[0]) ?? history.count
         for ancestor in history.dropFirst() {
-            guard let body = ancestorBodies[ancestor] else { break }
-            var digests = Set<String>()
-            DocumentValues.blobDigests(in: body, into: &digests)
-            guard digests.contains(digest), let generation = ReplicatedRevision.generation(of: ancestor) else { break }
+            guard let body = ancestorBodies[ancestor]?.objectValue,
+                BlobAttachments.references(in: body)[name]?["digest"]?.stringValue == digest,
+                let generation = ReplicatedRevision.generation(of: ancestor)
+            else { break }
             revpos = generation
         }
         return revpos

@@ -93,7 +93,7 @@ struct RemoteDatabaseClient: Sendable {
             bytes = try await response.body.collect(upTo: 256 << 20)
         } catch let error as CouchetteError {
             throw error
-        } catch let error as NIOSSLError {
+        } catch let error as NIOSSLError where Self.isUntrustedCertificate(error) {
             throw CouchetteError(.tlsCertificateUntrusted, message: "\(method) \(displayURL)/\(path): \(error)")
         } catch {
             try Task.checkCancellation()
@@ -106,6 +106,16 @@ struct RemoteDatabaseClient: Sendable {
             throw Self.error(status: reply.status, reason: reply.json["reason"]?.stringValue ?? response.status.reasonPhrase)
         }
         return reply
+    }
+
+    /// Whether a TLS failure is the peer's certificate being refused (not retried), rather than a connection that
+    /// broke (retried as a network error).
+    static func isUntrustedCertificate(_ error: NIOSSLError) -> Bool {
+        switch error {
+        case .unableToValidateCertificate, .noCertificateToValidate, .cannotMatchULabel: true
+        case .handshakeFailed: "\(error)".contains("CERTIFICATE_VERIFY_FAILED")
+        default: false
+        }
     }
 
     /// The client for ``trust``: resolved once, then reused.

@@ -21,8 +21,10 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     let channels: [String]?
     /// The `_local` revision of each checkpoint as this peer last saved it.
     private let checkpointRevisions = Mutex<[String: String]>([:])
-    /// Attachment and blob digests the peer is known to hold: sent to it or read from it in this session.
+    /// Attachment and blob digests this session sent the peer.
     private let knownDigests = Mutex<Set<AttachmentDigest>>([])
+    /// Whether the peer took stubs of content it holds under another document (until it refuses one).
+    private let resolvesStubsByDigest = Atomic<Bool>(true)
     /// Whether the peer answered `_bulk_get` as an unknown endpoint (then revisions are read one document at a time).
     private let lacksBulkGet = Atomic<Bool>(false)
     /// How many documents are read at once by single-document requests.
@@ -88,17 +90,13 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         guard !wanted.isEmpty else { return [] }
         if !lacksBulkGet.load(ordering: .relaxed) {
             do {
-                let revisions = try await bulkGet(wanted)
-                learn(from: revisions)
-                return revisions
+                return try await bulkGet(wanted)
             } catch let error as CouchetteError where [400, 404, 405, 501].contains(error.status) {
                 // CouchDB 1.x and other peers without the endpoint.
                 lacksBulkGet.store(true, ordering: .relaxed)
             }
         }
-        let revisions = try await openRevisions(wanted)
-        learn(from: revisions)
-        return revisions
+        return try await openRevisions(wanted)
     }
 
     /// `_bulk_get` (JSON, attachments as stubs) for every wanted revision, in two requests at once for a large
@@ -242,11 +240,12 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     /// Stores revisions by `_bulk_docs`, except those with a large attachment to send, put one by one as
     /// `multipart/related`. A refused document (400, 403, 409, 412, 413) is reported in its result.
     ///
-    /// Content the peer is known to hold (sent or read in this session: another document's attachment, the same
-    /// blob saved twice) goes as a stub, which the peer resolves by digest; a peer that answers "Unknown attachment
-    /// stub" is sent that document again with its content.
+    /// Content this session already sent the peer (another document's attachment, the same blob saved twice) goes
+    /// as a stub, which a Couchette gateway resolves by digest. A peer that refuses such a stub (400 "Unknown
+    /// attachment stub", CouchDB's 412 `missing_stub`, or a refused request) is sent those documents again whole, and
+    /// is sent content whole from then on.
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
-        let known = knownDigests.withLock { $0 }
+        let known = resolvesStubsByDigest.load(ordering: .relaxed) ? knownDigests.withLock { $0 } : []
         var trimmed = revisions
         var dropped = Set<Int>()
         for index in trimmed.indices {
@@ -256,12 +255,16 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
             }
             if trimmed[index].attachments.count != before { dropped.insert(index) }
         }
-        var results = try await send(trimmed)
-        let retry = dropped.filter { index in
-            results[index].error?.status == 400
-                && results[index].error?.message.contains("Unknown attachment stub") == true
-        }.sorted()
+        var results: [ReplicationWriteResult]
+        do {
+            results = try await send(trimmed)
+        } catch let error as CouchetteError where !dropped.isEmpty && [400, 412].contains(error.status) {
+            resolvesStubsByDigest.store(false, ordering: .relaxed)
+            results = try await send(revisions)
+        }
+        let retry = dropped.filter { [400, 412].contains(results[$0].error?.status) }.sorted()
         if !retry.isEmpty {
+            resolvesStubsByDigest.store(false, ordering: .relaxed)
             let again = try await send(retry.map { revisions[$0] })
             for (index, result) in zip(retry, again) { results[index] = result }
         }

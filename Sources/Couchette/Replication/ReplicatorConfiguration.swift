@@ -101,11 +101,12 @@ extension ReplicatorConfiguration {
         maxAttempts > 0 ? maxAttempts : continuous ? .max : 10
     }
 
-    /// The wait before attempt `attempt + 1`: 1 s doubling, capped at ``maxAttemptWaitTime``.
+    /// The wait before attempt `attempt + 1`: 1 s doubling, capped at ``maxAttemptWaitTime`` (0 or less: the
+    /// default, 300 s, as in Couchbase Lite).
     func retryDelay(afterAttempt attempt: Int) -> Duration {
-        min(.seconds(1) * (1 << min(attempt - 1, 20)), .seconds(max(0, maxAttemptWaitTime)))
+        min(.seconds(1) * (1 << min(attempt - 1, 20)), .seconds(maxAttemptWaitTime > 0 ? maxAttemptWaitTime : 300))
     }
 
-    /// ``heartbeat`` as a duration (at least a millisecond).
-    var heartbeatDuration: Duration { .seconds(max(0.001, heartbeat)) }
+    /// ``heartbeat`` as a duration (0 or less: the default, 300 s, as in Couchbase Lite).
+    var heartbeatDuration: Duration { .seconds(heartbeat > 0 ? heartbeat : 300) }
 }

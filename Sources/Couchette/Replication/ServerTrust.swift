@@ -1,5 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -41,11 +44,34 @@ enum ServerTrust: Sendable, Hashable {
         case .system:
             return ReplicatorHTTPClient.shared
         case .pinned(let der):
-            return try ReplicatorHTTPClient.trusting(onlyDER: der)
+            if Self.isSelfSigned(der) { return try ReplicatorHTTPClient.trusting(onlyDER: der) }
+            return try ReplicatorHTTPClient.trusting(onlyDER: try await Self.issuerOfPinnedCertificate(der, at: url))
         case .selfSignedOnly:
             let der = try await Self.selfSignedCertificate(of: url)
             return try ReplicatorHTTPClient.trusting(onlyDER: der)
         }
+    }
+
+    /// Whether DER bytes hold a self-signed certificate: issuer = subject, signed with its own key.
+    private static func isSelfSigned(_ der: some DataProtocol) -> Bool {
+        guard let certificate = try? Certificate(derEncoded: Array(der)) else { return false }
+        return certificate.issuer == certificate.subject
+            && certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
+    }
+
+    /// For a pinned certificate an authority signed: checks that the server at `url` presents exactly it, and
+    /// returns the top of the chain the server sent, to trust in its place (TLS here cannot take a leaf that is not
+    /// self-signed as its only root).
+    private static func issuerOfPinnedCertificate(_ pinned: Data, at url: URL) async throws -> Data {
+        let host = url.host ?? "localhost"
+        let port = url.port ?? 443
+        let chain = try await ServerCertificateProbe.chain(host: host, port: port)
+        guard let leaf = chain.first, let leafDER = try? leaf.toDERBytes(), Data(leafDER) == pinned else {
+            throw CouchetteError(
+                .tlsCertificateUntrusted, message: "\(host):\(port) does not present the pinned certificate")
+        }
+        guard let top = chain.last, let topDER = try? top.toDERBytes() else { return pinned }
+        return Data(topDER)
     }
 
     /// The DER bytes of the certificate the server at `url` presents, when it is self-signed.
@@ -56,9 +82,7 @@ enum ServerTrust: Sendable, Hashable {
         guard let leaf = chain.first, let der = try? leaf.toDERBytes() else {
             throw CouchetteError(.tlsCertificateUntrusted, message: "\(host):\(port) presented no certificate")
         }
-        guard let certificate = try? Certificate(derEncoded: der), certificate.issuer == certificate.subject,
-            certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
-        else {
+        guard Self.isSelfSigned(der) else {
             throw CouchetteError(
                 .tlsCertificateUntrusted,
                 message: "The certificate of \(host):\(port) is not self-signed (acceptOnlySelfSignedServerCertificate)")
@@ -68,6 +92,7 @@ enum ServerTrust: Sendable, Hashable {
 }
 
 // MARK: - ServerCertificateProbe
+
 
 /// Reads the certificate chain a TLS server presents, trusting nothing: the handshake stops once the chain is seen.
 enum ServerCertificateProbe {
@@ -86,7 +111,7 @@ enum ServerCertificateProbe {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handler = try NIOSSLClientHandler(
-                        context: context, serverHostname: host.first?.isNumber == true ? nil : host
+                        context: context, serverHostname: Self.isIPAddress(host) ? nil : host
                     ) { certificates, verdict in
                         seen.succeed(certificates)
                         // Looked at, not trusted: the probe's connection ends here.
@@ -102,9 +127,14 @@ enum ServerCertificateProbe {
             seen.fail(error)
             throw CouchetteError(.network, message: "Cannot reach \(host):\(port): \(error)")
         }
+        // A connection that ends, or a handshake that stalls, before the certificate is a network failure (retried).
         channel.closeFuture.whenComplete { _ in
-            seen.fail(CouchetteError(.tlsCertificateUntrusted, message: "\(host):\(port) closed before its certificate"))
+            seen.fail(CouchetteError(.network, message: "\(host):\(port) closed before showing its certificate"))
         }
+        let stalled = channel.eventLoop.scheduleTask(in: .init(timeout)) {
+            seen.fail(CouchetteError(.network, message: "\(host):\(port) did not show its certificate within \(timeout)"))
+        }
+        defer { stalled.cancel() }
         defer { channel.close(promise: nil) }
         do {
             return try await seen.future.get()
@@ -113,6 +143,15 @@ enum ServerCertificateProbe {
         } catch {
             throw CouchetteError(.network, message: "Reading the certificate of \(host):\(port): \(error)")
         }
+    }
+}
+
+extension ServerCertificateProbe {
+    /// Whether `host` is an IPv4 or IPv6 literal (sent without a server name, which must be a DNS name).
+    static func isIPAddress(_ host: String) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return inet_pton(AF_INET, bare, &buffer) == 1 || inet_pton(AF_INET6, bare, &buffer) == 1
     }
 }
 

@@ -31,7 +31,11 @@ final class DatabaseStorage {
                 try connection.execute("PRAGMA wal_autocheckpoint = \(Self.encryptedCheckpointPages)")
             }
             if config.readOnly {
-                if try connection.userVersion != Schema.current {
+                let version = try connection.userVersion
+                if version == 3 {
+                    // Read as it is: version 4 only added `documents.modified`, which a temporary view supplies.
+                    try connection.execute("CREATE TEMP VIEW documents AS SELECT *, NULL AS modified FROM main.documents")
+                } else if version != Schema.current {
                     throw CouchetteError(.forbidden, message: "A read-only database cannot be migrated")
                 }
             } else {
