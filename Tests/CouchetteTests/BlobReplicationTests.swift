@@ -50,73 +50,61 @@ import Testing
 
     @Test(arguments: Pair.allCases)
     func blobsArriveWithTheirBytesBothWays(pair: Pair) async throws {
-        let directory = TemporaryDirectory()
-        let source = try directory.open("source") { if pair == .encryptedToPlain { $0.encryptionKey = .password("s") } }
-        let target = try directory.open("target") { if pair == .plainToEncrypted { $0.encryptionKey = .password("t") } }
-        defer {
-            try? source.close()
-            try? target.close()
-        }
-        try Self.saveAlbum(in: source)
-        try await Self.replicate(source, to: target, .push)
-        try Self.checkAlbum(in: target, "pushed \(pair)")
-        #expect(try Self.blobFiles(target).count == 3)
+        try await withDatabases("source", "target", configure: { name, config in
+            if name == "source" && pair == .encryptedToPlain { config.encryptionKey = .password("s") }
+            if name == "target" && pair == .plainToEncrypted { config.encryptionKey = .password("t") }
+        }) { source, target in
+            try Self.saveAlbum(in: source)
+            try await Self.replicate(source, to: target, .push)
+            try Self.checkAlbum(in: target, "pushed \(pair)")
+            #expect(try Self.blobFiles(target).count == 3)
 
-        // A blob replaced on the target comes back with a pull.
-        let replaced = try #require(try target.defaultCollection().document(id: "album")).toMutable()
-        try target.defaultCollection().save(
-            document: replaced.setBlob(Blob(contentType: "text/plain", data: Data("new".utf8)), forKey: "cover"))
-        try await Self.replicate(source, to: target, .pull)
-        #expect(try source.defaultCollection().document(id: "album")?.blob(forKey: "cover")?.content == Data("new".utf8))
-        try source.performMaintenance(type: .integrityCheck)
+            // A blob replaced on the target comes back with a pull.
+            let replaced = try #require(try target.defaultCollection().document(id: "album")).toMutable()
+            try target.defaultCollection().save(
+                document: replaced.setBlob(Blob(contentType: "text/plain", data: Data("new".utf8)), forKey: "cover"))
+            try await Self.replicate(source, to: target, .pull)
+            #expect(try source.defaultCollection().document(id: "album")?.blob(forKey: "cover")?.content == Data("new".utf8))
+            try source.performMaintenance(type: .integrityCheck)
+        }
     }
 
     @Test func aBlobTheTargetHoldsIsNotCopiedAgain() async throws {
-        let directory = TemporaryDirectory()
-        let source = try directory.open("source")
-        let target = try directory.open("target")
-        defer {
-            try? source.close()
-            try? target.close()
+        try await withDatabases("source", "target") { source, target in
+            try Self.saveAlbum(in: source)
+            try await Self.replicate(source, to: target, .push)
+            let files = try Self.blobFiles(target)
+            let attributes = try files.map {
+                try FileManager.default.attributesOfItem(atPath: target.path! + "/Attachments/" + $0)[.modificationDate] as? Date
+            }
+            // Another document with the same cover, and an edit of the album: nothing new in the target's store.
+            try source.defaultCollection().save(
+                document: MutableDocument(id: "copy").setBlob(Blob(contentType: "image/jpeg", data: Self.cover), forKey: "c"))
+            let edit = try #require(try source.defaultCollection().document(id: "album")).toMutable()
+            try source.defaultCollection().save(document: edit.setString("edited", forKey: "note"))
+            try await Self.replicate(source, to: target, .push)
+            #expect(try Self.blobFiles(target) == files)
+            #expect(try files.map {
+                try FileManager.default.attributesOfItem(atPath: target.path! + "/Attachments/" + $0)[.modificationDate] as? Date
+            } == attributes)
+            #expect(try target.defaultCollection().document(id: "copy")?.blob(forKey: "c")?.content == Self.cover)
+            try Self.checkAlbum(in: target, "after the edit")
         }
-        try Self.saveAlbum(in: source)
-        try await Self.replicate(source, to: target, .push)
-        let files = try Self.blobFiles(target)
-        let attributes = try files.map {
-            try FileManager.default.attributesOfItem(atPath: target.path! + "/Attachments/" + $0)[.modificationDate] as? Date
-        }
-        // Another document with the same cover, and an edit of the album: nothing new in the target's store.
-        try source.defaultCollection().save(
-            document: MutableDocument(id: "copy").setBlob(Blob(contentType: "image/jpeg", data: Self.cover), forKey: "c"))
-        let edit = try #require(try source.defaultCollection().document(id: "album")).toMutable()
-        try source.defaultCollection().save(document: edit.setString("edited", forKey: "note"))
-        try await Self.replicate(source, to: target, .push)
-        #expect(try Self.blobFiles(target) == files)
-        #expect(try files.map {
-            try FileManager.default.attributesOfItem(atPath: target.path! + "/Attachments/" + $0)[.modificationDate] as? Date
-        } == attributes)
-        #expect(try target.defaultCollection().document(id: "copy")?.blob(forKey: "c")?.content == Self.cover)
-        try Self.checkAlbum(in: target, "after the edit")
     }
 
     /// Attachments whose names merely start with `blob_` are ordinary attachments: they replicate and stay.
     @Test func attachmentsNamedLikeBlobsStayAttachments() async throws {
-        let directory = TemporaryDirectory()
-        let source = try directory.open("source")
-        let target = try directory.open("target")
-        defer {
-            try? source.close()
-            try? target.close()
+        try await withDatabases("source", "target") { source, target in
+            let photo = Data("a photo from 2019".utf8)
+            let note = Data("a note".utf8)
+            let revision = try source.defaultCollection().putProperties(["type": "album"], documentID: "old").createRevision()
+            revision.setAttachment(named: "blob_2019.jpg", contentType: "image/jpeg", content: photo)
+            revision.setAttachment(named: "blob_/nowhere", contentType: "text/plain", content: note)
+            _ = try revision.save()
+            try await Self.replicate(source, to: target, .push)
+            let copy = try #require(try target.defaultCollection().currentRevision(documentID: "old"))
+            #expect(copy.attachment(named: "blob_2019.jpg")?.content == photo)
+            #expect(copy.attachment(named: "blob_/nowhere")?.content == note, "a pointer to no blob is kept too")
         }
-        let photo = Data("a photo from 2019".utf8)
-        let note = Data("a note".utf8)
-        let revision = try source.defaultCollection().putProperties(["type": "album"], documentID: "old").createRevision()
-        revision.setAttachment(named: "blob_2019.jpg", contentType: "image/jpeg", content: photo)
-        revision.setAttachment(named: "blob_/nowhere", contentType: "text/plain", content: note)
-        _ = try revision.save()
-        try await Self.replicate(source, to: target, .push)
-        let copy = try #require(try target.defaultCollection().currentRevision(documentID: "old"))
-        #expect(copy.attachment(named: "blob_2019.jpg")?.content == photo)
-        #expect(copy.attachment(named: "blob_/nowhere")?.content == note, "a pointer to no blob is kept too")
     }
 }

@@ -28,37 +28,32 @@ import Testing
     }
 
     @Test func replicatorListenersWithoutAQueueHearTheirReplicatorOffTheMainThread() async throws {
-        let directory = TemporaryDirectory()
-        let phone = try directory.open("phone")
-        let tablet = try directory.open("tablet")
-        defer {
-            try? phone.close()
-            try? tablet.close()
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            _ = try phone.defaultCollection().putProperties(["v": 1], documentID: "doc")
+            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
+            config.addCollection(try phone.defaultCollection())
+            config.replicatorType = .push
+            let replicator = Replicator(config: config)
+            let statuses = Inbox<(Bool, Bool)>()
+            let documents = Inbox<(Bool, Bool, [String])>()
+            let statusToken = replicator.addChangeListener { change in
+                statuses.put((change.replicator === replicator, Thread.isMainThread))
+            }
+            let documentToken = replicator.addDocumentReplicationListener { replication in
+                documents.put((replication.replicator === replicator, Thread.isMainThread, replication.documents.map(\.id)))
+            }
+            defer {
+                statusToken.remove()
+                documentToken.remove()
+            }
+            let changes = replicator.changes()  // subscribed before the run starts
+            let streamed = Task { try await first(of: changes, within: .seconds(60)) { $0.status.activity == .stopped } }
+            try await replicator.run()
+            let status = await next(statuses.stream)
+            #expect(status?.0 == true && status?.1 == false)
+            let batch = await next(documents.stream)
+            #expect(batch?.0 == true && batch?.1 == false && batch?.2 == ["doc"])
+            #expect(try await streamed.value?.replicator === replicator)
         }
-        _ = try phone.defaultCollection().putProperties(["v": 1], documentID: "doc")
-        var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
-        config.addCollection(try phone.defaultCollection())
-        config.replicatorType = .push
-        let replicator = Replicator(config: config)
-        let statuses = Inbox<(Bool, Bool)>()
-        let documents = Inbox<(Bool, Bool, [String])>()
-        let statusToken = replicator.addChangeListener { change in
-            statuses.put((change.replicator === replicator, Thread.isMainThread))
-        }
-        let documentToken = replicator.addDocumentReplicationListener { replication in
-            documents.put((replication.replicator === replicator, Thread.isMainThread, replication.documents.map(\.id)))
-        }
-        defer {
-            statusToken.remove()
-            documentToken.remove()
-        }
-        let changes = replicator.changes()  // subscribed before the run starts
-        let streamed = Task { try await first(of: changes, within: .seconds(60)) { $0.status.activity == .stopped } }
-        try await replicator.run()
-        let status = await next(statuses.stream)
-        #expect(status?.0 == true && status?.1 == false)
-        let batch = await next(documents.stream)
-        #expect(batch?.0 == true && batch?.1 == false && batch?.2 == ["doc"])
-        #expect(try await streamed.value?.replicator === replicator)
     }
 }

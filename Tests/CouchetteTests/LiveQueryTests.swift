@@ -68,35 +68,30 @@ import Testing
     }
 
     @Test func aLiveConflictQuerySeesAConflictArrivingByReplication() async throws {
-        let directory = TemporaryDirectory()
-        let phone = try directory.open("phone")
-        let tablet = try directory.open("tablet")
-        defer {
-            try? phone.close()
-            try? tablet.close()
-        }
-        _ = try phone.defaultCollection().putProperties(["name": "shared"], documentID: "c")
-        func push() async throws {
-            var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
-            config.addCollection(try phone.defaultCollection())
-            config.replicatorType = .push
-            try await Replicator(config: config).run()
-        }
-        try await push()
-        // Concurrent edits on both sides.
-        let base = try #require(try phone.defaultCollection().document(id: "c")?.revisionID)
-        _ = try phone.defaultCollection().putProperties(["name": "phone", "_rev": base], documentID: "c")
-        _ = try tablet.defaultCollection().putProperties(["name": "tablet", "_rev": base], documentID: "c")
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            _ = try phone.defaultCollection().putProperties(["name": "shared"], documentID: "c")
+            func push() async throws {
+                var config = ReplicatorConfiguration(target: DatabaseEndpoint(database: tablet))
+                config.addCollection(try phone.defaultCollection())
+                config.replicatorType = .push
+                try await Replicator(config: config).run()
+            }
+            try await push()
+            // Concurrent edits on both sides.
+            let base = try #require(try phone.defaultCollection().document(id: "c")?.revisionID)
+            _ = try phone.defaultCollection().putProperties(["name": "phone", "_rev": base], documentID: "c")
+            _ = try tablet.defaultCollection().putProperties(["name": "tablet", "_rev": base], documentID: "c")
 
-        var query = try tablet.createAllDocumentsQuery()
-        query.allDocsMode = .onlyConflicts
-        let live = query.asLive()
-        live.updateInterval = 0
-        let (inbox, task) = Self.collect(live.changes()) { rows in rows.map { $0.documentID ?? "?" } }
-        defer { task.cancel() }
-        #expect(await next(inbox.stream) == [])
-        try await push()
-        #expect(await next(inbox.stream) == ["c"])
-        #expect(live.rows?.row(at: 0).conflictingRevisions?.count == 2)
+            var query = try tablet.createAllDocumentsQuery()
+            query.allDocsMode = .onlyConflicts
+            let live = query.asLive()
+            live.updateInterval = 0
+            let (inbox, task) = Self.collect(live.changes()) { rows in rows.map { $0.documentID ?? "?" } }
+            defer { task.cancel() }
+            #expect(await next(inbox.stream) == [])
+            try await push()
+            #expect(await next(inbox.stream) == ["c"])
+            #expect(live.rows?.row(at: 0).conflictingRevisions?.count == 2)
+        }
     }
 }

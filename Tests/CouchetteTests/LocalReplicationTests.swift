@@ -22,20 +22,6 @@ import Testing
         return replicator
     }
 
-    /// Runs `body` with two new databases, closed afterwards.
-    private func withDatabases(
-        _ first: String, _ second: String, _ body: (Database, Database) async throws -> Void
-    ) async throws {
-        let directory = TemporaryDirectory()
-        let one = try directory.open(first)
-        let two = try directory.open(second)
-        defer {
-            try? one.close()
-            try? two.close()
-        }
-        try await body(one, two)
-    }
-
     /// Every document's leaves (winner first) in a collection.
     private func leaves(_ db: Database) throws -> [String: [String]] {
         let collection = try db.defaultCollection()

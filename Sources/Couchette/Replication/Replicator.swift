@@ -146,11 +146,8 @@ public final class Replicator: Sendable {
     public func addChangeListener(
         withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (ReplicatorChange) -> Void
     ) -> ListenerToken {
-        let target = ListenerQueue.resolve(queue)
-        return state.statusListeners.add { [weak self] status in
-            guard let self else { return }
-            let change = ReplicatorChange(replicator: self, status: status)
-            target.async { listener(change) }
+        Self.add(listener, on: queue, to: state.statusListeners) { [weak self] status in
+            self.map { ReplicatorChange(replicator: $0, status: status) }
         }
     }
 
@@ -168,11 +165,21 @@ public final class Replicator: Sendable {
     public func addDocumentReplicationListener(
         withQueue queue: DispatchQueue? = nil, _ listener: @escaping @Sendable (DocumentReplication) -> Void
     ) -> ListenerToken {
+        Self.add(listener, on: queue, to: state.documentListeners) { [weak self] batch in
+            self.map { DocumentReplication(replicator: $0, isPush: batch.isPush, documents: batch.documents) }
+        }
+    }
+
+    /// Adds `listener` to `registry`, each value made public by `make` (nil once the replicator is gone) and
+    /// delivered on `queue` (a private serial one when nil).
+    private static func add<Value: Sendable, Public: Sendable>(
+        _ listener: @escaping @Sendable (Public) -> Void, on queue: DispatchQueue?,
+        to registry: ListenerRegistry<Value>, make: @escaping @Sendable (Value) -> Public?
+    ) -> ListenerToken {
         let target = ListenerQueue.resolve(queue)
-        return state.documentListeners.add { [weak self] batch in
-            guard let self else { return }
-            let replication = DocumentReplication(replicator: self, isPush: batch.isPush, documents: batch.documents)
-            target.async { listener(replication) }
+        return registry.add { value in
+            guard let made = make(value) else { return }
+            target.async { listener(made) }
         }
     }
 

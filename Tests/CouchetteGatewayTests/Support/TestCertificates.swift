@@ -26,26 +26,23 @@ enum TestCertificates {
 
     /// A self-signed certificate for `127.0.0.1` and `localhost`.
     static func selfSigned(_ commonName: String = "couchette test server") throws -> Identity {
-        let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName { CommonName(commonName) }
-        return Identity(certificate: try make(subject: name, issuer: name, key: key, signer: key, isAuthority: false), key: key)
+        try issue(commonName, by: nil, isAuthority: false)
     }
 
     /// A certificate authority and a leaf it signed.
     static func authorityAndLeaf() throws -> (authority: Identity, leaf: Identity) {
-        let authorityKey = P256.Signing.PrivateKey()
-        let authorityName = try DistinguishedName { CommonName("couchette test authority") }
-        let authority = Identity(
-            certificate: try make(
-                subject: authorityName, issuer: authorityName, key: authorityKey, signer: authorityKey, isAuthority: true),
-            key: authorityKey)
-        let leafKey = P256.Signing.PrivateKey()
-        let leafName = try DistinguishedName { CommonName("couchette test leaf") }
-        let leaf = Identity(
-            certificate: try make(
-                subject: leafName, issuer: authorityName, key: leafKey, signer: authorityKey, isAuthority: false),
-            key: leafKey)
-        return (authority, leaf)
+        let authority = try issue("couchette test authority", by: nil, isAuthority: true)
+        return (authority, try issue("couchette test leaf", by: authority, isAuthority: false))
+    }
+
+    /// A new key and its certificate, signed by `issuer` (self-signed when nil).
+    private static func issue(_ commonName: String, by issuer: Identity?, isAuthority: Bool) throws -> Identity {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName(commonName) }
+        let certificate = try make(
+            subject: name, issuer: issuer?.certificate.subject ?? name, key: key, signer: issuer?.key ?? key,
+            isAuthority: isAuthority)
+        return Identity(certificate: certificate, key: key)
     }
 
     private static func make(

@@ -26,6 +26,22 @@ final class TemporaryDirectory {
     }
 }
 
+/// Runs `body` with two new databases in one temporary folder (`configure` sets each one's configuration by name),
+/// closed afterwards.
+func withDatabases(
+    _ first: String, _ second: String, configure: (String, inout DatabaseConfiguration) -> Void = { _, _ in },
+    _ body: (Database, Database) async throws -> Void
+) async throws {
+    let directory = TemporaryDirectory()
+    let one = try directory.open(first) { configure(first, &$0) }
+    let two = try directory.open(second) { configure(second, &$0) }
+    defer {
+        try? one.close()
+        try? two.close()
+    }
+    try await body(one, two)
+}
+
 /// Follows a live query's `n` column: each new result's first row's `n`, then nil when the results end.
 func liveCounts(_ query: Query) -> (Inbox<Int?>, Task<Void, any Error>) {
     let inbox = Inbox<Int?>()
