@@ -133,4 +133,42 @@ struct ReplicatorBlobTests {
             }
         }
     }
+
+    @Test("A server that cannot resolve a stub by digest gets the document again whole")
+    func aRefusedStubIsSentAgainWhole() async throws {
+        try await GatewayFixture.withRunningGateway { _, first in
+            try await GatewayFixture.withRunningGateway { client, second in
+                // After the first document is stored on the first gateway, the proxy sends everything to the second,
+                // which has never seen the photo: the session's stub for it is refused there.
+                try await RecordingHTTPProxy.run(
+                    targetPort: first.publicPort,
+                    switchTarget: { $0.path == "/todo/_bulk_docs" || $0.method == "PUT" ? second.publicPort : nil }
+                ) { proxy in
+                    let phone = try LiteDatabase("phone")
+                    for id in ["a", "b", "c"] {
+                        try phone.lists.save(
+                            document: MutableDocument(id: id).setBlob(Blob(contentType: "image/jpeg", data: Self.photo), forKey: "p"))
+                    }
+                    var config = ReplicatorConfiguration(
+                        target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(proxy.port)/todo")!))
+                    config.addCollection(try phone.lists)
+                    config.replicatorType = .push
+                    config.batchSize = 1
+                    let replicator = Replicator(config: config)
+                    try await replicator.run()
+                    #expect(replicator.status.error == nil)
+                    #expect(replicator.rejectedDocuments.isEmpty, "\(replicator.rejectedDocuments.map { "\($0.id): \($0.error!)" })")
+                    for id in ["b", "c"] {
+                        #expect(try await client.send(port: second.adminPort, path: "/todo/\(id)/blob_%2Fp").body == Self.photo)
+                    }
+                    // b went first as a stub (a small `_bulk_docs`, refused there), then whole; c whole at once (the
+                    // server was found not to resolve stubs); a whole to the first gateway.
+                    let log = "\(proxy.exchanges.map { "\($0.method) \($0.path) \($0.requestBytes) \($0.status)" })"
+                    let stubbed = proxy.exchanges.filter { $0.path == "/todo/_bulk_docs" }
+                    #expect(stubbed.count == 1 && stubbed.allSatisfy { $0.requestBytes < 10_000 }, "\(log)")
+                    #expect(proxy.exchanges.filter { $0.requestBytes > Self.photo.count }.count == 3, "\(log)")
+                }
+            }
+        }
+    }
 }

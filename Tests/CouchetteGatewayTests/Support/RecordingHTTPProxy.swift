@@ -37,6 +37,13 @@ final class RecordingHTTPProxy: Sendable {
 
     private let recorded = Mutex<[Exchange]>([])
     private let boundPort = Mutex<Int?>(nil)
+    /// Where requests go instead of the target, once ``switchTarget`` said so.
+    private let redirected = Mutex<Int?>(nil)
+    private let switchTarget: @Sendable (Exchange) -> Int?
+
+    private init(switchTarget: @escaping @Sendable (Exchange) -> Int?) {
+        self.switchTarget = switchTarget
+    }
 
     /// Every exchange so far, in order.
     var exchanges: [Exchange] { recorded.withLock { $0 } }
@@ -48,11 +55,15 @@ final class RecordingHTTPProxy: Sendable {
     var port: Int { boundPort.withLock { $0 ?? 0 } }
 
     /// Runs a proxy to `127.0.0.1:targetPort` around `body`; with `tls`, clients reach it over HTTPS.
+    ///
+    /// - Parameter switchTarget: Asked after each exchange; a port it returns is where later requests go (another
+    ///   server taking over mid-replication).
     static func run(
         targetPort: Int, tls: TLSConfiguration? = nil, refuses: @escaping @Sendable (Exchange) -> Bool = { _ in false },
+        switchTarget: @escaping @Sendable (Exchange) -> Int? = { _ in nil },
         _ body: (RecordingHTTPProxy) async throws -> Void
     ) async throws {
-        let proxy = RecordingHTTPProxy()
+        let proxy = RecordingHTTPProxy(switchTarget: switchTarget)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let router = Router()
         router.on("**", method: .get) { request, _ in try await proxy.forward(request, to: targetPort, http, refuses) }
@@ -91,7 +102,8 @@ final class RecordingHTTPProxy: Sendable {
             recorded.withLock { $0.append(exchange) }
             return Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: #"{"error":"not_found"}"#)))
         }
-        var outgoing = HTTPClientRequest(url: "http://127.0.0.1:\(targetPort)\(request.uri.description)")
+        let port = redirected.withLock { $0 } ?? targetPort
+        var outgoing = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(request.uri.description)")
         outgoing.method = .init(rawValue: request.method.rawValue)
         for field in request.headers { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         outgoing.body = .bytes(body)
@@ -100,6 +112,7 @@ final class RecordingHTTPProxy: Sendable {
         exchange.status = Int(response.status.code)
         exchange.responseBytes = bytes.readableBytes
         recorded.withLock { $0.append(exchange) }
+        if let next = switchTarget(exchange) { redirected.withLock { $0 = next } }
         var headers = HTTPFields()
         for header in response.headers {
             guard let name = HTTPField.Name(header.name), name != .contentLength, name != .transferEncoding else { continue }
