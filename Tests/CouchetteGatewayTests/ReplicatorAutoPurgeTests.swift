@@ -8,7 +8,8 @@ import Testing
 
 // MARK: - ReplicatorAutoPurgeTests
 
-/// A document that leaves every channel a user reads comes to that user's pull as a `_removed` stub: with
+/// A document the user loses (it leaves every channel they read: a `_removed` stub; or they lose its channel: a
+/// `revoked` change entry) is reported to the pull: with
 /// `enableAutoPurge` (the default) the local copy is purged, and document listeners hear `accessRemoved` either
 /// way; the stub is never stored as a revision, and a pull filter can keep the document.
 @Suite("Replicator auto-purge on lost access", .timeLimit(.minutes(3)))
@@ -16,9 +17,11 @@ struct ReplicatorAutoPurgeTests {
     typealias LiteDatabase = ReplicatorGatewayTests.LiteDatabase
 
     enum Setting: String, CaseIterable { case autoPurge, keep, filterKeeps }
+    /// How alice loses document `d`: it moves to another channel, or the admin takes her channel away.
+    enum Loss: String, CaseIterable { case documentMoved, channelRevoked }
 
-    @Test(arguments: Setting.allCases)
-    func aDocumentThatLeavesTheUsersChannels(setting: Setting) async throws {
+    @Test(arguments: Setting.allCases, Loss.allCases)
+    func aDocumentTheUserLosesAccessTo(setting: Setting, loss: Loss) async throws {
         try await GatewayFixture.withRunningGateway(GatewayFixture.config(databases: [DatabaseConfig(name: "todo")])) {
             client, ports in
             let user = try await client.send(
@@ -41,11 +44,23 @@ struct ReplicatorAutoPurgeTests {
             try await Replicator(config: config).run()
             let pulled = try #require(try phone.lists.document(id: "d"))
 
-            // The document moves to a channel alice cannot read.
-            let moved = try await client.send(
-                "PUT", port: ports.adminPort, path: "/todo/d?rev=\(try first.writtenRevision())",
-                json: ["channels": ["b"], "v": 2])
-            #expect(moved.status == 201)
+            switch loss {
+            case .documentMoved:
+                // The document moves to a channel alice cannot read.
+                let moved = try await client.send(
+                    "PUT", port: ports.adminPort, path: "/todo/d?rev=\(try first.writtenRevision())",
+                    json: ["channels": ["b"], "v": 2])
+                #expect(moved.status == 201)
+            case .channelRevoked:
+                // The admin takes "a" away and gives "k" a channel of its own: alice keeps reading "k".
+                let kept = try await client.send(
+                    "PUT", port: ports.adminPort, path: "/todo/k?rev=\(try kept.writtenRevision())",
+                    json: ["channels": ["a", "c"]])
+                #expect(kept.status == 201)
+                let revoked = try await client.send(
+                    "PUT", port: ports.adminPort, path: "/todo/_user/alice", json: ["admin_channels": ["c"]])
+                #expect(revoked.status == 200)
+            }
             let replicator = Replicator(config: config)
             let queue = DispatchQueue(label: "document events")
             let events = Recorded<ReplicatedDocument>()
@@ -58,19 +73,19 @@ struct ReplicatorAutoPurgeTests {
             #expect(replicator.status.error == nil)
 
             let now = try phone.lists.document(id: "d")
+            let removals = events.values.filter { $0.flags.contains(.accessRemoved) }
             switch setting {
             case .autoPurge:
                 #expect(now == nil)
                 #expect(try phone.lists.revisionTree(documentID: "d") == nil, "purged, not deleted")
-                #expect(events.values.map(\.id) == ["d"])
-                #expect(events.values.first?.flags.contains(.accessRemoved) == true)
+                #expect(removals.map(\.id) == ["d"])
             case .keep:
                 #expect(now?.revisionID == pulled.revisionID, "kept as it was: the stub is not stored")
                 #expect(now?.int(forKey: "v") == 1 && now?.contains(key: "_removed") == false)
-                #expect(events.values.first?.flags.contains(.accessRemoved) == true)
+                #expect(removals.map(\.id) == ["d"])
             case .filterKeeps:
                 #expect(now?.revisionID == pulled.revisionID)
-                #expect(events.values.isEmpty)
+                #expect(removals.isEmpty)
             }
             #expect(try phone.lists.document(id: "k") != nil)
         }

@@ -56,7 +56,8 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     }
 
     func changes(since: String?, limit: Int) async throws -> ReplicationChanges {
-        var query = ["style=all_docs", "limit=\(limit)"] + filterQuery
+        // `revocations=true`: a Couchette gateway (like Sync Gateway 3) names documents the user lost access to.
+        var query = ["style=all_docs", "revocations=true", "limit=\(limit)"] + filterQuery
         if let since { query.append("since=\(RemoteDatabaseClient.escape(since))") }
         let json = try await client.json(.GET, "_changes", query: query)
         var changes: [ReplicationChange] = []
@@ -65,7 +66,9 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
             let revisions = (entry["changes"]?.arrayValue ?? []).compactMap { $0["rev"]?.stringValue }
             guard !revisions.isEmpty else { continue }
             changes.append(
-                ReplicationChange(documentID: id, revisionIDs: revisions, isDeleted: entry["deleted"]?.boolValue ?? false))
+                ReplicationChange(
+                    documentID: id, revisionIDs: revisions, isDeleted: entry["deleted"]?.boolValue ?? false,
+                    isRevoked: entry["revoked"]?.boolValue ?? false))
         }
         return ReplicationChanges(changes: changes, lastSequence: Self.sequenceText(json["last_seq"]))
     }

@@ -18,8 +18,16 @@ struct ReplicatedRevision: Sendable {
     var attachments: [String: Blob]
 
     /// Whether the source sent a stub saying the reader lost access to the document (`_removed: true`, Sync
-    /// Gateway's answer for a revision outside the user's channels): never stored as a revision.
+    /// Gateway's answer for a revision outside the user's channels, or a `revoked` change): never stored as a
+    /// revision.
     var isAccessRemoval: Bool { body["_removed"] == true }
+
+    /// The stand-in for a `revoked` change: an access removal of `revisionID`.
+    static func accessRemoval(of documentID: String, revisionID: String) -> ReplicatedRevision {
+        ReplicatedRevision(
+            documentID: documentID, revisionID: revisionID, history: [revisionID], isDeleted: false,
+            body: ["_removed": true], attachments: [:])
+    }
 
     /// The generation of ``revisionID``.
     var generation: Int { Self.generation(of: revisionID) ?? history.count }
@@ -84,6 +92,8 @@ struct ReplicationChange: Sendable {
     var documentID: String
     var revisionIDs: [String]
     var isDeleted: Bool
+    /// The source says the user lost access to the document (a `revoked` entry): nothing to fetch.
+    var isRevoked = false
 }
 
 /// A batch of a peer's changes and the sequence to resume after it (opaque outside the peer).

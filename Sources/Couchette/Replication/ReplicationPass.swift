@@ -130,12 +130,18 @@ struct ReplicationPass: Sendable {
     }
 
     /// The revisions of `changes` the target lacks, read from the source (those the filter refuses left out).
-    private func missingRevisions(of changes: [ReplicationChange]) async throws -> [ReplicatedRevision] {
-        guard !changes.isEmpty else { return [] }
+    private func missingRevisions(of allChanges: [ReplicationChange]) async throws -> [ReplicatedRevision] {
+        // Revoked documents need no revision: their stand-ins go straight to the target (which purges them).
+        var revoked = allChanges.filter(\.isRevoked).compactMap { change in
+            change.revisionIDs.first.map { ReplicatedRevision.accessRemoval(of: change.documentID, revisionID: $0) }
+        }
+        if let filter { revoked = revoked.filter(filter) }
+        let changes = allChanges.filter { !$0.isRevoked }
+        guard !changes.isEmpty else { return revoked }
         var offered: [String: [String]] = [:]
         for change in changes { offered[change.documentID, default: []] += change.revisionIDs }
         let missing = try await target.revsDiff(offered)
-        guard !missing.isEmpty else { return [] }
+        guard !missing.isEmpty else { return revoked }
         var wanted: [WantedRevision] = []
         for change in changes {
             guard let diff = missing[change.documentID] else { continue }
@@ -146,6 +152,6 @@ struct ReplicationPass: Sendable {
         }
         var revisions = try await source.revisions(wanted)
         if let filter { revisions = revisions.filter(filter) }
-        return revisions
+        return revoked + revisions
     }
 }

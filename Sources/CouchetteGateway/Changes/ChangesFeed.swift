@@ -82,6 +82,8 @@ public struct ChangesFeed: Sendable {
     private var reportedCaughtUp = false
     private var lastActivity: ContinuousClock.Instant
     private var finished = false
+    /// `revoked` entries still to send at the end of the pass (`revocations=true`).
+    private var pendingRevocations: [ChangesRow] = []
 
     // MARK: - Initialiser
 
@@ -185,6 +187,14 @@ public struct ChangesFeed: Sendable {
         }
         // Everything up to the end was committed before the read, so nothing before it is missed.
         position = max(position, end)
+        if !pendingRevocations.isEmpty {
+            // At the end of the pass, at its end sequence: `last_seq` only moves forward, and a client resuming
+            // after it is not told again.
+            let room = limit.map { max(0, $0 - rows.count) } ?? pendingRevocations.count
+            rows += pendingRevocations.prefix(room)
+            pendingRevocations.removeFirst(min(room, pendingRevocations.count))
+            if !pendingRevocations.isEmpty { return rows }
+        }
         needsRead = false
         return rows
     }
@@ -200,6 +210,13 @@ public struct ChangesFeed: Sendable {
             let previous = reader.selection
             reader = reader.reading(as: access.caller)
             reloading = .always
+            if options.revocations, let user = access.caller.user, let readable = access.caller.readableChannels {
+                let revoked = try reader.database.storage.noteServedChannels(readable, of: user.name, at: end)
+                let since = first ? options.since.normalPosition : position
+                let rows = try reader.revocationRows(revoked, since: since, at: end)
+                let pending = Set(pendingRevocations.compactMap { $0.json["id"]?.stringValue })
+                pendingRevocations += rows.filter { !pending.contains($0.json["id"]?.stringValue ?? "") }
+            }
             guard plansBackfill else { return true }
             if first {
                 backfill = ChangesBackfill.starting(since: options.since, selection: reader.selection, access: access)

@@ -33,6 +33,7 @@ extension ChangesOptions {
         includeAllLeaves = parameters["style"] == "all_docs"
         includeDocs = try Self.boolean(parameters, "include_docs")
         activeOnly = try Self.boolean(parameters, "active_only")
+        revocations = try Self.boolean(parameters, "revocations")
         filter = try Self.filter(parameters, feed: feed)
         heartbeat = try Self.integer(parameters, "heartbeat").flatMap { milliseconds in
             guard milliseconds > 0 else { return nil }

@@ -45,6 +45,10 @@ public struct ChangesOptions: Sendable, Hashable {
     /// `accept_encoding=gzip` (WebSocket feeds only): compress messages into one gzip stream.
     public var gzip: Bool
 
+    /// `revocations=true` (Sync Gateway 3): a user's feed also says which documents the user lost access to by
+    /// losing a channel (``ChangesRow/revoked(_:revision:sequence:)``), so the client can purge them.
+    public var revocations = false
+
     // MARK: - Initialiser
 
     /// Creates options; the defaults are those of a request without parameters.

@@ -169,6 +169,29 @@ public struct ChangesReader: Sendable {
     }
 
     /// Whether `active_only` keeps an entry: it drops deletions and removals.
+    /// The `revoked` entries (``ChangesRow/revoked(_:revision:sequence:)``, at `sequence`) of documents the caller
+    /// lost access to by losing a channel after `since`: the live documents of those channels whose latest change
+    /// the channel was still served through (so no document made or changed later is named), that the caller cannot
+    /// read now through any channel.
+    func revocationRows(_ revoked: [String: RevokedChannel], since: UInt64, at sequence: UInt64) throws(GatewayError)
+        -> [ChangesRow]
+    {
+        guard let readable = caller.readableChannels else { return [] }
+        var found: [String: RevisionID] = [:]
+        for (channel, revocation) in revoked where revocation.revokedAt > since && !readable.contains(channel) {
+            for entry in try database.storage.changes(inChannels: [channel], since: 0, limit: nil)
+            where entry.removedFrom.isEmpty && !entry.isDeleted && entry.sequence <= revocation.servedThrough {
+                guard found[entry.documentID] == nil, let document = try database.storage.document(id: entry.documentID),
+                    document.currentChannels.isDisjoint(with: readable)
+                else { continue }
+                found[entry.documentID] = entry.revisionID
+            }
+        }
+        return found.sorted { $0.key < $1.key }.map { id, revision in
+            ChangesRow.revoked(id, revision: revision.description, sequence: sequence)
+        }
+    }
+
     func accepts(_ entry: ChangeEntry) -> Bool {
         !(options.activeOnly && (entry.isDeleted || !entry.removedFrom.isEmpty))
     }

@@ -41,3 +41,18 @@ extension ChangesRow {
             json: ["seq": .int(Int64(clamping: sequence)), "id": .string("_user/\(name)"), "changes": []])
     }
 }
+
+// MARK: - Revocations
+
+extension ChangesRow {
+    /// The entry `{"seq":R,"id":"…","revoked":true,"changes":[{"rev":"…"}]}` a `revocations=true` feed sends for a
+    /// document the user lost access to by losing a channel at sequence R (Sync Gateway 3's form).
+    public static func revoked(_ documentID: String, revision: String, sequence: UInt64) -> ChangesRow {
+        ChangesRow(
+            sequence: ChangeSequence(sequence),
+            json: [
+                "seq": .int(Int64(clamping: sequence)), "id": .string(documentID), "revoked": true,
+                "changes": [["rev": .string(revision)]],
+            ])
+    }
+}

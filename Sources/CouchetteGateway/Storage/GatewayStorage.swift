@@ -89,6 +89,26 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// the change that first granted it.
     func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64]
 
+    /// Records that `user`'s revocation-aware feed serves `channels` now (at `sequence`): each is served through
+    /// `sequence`; channels served before and missing now are marked revoked at `sequence`; a channel served again is
+    /// no longer revoked. Returns every revoked channel with the sequence of its revocation and the last sequence
+    /// through which it was served (the newest changes the user could have read in it).
+    func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64) throws(GatewayError)
+        -> [String: RevokedChannel]
+
     /// Closes the storage; later calls throw 503.
     func close()
+}
+
+/// A channel a user's feeds served and the user then lost.
+public struct RevokedChannel: Sendable, Hashable {
+    /// When the loss was noticed.
+    public var revokedAt: UInt64
+    /// The last sequence through which the channel was served.
+    public var servedThrough: UInt64
+
+    public init(revokedAt: UInt64, servedThrough: UInt64) {
+        self.revokedAt = revokedAt
+        self.servedThrough = servedThrough
+    }
 }

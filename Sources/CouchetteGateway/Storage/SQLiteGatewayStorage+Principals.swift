@@ -65,13 +65,52 @@ extension SQLiteGatewayStorage: PrincipalStore {
         }
     }
 
+    public func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
+        throws(GatewayError) -> [String: RevokedChannel]
+    {
+        try withConnection { connection in
+            try connection.transaction { connection in
+                var revoked: [String: RevokedChannel] = [:]
+                var newlyLost: [String] = []
+                try connection.forEachRow(
+                    "SELECT channel, served_through, revoked FROM served_channels WHERE user = ?", user
+                ) { row in
+                    let channel = row.string(at: 0)
+                    guard !channels.contains(channel) else { return }
+                    let servedThrough = UInt64(row.int64(at: 1))
+                    if row.isNull(at: 2) {
+                        newlyLost.append(channel)
+                        revoked[channel] = RevokedChannel(revokedAt: sequence, servedThrough: servedThrough)
+                    } else {
+                        revoked[channel] = RevokedChannel(revokedAt: UInt64(row.int64(at: 2)), servedThrough: servedThrough)
+                    }
+                }
+                for channel in newlyLost {
+                    try connection.execute(
+                        "UPDATE served_channels SET revoked = ? WHERE user = ? AND channel = ?", Int64(sequence), user,
+                        channel)
+                }
+                for channel in channels {
+                    try connection.execute(
+                        """
+                        INSERT INTO served_channels (user, channel, served_through, revoked) VALUES (?, ?, ?, NULL)
+                        ON CONFLICT (user, channel) DO UPDATE SET served_through = excluded.served_through, revoked = NULL
+                        """, user, channel, Int64(sequence))
+                }
+                return revoked
+            }
+        }
+    }
+
     public func putUser(_ user: User) throws(GatewayError) {
         try store(user, named: user.name, in: "users")
     }
 
     @discardableResult
     public func deleteUser(named name: String) throws(GatewayError) -> Bool {
-        try delete(from: "users", key: "name", value: name)
+        // A user made later under the name starts with no served channels (nothing to revoke).
+        _ = try delete(from: "served_channels", key: "user", value: name)
+        return try delete(from: "users", key: "name", value: name)
     }
 
     public func userNames() throws(GatewayError) -> [String] { try names(in: "users") }

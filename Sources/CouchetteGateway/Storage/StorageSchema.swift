@@ -9,9 +9,22 @@ import CouchetteSQLite
 /// - Version 2: a `grants` table keyed by document.
 /// - Version 3: `channel_changes` and `grants` keyed by channel or principal then sequence (``ChannelIndex``,
 ///   ``GrantIndex``); documents' metadata records the sequences of their grants and of channels they left.
+/// - Version 4: `served_channels`, the channels each user's revocation-aware feeds have served and when each was
+///   revoked (``GatewayStorage/noteServedChannels(_:of:at:)``).
 enum StorageSchema {
     /// The version this code writes.
-    static let version: Int32 = 3
+    static let version: Int32 = 4
+
+    /// The table of version 4.
+    static let servedChannels = """
+        CREATE TABLE served_channels (
+            user TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            served_through INTEGER NOT NULL,
+            revoked INTEGER,
+            PRIMARY KEY (user, channel)
+        ) WITHOUT ROWID;
+        """
 
     /// Creates the tables in an empty database, or brings an older database to ``version``.
     ///
@@ -24,7 +37,8 @@ enum StorageSchema {
             if found == 0 {
                 try create(connection)
             } else {
-                try migrateToVersion3(from: found, connection)
+                if found < 3 { try migrateToVersion3(from: found, connection) }
+                try connection.execute(servedChannels)
             }
             try connection.setUserVersion(version)
         }
@@ -51,6 +65,7 @@ enum StorageSchema {
             """)
         try connection.execute(ChannelIndex.createTable)
         try connection.execute(GrantIndex.createTable)
+        try connection.execute(servedChannels)
     }
 
     /// Versions 1 and 2 to 3: the sequences of channels left (from `channel_membership`) and of grants (from
