@@ -51,10 +51,11 @@ struct ReplicatorBlobTests {
                 try Self.saveAlbum(in: phone)
                 try await ReplicatorAttachmentTests.replicate(phone, port: proxy.port, .push)
 
-                // The large blob went as a MIME part, not as base64 in JSON.
+                // The large blob went as a MIME part, not as base64 in JSON, streamed from the blob store (chunked).
                 let puts = proxy.exchanges.filter { $0.method == "PUT" && $0.path == "/todo/album" }
                 #expect(puts.count == 1)
                 #expect(puts.first?.contentType?.hasPrefix("multipart/related") == true)
+                #expect(puts.first?.headers["transfer-encoding"] == "chunked")
                 #expect((puts.first?.requestBytes ?? 0) < Self.photo.count + 20_000)
 
                 // On the gateway: the body keeps the blob dictionaries; `_attachments` has the blob_ entries.

@@ -39,6 +39,8 @@ struct RemoteDatabaseClient: Sendable {
     enum Body {
         case json(JSONValue)
         case multipart(MultipartBody)
+        /// Bytes produced as the request goes out (sent chunked), with their `Content-Type`.
+        case stream(contentType: String, AsyncThrowingStream<ByteBuffer, any Error>)
     }
 
     init(url: URL, headers: [String: String], trust: ServerTrust = .system) {
@@ -83,6 +85,9 @@ struct RemoteDatabaseClient: Sendable {
         case .multipart(let multipart)?:
             request.headers.add(name: "Content-Type", value: multipart.contentType)
             request.body = .bytes(ByteBuffer(bytes: multipart.serialized()))
+        case .stream(let contentType, let bytes)?:
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .stream(bytes, length: .unknown)
         case nil:
             break
         }

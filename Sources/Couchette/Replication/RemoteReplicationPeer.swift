@@ -301,9 +301,10 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
         }
         for index in revisions.indices where revisions[index].hasLargeAttachment {
             do {
+                let streamed = revisions[index].streamedMultipartRelated
                 _ = try await client.send(
                     .PUT, RemoteDatabaseClient.escape(revisions[index].documentID), query: ["new_edits=false"],
-                    body: .multipart(revisions[index].multipartRelated))
+                    body: .stream(contentType: streamed.contentType, streamed.bytes))
             } catch let error as CouchetteError where [400, 403, 409, 412, 413, 415].contains(error.status) {
                 results[index].error = error
             }

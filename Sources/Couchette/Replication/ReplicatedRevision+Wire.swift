@@ -1,5 +1,7 @@
 import CouchetteCore
 import Foundation
+import HTTPTypes
+import NIOCore
 
 // MARK: - Revisions on the wire
 
@@ -97,23 +99,66 @@ extension ReplicatedRevision {
         return .object(body)
     }
 
-    /// The revision as `multipart/related` for `PUT /{db}/{doc}?new_edits=false`: the JSON with the attachments to
-    /// send marked `follows`, then their bodies in name order, each with its file name.
-    var multipartRelated: MultipartBody {
+    /// The revision as a `multipart/related` body streamed as the request goes out (replication-protocol.md §8.2):
+    /// the JSON (`_attachments` to send marked `follows`), then each attachment as a binary part named after it,
+    /// read from its blob in 64 KiB chunks, so a large blob is never whole in memory.
+    ///
+    /// - Returns: The `Content-Type` and the bytes.
+    var streamedMultipartRelated: (contentType: String, bytes: AsyncThrowingStream<ByteBuffer, any Error>) {
         var body = headerMembers
-        var parts: [MIMEPart] = []
+        var files: [(name: String, blob: Blob)] = []
         if var entries = body["_attachments"]?.objectValue {
             for (name, blob) in attachments.sorted(by: { $0.key < $1.key }) {
-                guard var metadata = entries[name]?.objectValue, let content = blob.content else { continue }
+                guard var metadata = entries[name]?.objectValue else { continue }
                 metadata["stub"] = nil
                 metadata["follows"] = true
                 entries[name] = .object(metadata)
-                let contentType = blob.contentType ?? "application/octet-stream"
-                parts.append(MIMEPart(body: Array(content), contentType: contentType, filename: name))
+                files.append((name, blob))
             }
             body["_attachments"] = .object(entries)
         }
-        return MultipartBody(subtype: "related", parts: [.json(.object(body))] + parts)
+        let framing = MultipartBody(subtype: "related", parts: [])
+        let boundary = framing.boundary
+        let json = JSONValue.object(body).serialized()
+        let sending = files
+        let bytes = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+            let producer = Task.detached {
+                do {
+                    continuation.yield(ByteBuffer(bytes: Self.partHead(boundary, MIMEPart.json(.object([:])).headers)))
+                    continuation.yield(ByteBuffer(bytes: json))
+                    for (name, blob) in sending {
+                        let head = MIMEPart(body: [], contentType: blob.contentType ?? "application/octet-stream", filename: name)
+                        continuation.yield(ByteBuffer(bytes: Array("\r\n".utf8) + Self.partHead(boundary, head.headers)))
+                        guard let stream = blob.contentStream else {
+                            throw CouchetteError(.notFound, message: "The content of attachment \"\(name)\" is missing")
+                        }
+                        stream.open()
+                        defer { stream.close() }
+                        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+                        while true {
+                            try Task.checkCancellation()
+                            let count = stream.read(&chunk, maxLength: chunk.count)
+                            if count < 0 { throw stream.streamError ?? CouchetteError(.io, message: "Reading \"\(name)\" failed") }
+                            if count == 0 { break }
+                            continuation.yield(ByteBuffer(bytes: chunk[..<count]))
+                        }
+                    }
+                    continuation.yield(ByteBuffer(string: "\r\n--\(boundary)--\r\n"))
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in producer.cancel() }
+        }
+        return (framing.contentType, bytes)
+    }
+
+    /// `--boundary`, a part's headers and the blank line before its body.
+    private static func partHead(_ boundary: String, _ headers: HTTPFields) -> [UInt8] {
+        var text = "--\(boundary)\r\n"
+        for field in headers { text += "\(field.name.rawName): \(field.value)\r\n" }
+        return Array((text + "\r\n").utf8)
     }
 
     /// The body with `_id`, `_rev`, `_revisions` and `_deleted`.
