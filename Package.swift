@@ -82,6 +82,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -172,4 +172,31 @@ struct ReplicatorBlobTests {
             }
         }
     }
+
+    @Test("A 3 MB blob goes up streamed from the store and comes down through a temporary file, byte for byte")
+    func aLargeBlobStreamsBothWays() async throws {
+        var state: UInt64 = 42
+        let large = Data((0..<3_000_000).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        })
+        try await GatewayFixture.withRunningGateway { client, ports in
+            try await RecordingHTTPProxy.run(targetPort: ports.publicPort) { proxy in
+                let phone = try LiteDatabase("phone")
+                try phone.lists.save(
+                    document: MutableDocument(id: "video").setBlob(Blob(contentType: "video/mp4", data: large), forKey: "clip"))
+                try await ReplicatorAttachmentTests.replicate(phone, port: proxy.port, .push)
+                let put = proxy.exchanges.first { $0.method == "PUT" && $0.path == "/todo/video" }
+                #expect(put?.headers["transfer-encoding"] == "chunked")
+                #expect(try await client.send(port: ports.adminPort, path: "/todo/video/blob_%2Fclip").body == large)
+
+                let tablet = try LiteDatabase("tablet")
+                try await ReplicatorAttachmentTests.replicate(tablet, port: proxy.port, .pull)
+                let pulled = try #require(try tablet.lists.document(id: "video")?.blob(forKey: "clip"))
+                #expect(pulled.length == UInt64(large.count))
+                #expect(pulled.content == large)
+                try tablet.database.performMaintenance(type: .integrityCheck)
+            }
+        }
+    }
 }

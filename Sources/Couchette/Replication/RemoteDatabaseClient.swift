@@ -73,6 +73,20 @@ struct RemoteDatabaseClient: Sendable {
         _ method: HTTPMethod, _ path: String, query: [String] = [], body: Body? = nil, accept: String = "application/json",
         timeout: Duration = .seconds(60)
     ) async throws -> Reply {
+        let (response, bytes) = try await exchange(method, path, query: query, body: body, accept: accept, timeout: timeout) {
+            try await $0.body.collect(upTo: 256 << 20)
+        }
+        return Reply(
+            status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
+            bytes: Array(buffer: bytes))
+    }
+
+    /// Sends a request and hands a 2xx answer to `read` as it arrives (its body not read yet); other answers throw
+    /// as ``send(_:_:query:body:accept:timeout:)`` does.
+    func exchange<Result>(
+        _ method: HTTPMethod, _ path: String, query: [String] = [], body: Body? = nil, accept: String = "application/json",
+        timeout: Duration = .seconds(60), read: (HTTPClientResponse) async throws -> Result
+    ) async throws -> (HTTPClientResponse, Result) {
         var request = HTTPClientRequest(
             url: url.absoluteString + "/" + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
         request.method = method
@@ -91,11 +105,14 @@ struct RemoteDatabaseClient: Sendable {
         case nil:
             break
         }
-        let response: HTTPClientResponse
-        var bytes: ByteBuffer
         do {
-            response = try await httpClient().execute(request, timeout: .init(timeout))
-            bytes = try await response.body.collect(upTo: 256 << 20)
+            let response = try await httpClient().execute(request, timeout: .init(timeout))
+            guard (200..<300).contains(response.status.code) else {
+                let bytes = try await response.body.collect(upTo: 1 << 20)
+                let reason = (try? JSONValue(parsing: Array(buffer: bytes)))?["reason"]?.stringValue
+                throw Self.error(status: Int(response.status.code), reason: reason ?? response.status.reasonPhrase)
+            }
+            return (response, try await read(response))
         } catch let error as CouchetteError {
             throw error
         } catch let error as NIOSSLError where Self.isUntrustedCertificate(error) {
@@ -104,13 +121,6 @@ struct RemoteDatabaseClient: Sendable {
             try Task.checkCancellation()
             throw CouchetteError(.network, message: "\(method) \(displayURL)/\(path): \(error)")
         }
-        let reply = Reply(
-            status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
-            bytes: bytes.readBytes(length: bytes.readableBytes) ?? [])
-        guard (200..<300).contains(reply.status) else {
-            throw Self.error(status: reply.status, reason: reply.json["reason"]?.stringValue ?? response.status.reasonPhrase)
-        }
-        return reply
     }
 
     /// Whether a TLS failure is the peer's certificate being refused (not retried), rather than a connection that

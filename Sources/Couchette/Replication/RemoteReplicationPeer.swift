@@ -146,19 +146,25 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     {
         var query = ["rev=\(RemoteDatabaseClient.escape(revision.revisionID))", "revs=true", "attachments=true"]
         if !ancestors.isEmpty { query.append("atts_since=\(Self.jsonList(ancestors))") }
-        let reply: RemoteDatabaseClient.Reply
         do {
-            reply = try await client.send(
+            // A multipart answer is read as it arrives, its attachments into temporary files.
+            return try await client.exchange(
                 .GET, RemoteDatabaseClient.escape(revision.documentID), query: query,
-                accept: "multipart/related, application/json")
+                accept: "multipart/related, application/json"
+            ) { response -> ReplicatedRevision? in
+                if let contentType = response.headers.first(name: "Content-Type"),
+                    HeaderValue(parsing: contentType).isMultipart
+                {
+                    return try await StreamedRelatedReader.revision(
+                        from: response.body, contentType: contentType, files: try TemporaryFiles())
+                }
+                let bytes = try await response.body.collect(upTo: 256 << 20)
+                guard case .object(let members) = try JSONValue(parsing: Array(buffer: bytes)) else { return nil }
+                return try ReplicatedRevision(wireBody: members)
+            }.1
         } catch let error as CouchetteError where error.status == 404 {
             return nil
         }
-        if let contentType = reply.contentType, HeaderValue(parsing: contentType).isMultipart {
-            return try ReplicatedRevision(related: MultipartBody(parsing: reply.bytes, contentType: contentType))
-        }
-        guard case .object(let members) = try JSONValue(parsing: reply.bytes) else { return nil }
-        return try ReplicatedRevision(wireBody: members)
     }
 
     /// `body` applied to each item, at most ``documentRequestConcurrency`` at a time; the results in order.

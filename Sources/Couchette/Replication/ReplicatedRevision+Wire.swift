@@ -13,11 +13,12 @@ extension ReplicatedRevision {
     static let inlineAttachmentLimit = 16 * 1024
 
     /// Reads a revision sent by a peer: `_id`, `_rev`, `_revisions`, `_deleted`, and `_attachments` whose entries
-    /// carry `data`, follow in `followingBodies` (by name), or are stubs of content the receiver holds.
+    /// carry `data`, follow in `following` (their parts, by name, in memory or in files), or are stubs of content the
+    /// receiver holds.
     ///
     /// - Returns: nil when the body lacks `_id` or `_rev` (e.g. a `{"missing": …}` entry).
     /// - Throws: `.badInput` for attachment data that is not base64 or a `follows` attachment without its part.
-    init?(wireBody body: [String: JSONValue], followingBodies: [String: [UInt8]] = [:]) throws {
+    init?(wireBody body: [String: JSONValue], following: [String: Blob] = [:]) throws {
         guard let id = body["_id"]?.stringValue, let rev = body["_rev"]?.stringValue else { return nil }
         var history = [rev]
         if let revisions = body["_revisions"], let start = revisions["start"]?.intValue {
@@ -30,29 +31,33 @@ extension ReplicatedRevision {
         if var attachments = body["_attachments"]?.objectValue {
             for (name, entry) in attachments {
                 guard var metadata = entry.objectValue else { continue }
-                let content: Data
+                let contentType = metadata["content_type"]?.stringValue ?? "application/octet-stream"
+                let blob: Blob
                 if let data = metadata["data"]?.stringValue {
                     guard let bytes = Data(base64Encoded: data) else {
                         throw CouchetteError(.badInput, message: "Attachment \"\(name)\" of \"\(id)\" is not base64")
                     }
-                    content = bytes
+                    blob = Blob(contentType: contentType, data: bytes)
                 } else if metadata["follows"]?.boolValue == true {
-                    guard let bytes = followingBodies[name] else {
+                    guard let part = following[name] else {
                         throw CouchetteError(.badInput, message: "Attachment \"\(name)\" of \"\(id)\" did not follow")
                     }
-                    content = Data(bytes)
+                    blob = part
                 } else {
                     continue
                 }
-                let contentType = metadata["content_type"]?.stringValue ?? "application/octet-stream"
-                blobs[name] = Blob(contentType: contentType, data: content)
+                blobs[name] = blob
                 metadata["data"] = nil
                 metadata["follows"] = nil
                 metadata["stub"] = true
-                if metadata["digest"] == nil {
-                    metadata["digest"] = .string(AttachmentDigest.sha1(of: Array(content)).description)
+                if metadata["digest"] == nil || metadata["length"] == nil {
+                    // Rare (peers send both): read the content to tell them.
+                    let content = blob.content ?? Data()
+                    if metadata["digest"] == nil {
+                        metadata["digest"] = .string(AttachmentDigest.sha1(of: Array(content)).description)
+                    }
+                    if metadata["length"] == nil { metadata["length"] = .int(Int64(content.count)) }
                 }
-                if metadata["length"] == nil { metadata["length"] = .int(Int64(content.count)) }
                 attachments[name] = .object(metadata)
             }
             stored["_attachments"] = .object(attachments)
@@ -69,13 +74,13 @@ extension ReplicatedRevision {
         guard case .object(let members) = try JSONValue(parsing: first.body) else { return nil }
         var following = (members["_attachments"]?.objectValue ?? [:])
             .filter { $0.value["follows"]?.boolValue == true }.keys.sorted()
-        var bodies: [String: [UInt8]] = [:]
+        var bodies: [String: Blob] = [:]
         for part in multipart.parts.dropFirst() {
             guard let name = part.filename.flatMap({ following.contains($0) ? $0 : nil }) ?? following.first else { break }
-            bodies[name] = part.body
+            bodies[name] = Blob(contentType: part.contentType?.mediaType ?? "application/octet-stream", data: Data(part.body))
             following.removeAll { $0 == name }
         }
-        try self.init(wireBody: members, followingBodies: bodies)
+        try self.init(wireBody: members, following: bodies)
     }
 
     /// Whether an attachment to send is too large to travel inline.

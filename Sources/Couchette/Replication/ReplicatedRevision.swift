@@ -16,6 +16,8 @@ struct ReplicatedRevision: Sendable {
     var body: [String: JSONValue]
     /// The content of the attachments the receiver lacks, by name; the other stubs name content it holds.
     var attachments: [String: Blob]
+    /// Where pulled content waits (in files) until stored; removed once the revision is gone.
+    var temporaryFiles: TemporaryFiles? = nil
 
     /// Whether the source sent a stub saying the reader lost access to the document (`_removed: true`, Sync
     /// Gateway's answer for a revision outside the user's channels, or a `revoked` change): never stored as a
