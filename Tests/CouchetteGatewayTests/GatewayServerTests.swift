@@ -238,11 +238,15 @@ struct GatewayServerTests {
         }
     }
 
-    @Test("TLS settings are refused with the field named")
-    func tlsRefused() throws {
+    @Test("TLS settings that cannot work are refused with the field named")
+    func tlsSettingsChecked() throws {
         var config = GatewayFixture.config()
         config.sslCert = "/tmp/cert.pem"
-        let error = try #require(throws: GatewayError.self) { try GatewayServer(config: config) }
-        #expect(error.field == "SSLCert")
+        #expect(try #require(throws: GatewayError.self) { try GatewayServer(config: config) }.field == "SSLKey")
+        config.sslKey = "/nonexistent/key.pem"
+        config.sslCert = "/nonexistent/cert.pem"
+        #expect(try #require(throws: GatewayError.self) { try GatewayServer(config: config) }.field == "SSLCert")
+        config.sslCert = nil
+        #expect(try #require(throws: GatewayError.self) { try GatewayServer(config: config) }.field == "SSLCert")
     }
 }

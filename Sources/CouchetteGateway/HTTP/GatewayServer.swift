@@ -1,4 +1,6 @@
 import Hummingbird
+import HummingbirdTLS
+import NIOSSL
 import Logging
 import ServiceLifecycle
 
@@ -33,6 +35,8 @@ public final class GatewayServer: Service, Sendable {
 
     private let logger: Logger
     private let lifecycle = ServerLifecycle()
+    /// The public listener's TLS settings (`SSLCert`, `SSLKey`); nil serves plain HTTP.
+    private let publicTLS: TLSConfiguration?
 
     // MARK: - Initialiser
 
@@ -42,18 +46,13 @@ public final class GatewayServer: Service, Sendable {
     ///   - config: The configuration; its `interface` and `adminInterface` are the listen addresses.
     ///   - registry: The databases to serve; by default those of `config`.
     ///   - logger: The logger for startup messages and request lines.
-    /// - Throws: ``GatewayError`` naming `SSLCert`/`SSLKey` when TLS is requested (not supported yet).
+    /// - Throws: ``GatewayError`` naming `SSLCert` or `SSLKey` when only one is set or its PEM file cannot be read.
     public init(
         config: GatewayConfig,
         registry: DatabaseRegistry? = nil,
         logger: Logger = Logger(label: "couchette.gateway")
     ) throws(GatewayError) {
-        if config.sslCert != nil || config.sslKey != nil {
-            throw .invalidConfig(
-                field: config.sslCert != nil ? "SSLCert" : "SSLKey",
-                problem: "HTTPS is not supported yet; remove SSLCert/SSLKey or terminate TLS in a reverse proxy"
-            )
-        }
+        publicTLS = try GatewayTLS.configuration(certificatePath: config.sslCert, keyPath: config.sslKey)
         self.config = config
         if let registry {
             self.registry = registry
@@ -113,7 +112,7 @@ public final class GatewayServer: Service, Sendable {
         let group = ServiceGroup(
             // Shut down in reverse order: the feeds end first, so the listeners' graceful shutdown can finish.
             services: [
-                makeApplication(for: .public), makeApplication(for: .admin),
+                try makeApplication(for: .public), try makeApplication(for: .admin),
                 ChangesFeedShutdownService(registry: registry),
             ],
             gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [],
@@ -148,7 +147,7 @@ public final class GatewayServer: Service, Sendable {
     // MARK: - Applications
 
     /// The Hummingbird application of one listener: its routes table behind request logging and error mapping.
-    private func makeApplication(for listener: GatewayListener) -> some ApplicationProtocol {
+    private func makeApplication(for listener: GatewayListener) throws -> some ApplicationProtocol {
         let renderer = JSONRenderer(pretty: config.pretty)
         let log = GatewayLog(logger: logger, settings: registry.logSettings)
         let environment = RouteEnvironment(
@@ -173,9 +172,11 @@ public final class GatewayServer: Service, Sendable {
         var applicationLogger = logger
         applicationLogger.logLevel = max(logger.logLevel, .warning)
         let lifecycle = lifecycle
+        var server = ChangesRoutes.server(environment)
+        if listener == .public, let publicTLS { server = try .tls(server, tlsConfiguration: publicTLS) }  // HTTPS and WSS
         return Application(
             router: router,
-            server: ChangesRoutes.server(environment),
+            server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port),
                 serverName: GatewayVersion.serverHeader

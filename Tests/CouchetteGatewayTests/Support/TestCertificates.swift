@@ -12,6 +12,15 @@ enum TestCertificates {
         let certificate: Certificate
         let key: P256.Signing.PrivateKey
 
+        /// Writes the certificate and its key as PEM files in `folder` (what `SSLCert` and `SSLKey` name).
+        func writePEM(in folder: URL) throws -> (certificate: String, key: String) {
+            let certificatePath = folder.appendingPathComponent("cert.pem").path
+            let keyPath = folder.appendingPathComponent("key.pem").path
+            try certificate.serializeAsPEM().pemString.write(toFile: certificatePath, atomically: true, encoding: .utf8)
+            try key.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
+            return (certificatePath, keyPath)
+        }
+
         /// The certificate as DER bytes (what `pinnedServerCertificate` takes).
         var der: Data { Data(try! certificate.serializeAsPEM().derBytes) }
 
