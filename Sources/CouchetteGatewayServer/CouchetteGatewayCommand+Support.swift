@@ -7,6 +7,10 @@ extension CouchetteGatewayCommand {
     /// The configuration file (or the defaults) with the command-line overrides applied.
     func loadConfig() throws(GatewayError) -> GatewayConfig {
         var gatewayConfig = GatewayConfig()
+        if config == nil {
+            let location = try StorageLocation(parsing: url, field: "--url")
+            gatewayConfig.databases = [dbname: DatabaseConfig(name: dbname, server: location)]
+        }
         if let path = config {
             do {
                 gatewayConfig = try GatewayConfig.load(contentsOf: path)
@@ -21,8 +25,12 @@ extension CouchetteGatewayCommand {
             gatewayConfig.interface = try InterfaceAddress(parsing: interface, field: "--interface")
         }
         if let adminInterface {
-            gatewayConfig.adminInterface = try InterfaceAddress(parsing: adminInterface, field: "--admin-interface")
+            gatewayConfig.adminInterface = try InterfaceAddress(parsing: adminInterface, field: "--adminInterface")
         }
+        if let log {
+            gatewayConfig.log += log.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        if pretty { gatewayConfig.pretty = true }
         return gatewayConfig
     }
 

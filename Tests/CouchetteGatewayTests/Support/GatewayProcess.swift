@@ -13,8 +13,14 @@ final class GatewayProcess {
 
     /// Starts the gateway with a configuration file and waits (reading its log, not sleeping, at most `limit`)
     /// until both listeners are bound.
-    init(configPath: String, within limit: Duration = .seconds(60)) throws {
-        child = try ChildProcess(try ChildProcess.builtProduct("couchette-gateway"), [configPath])
+    convenience init(configPath: String, within limit: Duration = .seconds(60)) throws {
+        try self.init(arguments: [configPath], within: limit)
+    }
+
+    /// Starts the gateway with command-line `arguments` (a configuration file, flags) and waits until both listeners
+    /// are bound.
+    init(arguments: [String], within limit: Duration = .seconds(60)) throws {
+        child = try ChildProcess(try ChildProcess.builtProduct("couchette-gateway"), arguments)
         do {
             let log = try child.waitForOutput(within: limit) { log in
                 Self.port(after: "Public interface listening on", in: log) != nil
