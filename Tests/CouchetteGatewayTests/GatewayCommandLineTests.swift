@@ -54,4 +54,17 @@ struct GatewayCommandLineTests {
             #expect(child.output.contains(flag), "\(flag) in \(child.output)")
         }
     }
+
+    @Test("A port in use is one clear line and exit 1")
+    func portInUse() async throws {
+        let first = try GatewayProcess(arguments: ["--interface", "127.0.0.1:0", "--adminInterface", "127.0.0.1:0"])
+        defer { first.terminate() }
+        let second = try ChildProcess(
+            try ChildProcess.builtProduct("couchette-gateway"),
+            ["--interface", "127.0.0.1:\(first.publicPort)", "--adminInterface", "127.0.0.1:0"])
+        #expect(try second.waitForExit(within: .seconds(30)) == 1)
+        let errors = second.output.split(separator: "\n").filter { $0.hasPrefix("couchette-gateway: error:") }
+        #expect(errors.count == 1, "\(second.output)")
+        #expect(errors.first?.contains("port \(first.publicPort) is already in use; set \"interface\"") == true)
+    }
 }

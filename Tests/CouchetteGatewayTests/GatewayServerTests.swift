@@ -233,7 +233,9 @@ struct GatewayServerTests {
             config.interface = InterfaceAddress(host: "127.0.0.1", port: ports.publicPort)
             let second = try GatewayServer(config: config, logger: GatewayFixture.logger)
             let waiter = Task { try await second.waitUntilReady() }
-            await #expect(throws: (any Error).self) { try await second.run() }
+            let failure = await #expect(throws: GatewayError.self) { try await second.run() }
+            #expect(failure?.field == "interface")
+            #expect(failure?.reason.contains("port \(ports.publicPort) is already in use") == true, "\(String(describing: failure))")
             await #expect(throws: GatewayError.self) { _ = try await waiter.value }
         }
     }

@@ -1,5 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Hummingbird
 import HummingbirdTLS
+import NIOCore
 import NIOSSL
 import Logging
 import ServiceLifecycle
@@ -135,13 +139,26 @@ public final class GatewayServer: Service, Sendable {
             do {
                 try await group.run()
             } catch {
-                await lifecycle.finish(error: error)
-                throw error
+                let failure = await addressInUse(error) ?? error
+                await lifecycle.finish(error: failure)
+                throw failure
             }
             await lifecycle.finish(error: nil)
             tasks.cancelAll()
         }
         logger.info("\(GatewayVersion.productName) stopped")
+    }
+
+    /// A bind failure as one clear line naming the port and the setting to change; nil for other errors.
+    private func addressInUse(_ error: any Error) async -> GatewayError? {
+        guard let io = error as? IOError, io.errnoCode == EADDRINUSE else { return nil }
+        let unbound = await lifecycle.unboundListeners
+        let (field, address) =
+            unbound.contains(.public) || unbound.isEmpty
+            ? ("interface", config.interface) : ("adminInterface", config.adminInterface)
+        return .invalidConfig(
+            field: field,
+            problem: "port \(address.port) is already in use; set \"\(field)\" (or --\(field)) to a free address")
     }
 
     // MARK: - Applications

@@ -41,6 +41,14 @@ actor ServerLifecycle {
     /// Records that a listener is accepting connections on `port`; once both are, the server is ready.
     ///
     /// Hummingbird awaits this before accepting connections, so it only resumes waiters and never runs their code.
+    /// The listeners not bound yet.
+    var unboundListeners: Set<GatewayListener> {
+        var unbound: Set<GatewayListener> = []
+        if publicPort == nil { unbound.insert(.public) }
+        if adminPort == nil { unbound.insert(.admin) }
+        return unbound
+    }
+
     func bound(_ listener: GatewayListener, port: Int) {
         switch listener {
         case .public: publicPort = port
