@@ -108,6 +108,36 @@ struct BadInputTests {
         }
     }
 
+    @Test("Non-string _rev and _id, bad attachment names and non-sequence since values are 400s; nothing changes")
+    func validationAsSyncGatewayDoes() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.adminPort
+            let numericRev = try await client.send("PUT", port: port, path: "/db/a", json: ["_rev": 1, "v": 1])
+            #expect(numericRev.status == 400)
+            for name in ["", "a\u{0}b", "line\nbreak"] {
+                let reply = try await client.send(
+                    "PUT", port: port, path: "/db/b",
+                    json: ["_attachments": .object([name: ["content_type": "text/plain", "data": "aGk="]])])
+                #expect(reply.status == 400, "attachment name \(name.debugDescription)")
+            }
+            let bulk = try await client.send(
+                "POST", port: port, path: "/db/_bulk_docs", json: ["docs": [["_id": 5, "v": 1], ["v": 2], ["_id": "c"]]])
+            #expect(bulk.status == 201)
+            let results = try #require(try bulk.jsonValue().arrayValue)
+            #expect(results.count == 3 && results.allSatisfy { $0["id"]?.stringValue != nil }, "\(bulk.text)")
+            #expect(results[1]["rev"] != nil && results[2]["rev"] != nil)
+            #expect(results.first?["id"] == "5" && results.first?["status"] == 400)
+            // (`L:T:S` such as `1:2:3` is Sync Gateway's low-sequence form, and is accepted.)
+            for since in ["abc", "-4", "1:x", "1:2:3:4"] {
+                let reply = try await client.send(port: port, path: "/db/_changes?since=\(since)")
+                #expect(reply.status == 400, "since=\(since)")
+            }
+            // Nothing was stored by the refused writes: only the two good documents of the bulk request.
+            let all = try await client.send(port: port, path: "/db/_all_docs")
+            #expect(try all.jsonValue()["total_rows"] == 2, "\(all.text)")
+        }
+    }
+
     @Test("Malformed revision IDs and _revisions are 400s")
     func malformedRevisions() async throws {
         try await GatewayFixture.withRunningGateway(Self.config) { client, ports in

@@ -41,7 +41,7 @@ struct BulkEndpointsTests {
             #expect(results[0]["rev"]?.stringValue?.hasPrefix("1-") == true)
             #expect(results[1] == ["id": "_bad", "error": "bad_request", "reason": "Invalid doc ID", "status": 400])
             #expect(results[2] == ["id": "x", "error": "conflict", "reason": "Document exists", "status": 409])
-            // A failed document without an `_id` gets no `id` in its result.
+            // A failed document without an `_id` gets no `id` in its result (the seeds' Sync Gateway answers).
             #expect(results[3]["id"] == nil)
             #expect(results[3]["status"] == 400)
             // Local documents come last.

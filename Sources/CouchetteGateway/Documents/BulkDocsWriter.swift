@@ -10,8 +10,9 @@ import CouchetteCore
 /// // [{"id":"e498…","rev":"1-…"}, {"error":"forbidden","reason":"type property missing","status":403}]
 /// ```
 ///
-/// A failed document's result names its `id` only when the request gave one; documents whose `_id` starts with
-/// `_local/` are stored as local documents and their results come after all others.
+/// A result names its document by the given `_id` (a non-string one, refused with 400, by its JSON text); a failed
+/// document without `_id` gets no `id`, as the seeds show. Documents whose `_id` starts with `_local/` are stored as
+/// local documents and their results come after all others.
 public struct BulkDocsWriter: Sendable {
     /// The document operations to write through.
     public let documents: DocumentStore
@@ -38,15 +39,20 @@ public struct BulkDocsWriter: Sendable {
         // durable together before the response is sent. A document changed meanwhile is redone at commit.
         let ids = documentBodies.compactMap { $0["_id"]?.stringValue }
         let snapshots = ids.isEmpty ? [:] : try? documents.storage.documents(ids: ids)
-        let prepared = documentBodies.map { prepare($0, newEdits: newEdits, snapshots: snapshots) }
+        // A result names its document by its `_id`, a non-string one by its JSON text; a failed document without
+        // one is named by nothing, as the seeds show Sync Gateway answering.
+        let resultIDs = documentBodies.map { body in body["_id"].map { $0.stringValue ?? $0.serializedString() } }
+        let prepared = zip(documentBodies, resultIDs).map { body, id in
+            prepare(body, id: id, newEdits: newEdits, snapshots: snapshots)
+        }
         var results: [JSONValue]
         do {
             results = try documents.storage.inBatch { () throws(GatewayError) in
-                zip(documentBodies, prepared).map { body, write in commit(write, givenID: body["_id"]?.stringValue) }
+                zip(resultIDs, prepared).map { id, write in commit(write, id: id) }
             }
         } catch {
             // The commit failed: none of them was stored.
-            results = documentBodies.map { Self.failure(id: $0["_id"]?.stringValue, error: error) }
+            results = resultIDs.map { Self.failure(id: $0, error: error) }
         }
         for body in bodies where isLocal(body) {
             results.append(writeLocal(body, id: body["_id"]?.stringValue ?? ""))
@@ -56,15 +62,16 @@ public struct BulkDocsWriter: Sendable {
 
     /// One document's write computed on a snapshot, or why it cannot be written.
     private func prepare(
-        _ body: JSONValue, newEdits: Bool, snapshots: [String: StoredDocument]?
+        _ body: JSONValue, id givenOrNone: String?, newEdits: Bool, snapshots: [String: StoredDocument]?
     ) -> Result<PreparedWrite, GatewayError> {
+        let id = givenOrNone ?? DocumentStore.generateID()
         let givenID = body["_id"]?.stringValue
         do throws(GatewayError) {
             guard case .object = body else { throw GatewayError.badRequest("Document body must be a JSON object") }
+            if body["_id"] != nil && givenID == nil { throw GatewayError.badRequest("Document id must be a string") }
             if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
             // A generated ID is new: no snapshot to read.
             let snapshots = givenID == nil ? [:] : snapshots
-            let id = givenID ?? DocumentStore.generateID()
             return .success(
                 try newEdits
                     ? documents.preparePut(id: id, body: body, user: user, snapshots: snapshots)
@@ -75,13 +82,13 @@ public struct BulkDocsWriter: Sendable {
     }
 
     /// Stores a prepared write and returns its result.
-    private func commit(_ write: Result<PreparedWrite, GatewayError>, givenID: String?) -> JSONValue {
+    private func commit(_ write: Result<PreparedWrite, GatewayError>, id: String?) -> JSONValue {
         do throws(GatewayError) {
             let write = try write.get()
             let revision = try documents.commit(write)
             return ["id": .string(write.id), "rev": .string(revision.description)]
         } catch {
-            return Self.failure(id: givenID, error: error)
+            return Self.failure(id: id, error: error)
         }
     }
 

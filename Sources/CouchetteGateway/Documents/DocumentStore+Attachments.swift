@@ -61,7 +61,7 @@ extension DocumentStore {
         contentType: String = AttachmentMetadata.defaultContentType, parentRevision: String?, as caller: Caller = .admin
     ) throws(GatewayError) -> RevisionID {
         try DocumentValidation.checkDocumentID(id)
-        guard !name.isEmpty else { throw .badRequest("Invalid attachment name") }
+        guard DocumentValidation.isValidAttachmentName(name) else { throw .badRequest("Invalid attachment name") }
         let parent = try parentRevision.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         var members = try editableBody(documentID: id, parent: parent, as: caller)
         var entries = members["_attachments"]?.objectValue ?? [:]

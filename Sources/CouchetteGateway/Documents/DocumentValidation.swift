@@ -16,7 +16,18 @@ enum DocumentValidation {
         if members.keys.contains(where: { $0.hasPrefix("_") && !allowedSpecialKeys.contains($0) }) {
             throw .badRequest("user defined top level properties beginning with '_' are not allowed in document body")
         }
+        if let rev = members["_rev"], rev.stringValue == nil { throw .badRequest("Invalid revision ID") }
+        if let attachments = members["_attachments"]?.objectValue {
+            for name in attachments.keys where !isValidAttachmentName(name) {
+                throw .badRequest("Invalid attachment name")
+            }
+        }
         return members
+    }
+
+    /// An attachment name: not empty, without NUL or other control characters.
+    static func isValidAttachmentName(_ name: String) -> Bool {
+        !name.isEmpty && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
     /// The stored body: the user properties and `_attachments`, without the other metadata keys.
