@@ -109,22 +109,28 @@ struct ReplicatorBlobTests {
         }
     }
 
+    /// Saves documents `a`, `b` and `c` holding the same photo and pushes them in one run through `port`, one
+    /// document per batch (so the later ones know what the first sent); returns the finished replicator.
+    static func pushThreeCopiesOfThePhoto(port: Int) async throws -> Replicator {
+        let phone = try LiteDatabase("phone")
+        for id in ["a", "b", "c"] {
+            try phone.lists.save(
+                document: MutableDocument(id: id).setBlob(Blob(contentType: "image/jpeg", data: photo), forKey: "p"))
+        }
+        var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
+        config.addCollection(try phone.lists)
+        config.replicatorType = .push
+        config.batchSize = 1
+        let replicator = Replicator(config: config)
+        try await replicator.run()
+        return replicator
+    }
+
     @Test("One push: the same blob in several documents goes up once, the others as stubs the gateway resolves")
     func aBlobSentOnceInASessionIsNotSentAgain() async throws {
         try await GatewayFixture.withRunningGateway { client, ports in
             try await RecordingHTTPProxy.run(targetPort: ports.publicPort) { proxy in
-                let phone = try LiteDatabase("phone")
-                for id in ["a", "b", "c"] {
-                    try phone.lists.save(
-                        document: MutableDocument(id: id).setBlob(Blob(contentType: "image/jpeg", data: Self.photo), forKey: "p"))
-                }
-                var config = ReplicatorConfiguration(
-                    target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(proxy.port)/todo")!))
-                config.addCollection(try phone.lists)
-                config.replicatorType = .push
-                config.batchSize = 1  // one document per batch: the later ones know what the first sent
-                let replicator = Replicator(config: config)
-                try await replicator.run()
+                let replicator = try await Self.pushThreeCopiesOfThePhoto(port: proxy.port)
                 #expect(replicator.status.error == nil)
                 let heavy = proxy.exchanges.filter { $0.requestBytes > Self.photo.count }
                 #expect(heavy.count == 1, "\(proxy.exchanges.map { "\($0.method) \($0.uri) \($0.requestBytes)" })")
@@ -145,18 +151,7 @@ struct ReplicatorBlobTests {
                     targetPort: first.publicPort,
                     switchTarget: { $0.path == "/todo/_bulk_docs" || $0.method == "PUT" ? second.publicPort : nil }
                 ) { proxy in
-                    let phone = try LiteDatabase("phone")
-                    for id in ["a", "b", "c"] {
-                        try phone.lists.save(
-                            document: MutableDocument(id: id).setBlob(Blob(contentType: "image/jpeg", data: Self.photo), forKey: "p"))
-                    }
-                    var config = ReplicatorConfiguration(
-                        target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(proxy.port)/todo")!))
-                    config.addCollection(try phone.lists)
-                    config.replicatorType = .push
-                    config.batchSize = 1
-                    let replicator = Replicator(config: config)
-                    try await replicator.run()
+                    let replicator = try await Self.pushThreeCopiesOfThePhoto(port: proxy.port)
                     #expect(replicator.status.error == nil)
                     #expect(replicator.rejectedDocuments.isEmpty, "\(replicator.rejectedDocuments.map { "\($0.id): \($0.error!)" })")
                     for id in ["b", "c"] {

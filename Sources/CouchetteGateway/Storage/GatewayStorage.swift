@@ -89,9 +89,9 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// the change that first granted it.
     func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64]
 
-    /// Records that `user`'s revocation-aware feed serves `channels` now (at `sequence`): each is served through
-    /// `sequence`; channels served before and missing now are marked revoked at `sequence`; a channel served again is
-    /// no longer revoked. Returns every revoked channel with the sequence of its revocation and the last sequence
+    /// Records that `user`'s revocation-aware feed serves `channels` now (at `sequence`): channels served before and
+    /// missing now are marked revoked at `sequence`, served through the previous feed's end; a channel served again
+    /// is no longer revoked. Returns every revoked channel with the sequence of its revocation and the last sequence
     /// through which it was served (the newest changes the user could have read in it).
     func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64) throws(GatewayError)
         -> [String: RevokedChannel]

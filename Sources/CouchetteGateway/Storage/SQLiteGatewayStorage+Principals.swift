@@ -68,35 +68,44 @@ extension SQLiteGatewayStorage: PrincipalStore {
     public func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
         throws(GatewayError) -> [String: RevokedChannel]
     {
+        // Writes follow what changed (channels gained or lost) plus one row per call: a user with many channels
+        // does not rewrite them all at every feed.
         try withConnection { connection in
             try connection.transaction { connection in
+                let lastServed = try connection.firstValue(
+                    "SELECT last_served FROM served_users WHERE user = ?", user)?.int64Value.map { UInt64($0) } ?? 0
+                var served: Set<String> = []
                 var revoked: [String: RevokedChannel] = [:]
-                var newlyLost: [String] = []
                 try connection.forEachRow(
                     "SELECT channel, served_through, revoked FROM served_channels WHERE user = ?", user
                 ) { row in
                     let channel = row.string(at: 0)
-                    guard !channels.contains(channel) else { return }
-                    let servedThrough = UInt64(row.int64(at: 1))
                     if row.isNull(at: 2) {
-                        newlyLost.append(channel)
-                        revoked[channel] = RevokedChannel(revokedAt: sequence, servedThrough: servedThrough)
-                    } else {
-                        revoked[channel] = RevokedChannel(revokedAt: UInt64(row.int64(at: 2)), servedThrough: servedThrough)
+                        served.insert(channel)
+                    } else if !channels.contains(channel) {
+                        revoked[channel] = RevokedChannel(
+                            revokedAt: UInt64(row.int64(at: 2)), servedThrough: UInt64(row.int64(at: 1)))
                     }
                 }
-                for channel in newlyLost {
+                for channel in served.subtracting(channels) {
+                    // Lost since the last feed, which served it through its own end.
                     try connection.execute(
-                        "UPDATE served_channels SET revoked = ? WHERE user = ? AND channel = ?", Int64(sequence), user,
-                        channel)
+                        "UPDATE served_channels SET revoked = ?, served_through = ? WHERE user = ? AND channel = ?",
+                        Int64(sequence), Int64(lastServed), user, channel)
+                    revoked[channel] = RevokedChannel(revokedAt: sequence, servedThrough: lastServed)
                 }
-                for channel in channels {
+                for channel in channels.subtracting(served) {
                     try connection.execute(
                         """
-                        INSERT INTO served_channels (user, channel, served_through, revoked) VALUES (?, ?, ?, NULL)
-                        ON CONFLICT (user, channel) DO UPDATE SET served_through = excluded.served_through, revoked = NULL
-                        """, user, channel, Int64(sequence))
+                        INSERT INTO served_channels (user, channel, served_through, revoked) VALUES (?, ?, NULL, NULL)
+                        ON CONFLICT (user, channel) DO UPDATE SET served_through = NULL, revoked = NULL
+                        """, user, channel)
                 }
+                try connection.execute(
+                    """
+                    INSERT INTO served_users (user, last_served) VALUES (?, ?)
+                    ON CONFLICT (user) DO UPDATE SET last_served = excluded.last_served
+                    """, user, Int64(sequence))
                 return revoked
             }
         }
@@ -110,6 +119,7 @@ extension SQLiteGatewayStorage: PrincipalStore {
     public func deleteUser(named name: String) throws(GatewayError) -> Bool {
         // A user made later under the name starts with no served channels (nothing to revoke).
         _ = try delete(from: "served_channels", key: "user", value: name)
+        _ = try delete(from: "served_users", key: "user", value: name)
         return try delete(from: "users", key: "name", value: name)
     }
 

@@ -9,8 +9,8 @@ import CouchetteSQLite
 /// - Version 2: a `grants` table keyed by document.
 /// - Version 3: `channel_changes` and `grants` keyed by channel or principal then sequence (``ChannelIndex``,
 ///   ``GrantIndex``); documents' metadata records the sequences of their grants and of channels they left.
-/// - Version 4: `served_channels`, the channels each user's revocation-aware feeds have served and when each was
-///   revoked (``GatewayStorage/noteServedChannels(_:of:at:)``).
+/// - Version 4: `served_channels` and `served_users`: the channels each user's revocation-aware feeds have served,
+///   when each was revoked, and when the user's feeds last served them (``GatewayStorage/noteServedChannels(_:of:at:)``).
 enum StorageSchema {
     /// The version this code writes.
     static let version: Int32 = 4
@@ -20,10 +20,11 @@ enum StorageSchema {
         CREATE TABLE served_channels (
             user TEXT NOT NULL,
             channel TEXT NOT NULL,
-            served_through INTEGER NOT NULL,
+            served_through INTEGER,
             revoked INTEGER,
             PRIMARY KEY (user, channel)
         ) WITHOUT ROWID;
+        CREATE TABLE served_users (user TEXT PRIMARY KEY, last_served INTEGER NOT NULL) WITHOUT ROWID;
         """
 
     /// Creates the tables in an empty database, or brings an older database to ``version``.
