@@ -72,6 +72,16 @@ struct ConfigObject {
         return result
     }
 
+    /// A number field, integer or not.
+    func number(_ key: String) throws(GatewayError) -> Double? {
+        guard let value = value(key) else { return nil }
+        switch value {
+        case .int(let integer): return Double(integer)
+        case .double(let double): return double
+        default: throw mismatch(key, expected: "a number", found: value)
+        }
+    }
+
     /// A boolean field.
     func bool(_ key: String) throws(GatewayError) -> Bool? {
         guard let value = value(key) else { return nil }

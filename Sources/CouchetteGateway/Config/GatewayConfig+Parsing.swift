@@ -67,11 +67,12 @@ extension GatewayConfig {
     static let supportedKeys: Set<String> = [
         "interface", "adminInterface", "SSLCert", "SSLKey", "log", "logFilePath", "logging", "pretty",
         "compressResponses", "CORS", "MaxHeartbeat", "databases", "maxRequestBodySize", "adminUsername", "adminPassword",
+        "ServerReadTimeout", "ServerWriteTimeout", "ServerIdleTimeout", "ServerShutdownTimeout",
     ]
 
     /// Server keys accepted and ignored.
     static let ignoredKeys: Set<String> = [
-        "maxIncomingConnections", "maxFileDescriptors", "serverReadTimeout", "serverWriteTimeout", "profileInterface",
+        "maxIncomingConnections", "maxFileDescriptors", "profileInterface",
         "adminUI", "ConfigServer", "persona", "facebook", "google", "deploymentID", "slowServerCallWarningThreshold",
         "maxCouchbaseConnections", "maxCouchbaseOverflow", "couchbaseKeepaliveInterval", "cluster_config",
         "replications", "unsupported", "verbose",
@@ -102,6 +103,14 @@ extension GatewayConfig {
         if maxRequestBodySize < 1 {
             throw object.invalid("maxRequestBodySize", "expected a positive number of bytes")
         }
+        var connectionLimits = ConnectionLimits()
+        for (key, path) in ConnectionLimits.timeoutKeys {
+            guard let seconds = try object.number(key) else { continue }
+            guard seconds > 0, seconds <= 86_400 else {
+                throw object.invalid(key, "expected a number of seconds above 0 and at most 86400")
+            }
+            connectionLimits[keyPath: path] = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
         let adminUsername = try object.string("adminUsername")
         let adminPassword = try object.string("adminPassword")
         if (adminUsername == nil) != (adminPassword == nil) || adminUsername?.isEmpty == true {
@@ -128,6 +137,7 @@ extension GatewayConfig {
             cors: cors,
             maxHeartbeat: maxHeartbeat,
             maxRequestBodySize: maxRequestBodySize,
+            connectionLimits: connectionLimits,
             adminCredentials: adminUsername.flatMap { name in
                 adminPassword.map { BasicCredentials(username: name, password: $0) }
             },

@@ -56,6 +56,10 @@ public struct GatewayConfig: Sendable, Equatable {
     /// The largest request body accepted, in bytes (`maxRequestBodySize`, default 64 MiB); larger ones get 413.
     public var maxRequestBodySize: Int
 
+    /// Timeouts and request-head limits of every connection (`ServerReadTimeout`, `ServerWriteTimeout`,
+    /// `ServerIdleTimeout`, `ServerShutdownTimeout`).
+    public var connectionLimits: ConnectionLimits
+
     /// Credentials the admin listener requires (`adminUsername`/`adminPassword`); `nil`: none (loopback trust).
     public var adminCredentials: BasicCredentials?
 
@@ -81,6 +85,7 @@ public struct GatewayConfig: Sendable, Equatable {
         cors: CORSConfig? = nil,
         maxHeartbeat: Int? = nil,
         maxRequestBodySize: Int = GatewayConfig.defaultMaxRequestBodySize,
+        connectionLimits: ConnectionLimits = ConnectionLimits(),
         adminCredentials: BasicCredentials? = nil,
         databases: [String: DatabaseConfig] = [:],
         warnings: [String] = []
@@ -97,6 +102,7 @@ public struct GatewayConfig: Sendable, Equatable {
         self.cors = cors
         self.maxHeartbeat = maxHeartbeat
         self.maxRequestBodySize = maxRequestBodySize
+        self.connectionLimits = connectionLimits
         self.adminCredentials = adminCredentials
         self.databases = databases
         self.warnings = warnings

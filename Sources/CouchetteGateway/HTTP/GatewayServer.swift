@@ -113,15 +113,15 @@ public final class GatewayServer: Service, Sendable {
             logger.warning("Configuration: \(warning)")
         }
 
+        // Shut down in reverse order: the feeds end first, so the listeners' graceful shutdown can finish.
+        let services: [any Service] = [
+            try makeApplication(for: .public), try makeApplication(for: .admin),
+            ChangesFeedShutdownService(registry: registry),
+        ]
         let group = ServiceGroup(
-            // Shut down in reverse order: the feeds end first, so the listeners' graceful shutdown can finish.
-            services: [
-                try makeApplication(for: .public), try makeApplication(for: .admin),
-                ChangesFeedShutdownService(registry: registry),
-            ],
-            gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [],
-            logger: logger
-        )
+            configuration: Self.serviceGroupConfiguration(
+                services: services, handlingSignals: handlingSignals,
+                shutdownTimeout: config.connectionLimits.shutdownTimeout, logger: logger))
         try await lifecycle.start(group: group)
 
         // Readiness is reported from a child task: Hummingbird accepts connections only after `onServerRunning`
@@ -147,6 +147,18 @@ public final class GatewayServer: Service, Sendable {
             tasks.cancelAll()
         }
         logger.info("\(GatewayVersion.productName) stopped")
+    }
+
+    /// The service group's settings: the signals that start graceful shutdown, and the bound after which what is
+    /// still running is cancelled (``ConnectionLimits/shutdownTimeout``).
+    private static func serviceGroupConfiguration(
+        services: [any Service], handlingSignals: Bool, shutdownTimeout: Duration, logger: Logger
+    ) -> ServiceGroupConfiguration {
+        var configuration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownTimeout
+        configuration.maximumCancellationDuration = shutdownTimeout
+        return configuration
     }
 
     /// A bind failure as one clear line naming the port and the setting to change; nil for other errors.
@@ -189,8 +201,8 @@ public final class GatewayServer: Service, Sendable {
         var applicationLogger = logger
         applicationLogger.logLevel = max(logger.logLevel, .warning)
         let lifecycle = lifecycle
-        var server = ChangesRoutes.server(environment)
-        if listener == .public, let publicTLS { server = try .tls(server, tlsConfiguration: publicTLS) }  // HTTPS and WSS
+        let server = ChangesRoutes.server(
+            environment, limits: config.connectionLimits, tls: listener == .public ? publicTLS : nil)
         return Application(
             router: router,
             server: server,

@@ -1,6 +1,8 @@
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
+import NIOSSL
 
 // MARK: - ChangesRoutes
 
@@ -16,11 +18,26 @@ enum ChangesRoutes {
         ]
     }
 
-    /// HTTP/1 with the WebSocket upgrade of `GET /{db}/_changes?feed=websocket` (other upgrades are refused).
-    static func server(_ environment: RouteEnvironment) -> HTTPServerBuilder {
+    /// HTTP/1 with the WebSocket upgrade of `GET /{db}/_changes?feed=websocket` (other upgrades are refused),
+    /// behind a ``ConnectionGuard`` enforcing `limits`, and over TLS when `tls` is set (HTTPS and WSS).
+    static func server(
+        _ environment: RouteEnvironment, limits: ConnectionLimits, tls: TLSConfiguration?
+    ) -> HTTPServerBuilder {
         let webSocket = ChangesWebSocket(environment: environment)
-        return .http1WebSocketUpgrade(configuration: .init()) { head, channel, logger in
-            await webSocket.shouldUpgrade(head, channel: channel, logger: logger)
+        let log = environment.log
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(
+                httpDecoderConfiguration: .init(
+                    maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
+                    maxHeaderFieldCount: limits.maxHeaderCount)))
+        return HTTPServerBuilder { responder in
+            let http = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration) {
+                head, channel, logger in
+                await webSocket.shouldUpgrade(head, channel: channel, logger: logger)
+            }
+            let guarded = GuardedHTTPChannel(base: http, limits: limits) { line in log.logger.warning("HTTP: \(line)") }
+            guard let tls else { return guarded }
+            return try TLSChannel(guarded, tlsConfiguration: tls)
         }
     }
 }

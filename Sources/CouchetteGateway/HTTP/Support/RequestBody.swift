@@ -2,6 +2,7 @@ import CompressNIO
 import CouchetteCore
 import Foundation
 import Hummingbird
+import NIOCore
 
 // MARK: - RequestBody
 
@@ -25,6 +26,8 @@ struct RequestBody: Sendable {
         var buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge  // a chunked body past the limit, or one longer than its Content-Length said
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw tooLarge
         } catch {

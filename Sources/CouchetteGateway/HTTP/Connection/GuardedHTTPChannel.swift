@@ -1,0 +1,36 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+// MARK: - GuardedHTTPChannel
+
+/// An HTTP/1 child channel with a ``ConnectionGuard`` right after its request decoder: what the decoder cannot
+/// parse gets an answer, and idle or slow connections close.
+///
+/// Wraps any HTTP/1 child channel (the gateway's is Hummingbird's WebSocket-upgrading one); TLS wraps this one.
+struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+
+    /// The channel whose pipeline is guarded.
+    let base: Base
+    /// The limits the guard enforces.
+    let limits: ConnectionLimits
+    /// Where the guard's lines go.
+    let log: @Sendable (String) -> Void
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let limits = limits
+        let log = log
+        return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(ConnectionGuard(limits: limits, log: log), position: .after(decoder))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}
