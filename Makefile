@@ -3,10 +3,10 @@
 
 SWIFT ?= swift
 CONFIG ?= examples/todo/sync-gateway-config.json
-DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv
+DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench build deps oracles clean
+.PHONY: run test bench build deps oracles fuzz clean
 
 ## Install any missing Debian packages the build needs.
 deps:
@@ -36,11 +36,18 @@ run: deps
 	$(SWIFT) build -c release --product couchette-gateway
 	.build/release/couchette-gateway $(CONFIG)
 
-## Run every test (every suite must carry a time limit: scripts/check-tests.py).
+## Run every test (every suite must carry a time limit: scripts/check-tests.py), then check the gateway against
+## its OpenAPI descriptions with schemathesis (a short run: a few examples per operation).
 test: deps
 	python3 scripts/check-tests.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	scripts/schemathesis-run.sh --examples 8
+
+## The long schemathesis run: many examples per operation.
+fuzz: deps
+	$(SWIFT) build --product couchette-gateway
+	scripts/schemathesis-run.sh --examples 300
 
 ## Run the benchmarks in release; each figure prints as `BENCH <figure> <value> <goal>`.
 bench: deps

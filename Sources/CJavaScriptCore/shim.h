@@ -10,4 +10,8 @@ JS_EXPORT void JSContextGroupSetExecutionTimeLimit(JSContextGroupRef group, doub
                                                    JSShouldTerminateCallback callback, void *context);
 JS_EXPORT void JSContextGroupClearExecutionTimeLimit(JSContextGroupRef group);
 
+// Also exported but private (JSBasePrivate.h): an object with the VM's heapSize, heapCapacity, extraMemorySize and
+// objectCount. The gateway reads it to stop sync functions that allocate without bound.
+JS_EXPORT JSObjectRef JSGetMemoryUsageStatistics(JSContextRef ctx);
+
 #endif

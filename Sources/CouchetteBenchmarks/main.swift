@@ -22,5 +22,6 @@ if only == "syncfn-direct" {
 if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
 if only == nil || only == "encryption" { try EncryptionBenchmark(count: documents).run() }
 if only == nil || only == "replication" { try await ReplicationBenchmark(count: documents).run() }
+if only == nil || only == "auth" { try await AuthBenchmark().run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }
 if only == nil || only == "query" { try await QueryBenchmark(count: documents).run() }

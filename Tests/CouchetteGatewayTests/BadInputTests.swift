@@ -128,13 +128,31 @@ struct BadInputTests {
             #expect(results[1]["rev"] != nil && results[2]["rev"] != nil)
             #expect(results.first?["id"] == "5" && results.first?["status"] == 400)
             // (`L:T:S` such as `1:2:3` is Sync Gateway's low-sequence form, and is accepted.)
-            for since in ["abc", "-4", "1:x", "1:2:3:4"] {
+            for since in ["abc", "-4", "1:x", "1:2:3:4", "9223372036854775808", "9223372036854775808:1", "1:18446744073709551616"] {
                 let reply = try await client.send(port: port, path: "/db/_changes?since=\(since)")
                 #expect(reply.status == 400, "since=\(since)")
             }
             // Nothing was stored by the refused writes: only the two good documents of the bulk request.
             let all = try await client.send(port: port, path: "/db/_all_docs")
             #expect(try all.jsonValue()["total_rows"] == 2, "\(all.text)")
+        }
+    }
+
+    @Test("A document at the last revision generation cannot be edited further: 400, and it stays readable")
+    func lastGeneration() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.adminPort
+            let last = "\(RevisionID.maximumGeneration)-a"
+            let stored = try await client.send(
+                "PUT", port: port, path: "/db/gen?new_edits=false",
+                json: ["_rev": .string(last), "_revisions": ["start": .int(Int64(RevisionID.maximumGeneration)), "ids": ["a"]]])
+            #expect(stored.status == 201, "\(stored.text)")
+            let child = try await client.send("PUT", port: port, path: "/db/gen", json: ["_rev": .string(last), "v": 2])
+            #expect(child.status == 400, "\(child.text)")
+            let read = try await client.send(port: port, path: "/db/gen")
+            let readRevision = try read.jsonValue()["_rev"]?.stringValue
+            #expect(read.status == 200 && readRevision == last)
+            #expect(try await client.send(port: port, path: "/db/_changes").status == 200)
         }
     }
 

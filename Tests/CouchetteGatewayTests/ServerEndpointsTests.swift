@@ -25,6 +25,22 @@ struct ServerEndpointsTests {
         }
     }
 
+    @Test("Each port serves its OpenAPI description as YAML, the files of openapi/")
+    func openAPIDescriptions() async throws {
+        try await GatewayFixture.withRunningGateway { client, ports in
+            let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("openapi")
+            for (port, name) in [(ports.publicPort, "public.yaml"), (ports.adminPort, "admin.yaml")] {
+                let reply = try await client.send(port: port, path: "/_openapi/\(name)")
+                #expect(reply.status == 200)
+                #expect(reply.header("Content-Type") == "application/yaml")
+                #expect(reply.text.hasPrefix("openapi: 3.1"))
+                #expect(reply.body == (try Data(contentsOf: repository.appendingPathComponent(name))))
+            }
+            #expect(try await client.send(port: ports.publicPort, path: "/_openapi/admin.yaml").status == 404)
+        }
+    }
+
     @Test("_status reports each database's sequence, UUID and state")
     func status() async throws {
         try await Fixture.run { client, ports, _ in
@@ -67,6 +83,13 @@ struct ServerEndpointsTests {
             #expect(json["CORS"]?["loginOrigin"] == ["http://a.example"])
             #expect(json["databases"]?["todo"]?["users"]?["user1"] != nil)
             #expect(json["databases"]?["extra"]?["server"] == "walrus:")
+            // Storage that cannot be opened where `server` points is the request's fault: 400 naming the field.
+            for server in ["walrus:/proc/no-such-place", "sqlite:/proc/no-such-place/x.sqlite3"] {
+                let reply = try await client.send(
+                    "PUT", port: ports.adminPort, path: "/unusable/", json: ["server": .string(server)], user: auth)
+                #expect(reply.status == 400, "\(server): \(reply.text)")
+                #expect(reply.text.contains("server"))
+            }
         }
     }
 

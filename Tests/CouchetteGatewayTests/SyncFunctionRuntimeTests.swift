@@ -71,7 +71,7 @@ import Testing
                 source: "(function () { while (true) {} return function(doc) {}; })()", timeLimit: .milliseconds(100))
         }
         #expect(error.statusCode == 400)
-        #expect(error.reason.contains("timed out"))
+        #expect(error.reason.contains("time or memory limit"))
     }
 
     @Test func builtInsCannotBeReachedThroughInternalNames() throws {

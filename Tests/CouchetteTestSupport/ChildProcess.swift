@@ -112,8 +112,14 @@ public final class ChildProcess: @unchecked Sendable {
     public func waitForExit(within limit: Duration = .seconds(60)) throws -> Int32 {
         let deadline = Date().addingTimeInterval(Self.seconds(limit))
         let finished = condition.withLock {
-            while !(exited && openPipes == 0) {
+            while !exited {
                 if !condition.wait(until: deadline) { return false }
+            }
+            // The rest of its output: until the pipe ends, or a short while when another child spawned meanwhile
+            // inherited the pipe's write end (it then ends only when that child does).
+            let drained = Date().addingTimeInterval(5)
+            while openPipes > 0 {
+                if !condition.wait(until: drained) { break }
             }
             return true
         }

@@ -34,6 +34,10 @@ public struct RevisionID: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.digest = digest
     }
 
+    /// The largest generation a revision ID may have (18 digits, as the parser reads): a document whose current
+    /// revision has it cannot get a child.
+    public static let maximumGeneration = 999_999_999_999_999_999
+
     /// Parses `generation-digest`.
     ///
     /// - Throws: ``CoreError`` `.invalidRevisionID` (400) when the text is not a valid revision ID.
@@ -100,6 +104,10 @@ extension RevisionID {
         after parent: RevisionID?, body: JSONValue, deleted: Bool, serializedBody: [UInt8]? = nil
     ) throws(CoreError) -> RevisionID {
         let parentText = parent.map { Array($0.description.utf8) } ?? []
+        guard (parent?.generation ?? 0) < maximumGeneration else {
+            throw CoreError(
+                .invalidRevisionID, "Revision generation \(maximumGeneration) is the last: the document cannot be edited further")
+        }
         guard parentText.count <= 255 else {
             throw CoreError(.invalidRevisionID, "Parent revision ID is longer than 255 bytes")
         }

@@ -50,6 +50,12 @@ public protocol PrincipalStore: Sendable {
 
     /// Every session of the user, expired or not.
     func sessions(forUser username: String) throws(GatewayError) -> [Session]
+
+    // MARK: - Channels
+
+    /// The channels `user` can read, with its roles loaded from this store (``User/allChannels(roles:)``);
+    /// stores may remember the result until the user or one of its roles changes.
+    func allChannels(of user: User) throws(GatewayError) -> Set<String>
 }
 
 // MARK: - Conveniences
@@ -64,7 +70,7 @@ extension PrincipalStore {
         return roles
     }
 
-    /// The channels `user` can read, with its roles loaded from this store (``User/allChannels(roles:)``).
+    /// The channels `user` can read, computed from its roles in this store (``User/allChannels(roles:)``).
     public func allChannels(of user: User) throws(GatewayError) -> Set<String> {
         user.allChannels(roles: try roles(of: user))
     }

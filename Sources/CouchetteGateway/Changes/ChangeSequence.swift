@@ -89,10 +89,11 @@ public struct ChangeSequence: Sendable, Hashable, CustomStringConvertible, Expre
     /// The error for a malformed sequence.
     public static let invalid = GatewayError.badRequest("Invalid sequence")
 
+    /// A sequence number: decimal digits, at most `Int64.max` (what storage keeps; larger ones are malformed).
     private static func number(_ part: Substring) -> UInt64? {
         guard !part.isEmpty, part.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             return nil
         }
-        return UInt64(part)
+        return UInt64(part).flatMap { $0 <= UInt64(Int64.max) ? $0 : nil }
     }
 }

@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 
 // MARK: - DatabaseRegistry
@@ -20,6 +21,9 @@ public actor DatabaseRegistry {
     /// The log keys and level the server runs with; `PUT /_logging` changes them.
     public nonisolated let logSettings: LogSettings
 
+    /// The log sync functions write to.
+    private let log: GatewayLog
+
     // MARK: - Initialiser
 
     /// Opens every database of a configuration.
@@ -28,17 +32,22 @@ public actor DatabaseRegistry {
     ///   - config: The gateway configuration.
     ///   - hasher: Hashes configured passwords.
     ///   - now: The clock giving microseconds since the Unix epoch, injectable for tests.
+    ///   - logger: Where the sync functions' `console` lines go, under ``LogKeys/javascript``.
     /// - Throws: ``GatewayError`` when a database's storage or users cannot be set up; databases opened
     ///   before the failure are closed.
     public init(
         config: GatewayConfig, hasher: any PasswordHashing = PasswordHasher(),
-        now: @escaping @Sendable () -> Int64 = DatabaseRegistry.microsecondsSinceEpoch
+        now: @escaping @Sendable () -> Int64 = DatabaseRegistry.microsecondsSinceEpoch,
+        logger: Logger = Logger(label: "couchette.gateway")
     ) throws(GatewayError) {
+        let logSettings = LogSettings(config: config)
+        let log = GatewayLog(logger: logger, settings: logSettings)
         var databases: [String: GatewayDatabase] = [:]
         for name in config.databases.keys.sorted() {
             guard let databaseConfig = config.databases[name] else { continue }
             do {
-                databases[name] = try GatewayDatabase(config: databaseConfig, startTime: now(), hasher: hasher)
+                databases[name] = try GatewayDatabase(
+                    config: databaseConfig, startTime: now(), hasher: hasher, log: log)
             } catch {
                 for database in databases.values { database.close() }
                 throw error
@@ -47,7 +56,8 @@ public actor DatabaseRegistry {
         self.databases = databases
         self.now = now
         self.hasher = hasher
-        self.logSettings = LogSettings(config: config)
+        self.logSettings = logSettings
+        self.log = log
     }
 
     // MARK: - Queries
@@ -87,11 +97,18 @@ public actor DatabaseRegistry {
     /// Opens and registers a database at run time (`PUT /{db}/` on the admin port). The database is not added to
     /// any configuration file: it is served until the server stops or ``remove(named:)``.
     ///
-    /// - Throws: 412 "Database already exists" on a name clash; storage or user errors.
+    /// - Throws: 412 "Database already exists" on a name clash; 400 naming `server` when its storage cannot be
+    ///   opened or created there; user errors.
     @discardableResult
     public func create(_ config: DatabaseConfig) throws(GatewayError) -> GatewayDatabase {
         guard databases[config.name] == nil else { throw .preconditionFailed("Database already exists") }
-        let database = try GatewayDatabase(config: config, startTime: now(), hasher: hasher)
+        let database: GatewayDatabase
+        do {
+            database = try GatewayDatabase(config: config, startTime: now(), hasher: hasher, log: log)
+        } catch where error.statusCode == 500 {
+            // Users, roles and the sync function fail with 400s of their own: a 500 is the storage's.
+            throw .invalidConfig(field: "server", problem: "cannot open the database's storage there: \(error.reason)")
+        }
         databases[config.name] = database
         return database
     }

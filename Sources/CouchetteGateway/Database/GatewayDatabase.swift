@@ -30,6 +30,9 @@ public final class GatewayDatabase: Sendable {
     /// Checks credentials and sessions against this database's users.
     public let authenticator: Authenticator
 
+    /// Where the sync function's `console` lines go.
+    let console: SyncFunctionConsole
+
     /// Wakes `_changes` feeds when the sequence advances (document writes and principal changes).
     public let changeNotifier: ChangeNotifier
 
@@ -67,10 +70,11 @@ public final class GatewayDatabase: Sendable {
     ///   - config: The database configuration.
     ///   - startTime: The load time in microseconds since the Unix epoch.
     ///   - hasher: Hashes configured passwords.
+    ///   - log: Where the sync function's `console` lines go (``LogKeys/javascript``); nowhere when nil.
     /// - Throws: ``GatewayError`` when the storage cannot be opened or a user or role is invalid.
-    public init(config: DatabaseConfig, startTime: Int64, hasher: any PasswordHashing = PasswordHasher())
-        throws(GatewayError)
-    {
+    public init(
+        config: DatabaseConfig, startTime: Int64, hasher: any PasswordHashing = PasswordHasher(), log: GatewayLog? = nil
+    ) throws(GatewayError) {
         let storage = try SQLiteGatewayStorage(location: config.server, databaseName: config.name)
         do {
             try PrincipalConfigLoader(hasher: hasher).apply(config, to: storage)
@@ -84,9 +88,11 @@ public final class GatewayDatabase: Sendable {
         self.storage = storage
         self.changeNotifier = changeNotifier
         self.authenticator = Authenticator(store: storage, hasher: hasher)
+        let console = log.map { SyncFunctionConsole.gateway($0, database: config.name) } ?? .discard
+        self.console = console
         let router: any ChannelRouter
         do {
-            router = try SyncFunctionLoader.router(for: config.sync)
+            router = try SyncFunctionLoader.router(for: config.sync, console: console)
         } catch {
             storage.close()
             throw .invalidConfig(field: "databases.\(config.name).sync", problem: error.reason)
@@ -115,7 +121,7 @@ public final class GatewayDatabase: Sendable {
         var config = config
         config.name = name
         let current = self.config
-        let router: (any ChannelRouter)? = config.sync == current.sync ? nil : try SyncFunctionLoader.router(for: config.sync)
+        let router: (any ChannelRouter)? = config.sync == current.sync ? nil : try SyncFunctionLoader.router(for: config.sync, console: console)
         let storage = storage
         let changeNotifier = changeNotifier
         mutable.withLock { state in

@@ -119,6 +119,14 @@ public struct GatewayError: Error, Sendable, Equatable {
         GatewayError(statusCode: 500, reason: reason)
     }
 
+    /// 429 Too Many Requests, with `Retry-After` in whole seconds (at least 1).
+    public static func tooManyRequests(_ reason: String, retryAfter: Duration) -> GatewayError {
+        var headers = HTTPFields()
+        let seconds = retryAfter.components.seconds + (retryAfter.components.attoseconds > 0 ? 1 : 0)
+        headers[.retryAfter] = String(max(1, seconds))
+        return GatewayError(statusCode: 429, reason: reason, headers: headers)
+    }
+
     /// 503 Service Unavailable.
     public static func serviceUnavailable(_ reason: String) -> GatewayError {
         GatewayError(statusCode: 503, reason: reason)
@@ -177,6 +185,7 @@ public struct GatewayError: Error, Sendable, Equatable {
         case 413: "Request Entity Too Large"
         case 415: "Unsupported Media Type"
         case 416: "Requested Range Not Satisfiable"
+        case 429: "Too Many Requests"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"
         case 502: "Bad Gateway"

@@ -13,9 +13,13 @@ public struct GatewayRequestContext: RequestContext {
     /// ``ResponseHeadersMiddleware`` adds them.
     public let extraResponseHeaders = ExtraResponseHeaders()
 
+    /// The client's IP address, for throttling failed logins; nil when the connection has none (e.g. a Unix socket).
+    public let clientAddress: String?
+
     /// Creates a context for a new request.
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.clientAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The percent-decoded path segment of route parameter `name` (`{db}`, `{doc}`, …): an ID containing `/`

@@ -61,7 +61,7 @@ public final class GatewayServer: Service, Sendable {
         if let registry {
             self.registry = registry
         } else {
-            self.registry = try DatabaseRegistry(config: config)
+            self.registry = try DatabaseRegistry(config: config, logger: logger)
         }
         self.logger = logger
     }
@@ -150,14 +150,14 @@ public final class GatewayServer: Service, Sendable {
     }
 
     /// The service group's settings: the signals that start graceful shutdown, and the bound after which what is
-    /// still running is cancelled (``ConnectionLimits/shutdownTimeout``).
+    /// still running is cancelled (``ConnectionLimits/shutdownTimeout``). (No cancellation bound: ServiceLifecycle
+    /// ends the process when one passes.)
     private static func serviceGroupConfiguration(
         services: [any Service], handlingSignals: Bool, shutdownTimeout: Duration, logger: Logger
     ) -> ServiceGroupConfiguration {
         var configuration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [], logger: logger)
         configuration.maximumGracefulShutdownDuration = shutdownTimeout
-        configuration.maximumCancellationDuration = shutdownTimeout
         return configuration
     }
 

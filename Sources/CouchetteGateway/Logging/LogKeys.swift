@@ -25,6 +25,8 @@ public struct LogKeys: Sendable, Equatable {
     public static let changes = "Changes"
     /// Channel access grants.
     public static let access = "Access"
+    /// The sync function's `console.log` lines.
+    public static let javascript = "Javascript"
 
     // MARK: - Properties
 

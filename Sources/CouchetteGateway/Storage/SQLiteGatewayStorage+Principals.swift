@@ -45,10 +45,23 @@ extension SQLiteGatewayStorage: PrincipalStore {
     // MARK: - Users
 
     public func user(named name: String) throws(GatewayError) -> User? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = principalCache.user(named: name) { return cached }
         guard var user = try load(User.self, from: "users", key: "name", value: name) else { return nil }
         user.channelsFromGrants = Set(try documentChannelGrants(to: name).keys)
         user.rolesFromGrants = Set(try documentRoleGrants(to: name).keys)
+        principalCache.store(user)
         return user
+    }
+
+    public func allChannels(of user: User) throws(GatewayError) -> Set<String> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = principalCache.channels(of: user) { return cached }
+        let channels = user.allChannels(roles: try roles(of: user))
+        principalCache.store(channels, of: user)
+        return channels
     }
 
     // MARK: - Grants made by documents
@@ -112,12 +125,18 @@ extension SQLiteGatewayStorage: PrincipalStore {
     }
 
     public func putUser(_ user: User) throws(GatewayError) {
+        lock.lock()
+        defer { lock.unlock() }
+        principalCache.invalidate(user.name)
         try store(user, named: user.name, in: "users")
     }
 
     @discardableResult
     public func deleteUser(named name: String) throws(GatewayError) -> Bool {
         // A user made later under the name starts with no served channels (nothing to revoke).
+        lock.lock()
+        defer { lock.unlock() }
+        principalCache.invalidate(name)
         _ = try delete(from: "served_channels", key: "user", value: name)
         _ = try delete(from: "served_users", key: "user", value: name)
         return try delete(from: "users", key: "name", value: name)
@@ -128,18 +147,28 @@ extension SQLiteGatewayStorage: PrincipalStore {
     // MARK: - Roles
 
     public func role(named name: String) throws(GatewayError) -> Role? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = principalCache.role(named: name) { return cached }
         guard var role = try load(Role.self, from: "roles", key: "name", value: name) else { return nil }
-        role.channelsFromGrants = Set(try documentChannelGrants(to: "role:\(name)").keys)
+        role.channelsFromGrants = Set(try documentChannelGrants(to: PrincipalCache.rolePrincipal(name)).keys)
+        principalCache.store(role)
         return role
     }
 
     public func putRole(_ role: Role) throws(GatewayError) {
+        lock.lock()
+        defer { lock.unlock() }
+        principalCache.invalidate(PrincipalCache.rolePrincipal(role.name))
         try store(role, named: role.name, in: "roles")
     }
 
     @discardableResult
     public func deleteRole(named name: String) throws(GatewayError) -> Bool {
-        try delete(from: "roles", key: "name", value: name)
+        lock.lock()
+        defer { lock.unlock() }
+        principalCache.invalidate(PrincipalCache.rolePrincipal(name))
+        return try delete(from: "roles", key: "name", value: name)
     }
 
     public func roleNames() throws(GatewayError) -> [String] { try names(in: "roles") }

@@ -11,7 +11,9 @@ import Foundation
 /// principal. Tables and migrations: ``StorageSchema``.
 public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Recursive: an ``update(documentID:_:)`` transform may store attachments or read through the storage.
-    private let lock = NSRecursiveLock()
+    let lock = NSRecursiveLock()
+    /// Users, roles and effective channels as last loaded (only touched under `lock`).
+    let principalCache = PrincipalCache()
     private var connection: Connection?
     private var sequence: UInt64 = 0
     /// Whether an ``inBatch(_:)`` transaction is open (only touched under `lock`).
@@ -157,7 +159,9 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             sequence += 1
             updated.sequence = sequence
             try ChannelIndex.update(&updated, previous: current, connection)
+            let grantsBefore = Set(current?.grantSequences.keys ?? [:].keys)
             try GrantIndex.update(&updated, previous: current, connection)
+            for grant in grantsBefore.symmetricDifference(updated.grants) { principalCache.invalidate(grant.principal) }
             if let current { try deleteRow(sequence: current.sequence, connection) }
             try insertRow(of: updated, winner: winner, connection)
             return updated
@@ -239,6 +243,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 guard let document = try read(documentID, connection) else { return false }
                 try ChannelIndex.deleteRows(of: document, connection)
                 try GrantIndex.deleteRows(of: document, connection)
+                for grant in document.grantSequences.keys { principalCache.invalidate(grant.principal) }
                 try deleteRow(sequence: document.sequence, connection)
                 return true
             }
@@ -250,7 +255,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             var entries: [ChangeEntry] = []
             try connection.forEachRow(
                 "SELECT sequence, id, rev, deleted FROM documents WHERE sequence > ? ORDER BY sequence LIMIT ?",
-                Int64(since), Int64(limit ?? -1)
+                Int64(clamping: since), Int64(limit ?? -1)
             ) { row in
                 entries.append(
                     ChangeEntry(
@@ -281,7 +286,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 LIMIT ?
                 """
             var arguments: [(any SQLiteBindable)?] = channelList
-            arguments.append(Int64(since))
+            arguments.append(Int64(clamping: since))
             arguments.append(Int64(limit ?? -1))
             return try connection.query(sql, arguments: arguments).map { row in
                 let stillIn = (row[2].int64Value ?? 1) == 0

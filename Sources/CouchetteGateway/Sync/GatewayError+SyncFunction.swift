@@ -13,6 +13,10 @@ extension GatewayError {
     /// 500 `JS sync function timed out`: the call ran past the function's time limit (spec: sync-function.md §4).
     public static let syncFunctionTimedOut = GatewayError.internalError("JS sync function timed out")
 
+    /// 500 `JS sync function exceeded its memory limit`: the call grew its JavaScript heap past the function's
+    /// memory limit.
+    public static let syncFunctionOutOfMemory = GatewayError.internalError("JS sync function exceeded its memory limit")
+
     /// 400 `Invalid sync function: <problem>`: the source does not compile or is not a function.
     ///
     /// ```swift

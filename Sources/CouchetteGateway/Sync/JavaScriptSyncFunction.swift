@@ -40,8 +40,16 @@ public final class JavaScriptSyncFunction: ChannelRouter {
     public let source: String
     /// The most contexts that run the function at once.
     public let poolSize: Int
-    /// How long one call may run before it is stopped with 500 `JS sync function timed out`.
+    /// How long (in CPU time) one call may run before it is stopped with 500 `JS sync function timed out`.
     public let timeLimit: Duration
+    /// How many bytes a context's heap may hold during a call before it is stopped with 500 `JS sync function
+    /// exceeded its memory limit`; the default 64 MiB.
+    public let memoryLimit: Int
+    /// Where `console.log`/`info`/`warn`/`error` lines of the function go.
+    public let console: SyncFunctionConsole
+
+    /// The default ``memoryLimit``: 64 MiB.
+    public static let defaultMemoryLimit = 64 << 20
 
     private let pool: SyncFunctionRunnerPool
 
@@ -51,17 +59,20 @@ public final class JavaScriptSyncFunction: ChannelRouter {
     ///   - source: A function expression, e.g. `function(doc, oldDoc) { channel(doc.channels); }`; surrounding
     ///     whitespace and comments are allowed.
     ///   - poolSize: The most calls that run in parallel (contexts are created as needed, up to this many).
-    ///   - timeLimit: The longest one call may run.
+    ///   - timeLimit: The longest (in CPU time) one call may run.
+    ///   - memoryLimit: The most bytes a context's heap may hold during a call.
+    ///   - console: Where the function's `console` lines go.
     /// - Throws: 400 `Invalid sync function: <error> (line N)` when the source does not compile or is not a
     ///   function; `N` counts lines of `source`.
     public init(
         source: String, poolSize: Int = ProcessInfo.processInfo.activeProcessorCount,
-        timeLimit: Duration = .seconds(1)
+        timeLimit: Duration = .seconds(1), memoryLimit: Int = JavaScriptSyncFunction.defaultMemoryLimit,
+        console: SyncFunctionConsole = .discard
     ) throws(GatewayError) {
         let script = SyncFunctionScript(source: source)
         let first: SyncFunctionRunner
         do {
-            first = try SyncFunctionRunner(script: script, timeLimit: timeLimit)
+            first = try SyncFunctionRunner(script: script, timeLimit: timeLimit, memoryLimit: memoryLimit)
         } catch {
             let line = error.line.map { " (line \(script.sourceLine($0)))" } ?? ""
             throw .invalidSyncFunction(error.message + line)
@@ -69,8 +80,10 @@ public final class JavaScriptSyncFunction: ChannelRouter {
         self.source = source
         self.poolSize = max(1, poolSize)
         self.timeLimit = timeLimit
+        self.memoryLimit = memoryLimit
+        self.console = console
         self.pool = SyncFunctionRunnerPool(size: poolSize, first: first) { () throws(JavaScriptException) in
-            try SyncFunctionRunner(script: script, timeLimit: timeLimit)
+            try SyncFunctionRunner(script: script, timeLimit: timeLimit, memoryLimit: memoryLimit)
         }
     }
 
@@ -98,13 +111,19 @@ public final class JavaScriptSyncFunction: ChannelRouter {
         case .timedOut:
             pool.giveBack(runner, reusable: false)
             return .failed(.syncFunctionTimedOut, detail: "the sync function ran longer than \(timeLimit)")
+        case .memoryExhausted:
+            pool.giveBack(runner, reusable: false)
+            return .failed(
+                .syncFunctionOutOfMemory, detail: "the sync function's heap grew past \(memoryLimit >> 20) MiB")
         case .exception(let exception):
             pool.giveBack(runner, reusable: true)
             return .failed(.syncFunctionException, detail: exception.description)
         case .output(let bytes):
             pool.giveBack(runner, reusable: true)
             do {
-                return try SyncFunctionOutput(json: bytes).outcome(now: now)
+                let output = try SyncFunctionOutput(json: bytes)
+                for line in output.logs { console.write(line.level, line.message) }
+                return output.outcome(now: now)
             } catch {
                 return .failed(.syncFunctionException, detail: error.description)
             }

@@ -20,6 +20,8 @@ struct SyncFunctionOutput {
     var expiry: [JSONValue] = []
     /// The first `reject(status, message)`, including thrown `{forbidden}`/`{unauthorized}`.
     var rejection: (status: Int, message: String)?
+    /// The `console` lines the call wrote, with their level (`log`, `info`, `warn`, `error`).
+    var logs: [(level: String, message: String)] = []
 
     private static let rolePrefix = "role:"
 
@@ -45,6 +47,12 @@ struct SyncFunctionOutput {
         self.expiry = expiry
         self.access = access.map { (principals: $0.0, channels: $0.1) }
         self.roles = roles.map { (users: $0.0, roles: $0.1) }
+        logs = (value["logs"]?.arrayValue ?? []).compactMap { entry in
+            guard let pair = entry.arrayValue, pair.count == 2, let level = pair[0].stringValue,
+                let message = pair[1].stringValue
+            else { return nil }
+            return (level, message)
+        }
         if let reject = value["reject"]?.arrayValue, reject.count == 2, let status = reject[0].intValue,
             let message = reject[1].stringValue
         {

@@ -21,6 +21,8 @@ final class SyncFunctionRunner: @unchecked Sendable {
         case exception(JavaScriptException)
         /// The call ran past the time limit and was terminated.
         case timedOut
+        /// The call grew the heap past the memory limit and was terminated.
+        case memoryExhausted
     }
 
     private let group: JSContextGroupRef
@@ -32,13 +34,15 @@ final class SyncFunctionRunner: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - script: The wrapped sync function.
-    ///   - timeLimit: The limit per call, also applied to the compilation.
+    ///   - timeLimit: The CPU time limit per call, also applied to the compilation.
+    ///   - memoryLimit: The most bytes the context's heap may hold during a call.
     /// - Throws: The exception compiling or evaluating the program raised (a `SyntaxError`, the wrapper's
     ///   `TypeError` when the source is not a function, a time-out).
-    init(script: SyncFunctionScript, timeLimit: Duration) throws(JavaScriptException) {
+    init(script: SyncFunctionScript, timeLimit: Duration, memoryLimit: Int) throws(JavaScriptException) {
         guard let group = JSContextGroupCreate() else { throw JavaScriptException(message: "cannot create a context group") }
-        let watchdog = SyncFunctionWatchdog()
-        watchdog.install(on: group, seconds: Self.seconds(timeLimit))
+        let watchdog = SyncFunctionWatchdog(timeLimit: timeLimit, memoryLimit: memoryLimit)
+        watchdog.reset()
+        watchdog.install(on: group)
         guard let context = JSGlobalContextCreateInGroup(group, nil) else {
             JSContextGroupRelease(group)
             throw JavaScriptException(message: "cannot create a JavaScript context")
@@ -48,7 +52,7 @@ final class SyncFunctionRunner: @unchecked Sendable {
         let failure: JavaScriptException? =
             if let exception {
                 watchdog.hasFired
-                    ? JavaScriptException(message: "evaluating the sync function timed out")
+                    ? JavaScriptException(message: "evaluating the sync function ran past its time or memory limit")
                     : Self.locate(JavaScriptException(exception, in: context), of: script, in: context)
             } else if let value, JSValueIsObject(context, value), let object = JSValueToObject(context, value, nil),
                 JSObjectIsFunction(context, object)
@@ -97,7 +101,11 @@ final class SyncFunctionRunner: @unchecked Sendable {
             return JSObjectCallAsFunction(context, entryPoint, nil, 3, arguments.baseAddress, &exception)
         }
         if let exception {
-            return watchdog.hasFired ? .timedOut : .exception(JavaScriptException(exception, in: context))
+            switch watchdog.stopReason {
+            case .timeLimit: return .timedOut
+            case .memoryLimit: return .memoryExhausted
+            case .none: return .exception(JavaScriptException(exception, in: context))
+            }
         }
         guard let value, JSValueIsString(context, value), let text = JSValueToStringCopy(context, value, nil) else {
             return .exception(JavaScriptException(message: "the sync function runtime returned no output"))
@@ -126,10 +134,5 @@ final class SyncFunctionRunner: @unchecked Sendable {
 
     private static func parse(_ json: [UInt8], in context: JSContextRef) -> JSValueRef? {
         JavaScriptText.withString(utf8: json) { JSValueMakeFromJSONString(context, $0) }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let components = duration.components
-        return max(0.001, Double(components.seconds) + Double(components.attoseconds) / 1e18)
     }
 }

@@ -15,7 +15,8 @@
 ///  "expiry": [3600], "reject": [403, "wrong user"]}
 /// ```
 ///
-/// `access` and `role` calls are kept as `[names, values]` pairs (strings only, nulls dropped); `expiry` keeps each
+/// `console.log`/`info`/`warn`/`error` lines are kept as `[level, text]` pairs in `logs` (at most 100 a call, each
+/// cut at 1,000 characters; non-string arguments as JSON). `access` and `role` calls are kept as `[names, values]` pairs (strings only, nulls dropped); `expiry` keeps each
 /// number or string passed (the last valid one wins); `reject` is the first `reject(status ≥ 400, message)` or
 /// `null`. Thrown `{forbidden}` and `{unauthorized}` objects become `reject(403|401, message)`; any other
 /// exception leaves the entry point. Validation of names happens in Swift (``SyncFunctionOutput``).
@@ -97,6 +98,21 @@ struct SyncFunctionScript: Sendable {
         if (!__couchette_holds(user.channels, __couchette_list(channels), false)) { \
         throw({forbidden: "missing channel access"}); } } \
         function requireAdmin() { if (__couchette_user !== null) { throw({forbidden: "admin required"}); } } \
+        function __couchette_console(level, args) { \
+        var out = __couchette_out; if (out === null || out.logs.length >= 100) { return; } \
+        var parts = []; \
+        for (var i = 0; i < args.length; i++) { var value = args[i], text; \
+        if (typeof value === "string") { text = value; } \
+        else { try { text = __couchette_stringify(value); } catch (e) { text = undefined; } \
+        if (text === undefined) { text = __couchette_String(value); } } \
+        parts.push(text); } \
+        var line = parts.join(" "); \
+        out.logs.push([level, line.length > 1000 ? line.substring(0, 1000) + "…" : line]); } \
+        var console = { \
+        log: function () { __couchette_console("log", arguments); }, \
+        info: function () { __couchette_console("info", arguments); }, \
+        warn: function () { __couchette_console("warn", arguments); }, \
+        error: function () { __couchette_console("error", arguments); } }; \
         var __couchette_syncFunction =
         """
 
@@ -105,7 +121,7 @@ struct SyncFunctionScript: Sendable {
         if (typeof __couchette_syncFunction !== "function") { \
         throw new TypeError("the sync function must be a function expression, like function(doc, oldDoc) {…}"); } \
         return function (doc, oldDoc, userContext) { \
-        var out = {channels: [], access: [], roles: [], expiry: [], reject: null}; \
+        var out = {channels: [], access: [], roles: [], expiry: [], reject: null, logs: []}; \
         __couchette_out = out; __couchette_user = userContext; \
         try { \
         try { __couchette_syncFunction(doc, oldDoc, {xattrs: {}}); } \

@@ -15,8 +15,9 @@ import NIOHTTP1
 /// - graceful shutdown (`ChannelShouldQuiesceEvent`) closes idle connections at once and busy ones once their
 ///   response ends, or after ``ConnectionLimits/shutdownTimeout``.
 ///
-/// Streaming responses (continuous and long-poll feeds) are requests in progress, never idle. A WebSocket upgrade
-/// removes the guard with the HTTP handlers. Everything runs on the channel's event loop.
+/// Streaming responses (continuous and long-poll feeds) are requests in progress, never idle. A request asking for
+/// a protocol upgrade (a WebSocket) removes the guard: the upgrader replaces the HTTP handlers. Everything runs on
+/// the channel's event loop.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -87,6 +88,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 refuse(context, status: .uriTooLong, reason: "request target of \(head.uri.utf8.count) bytes")
                 return
             }
+            if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) {
+                // A WebSocket upgrade: the upgrader takes the connection over (and replaces the HTTP handlers),
+                // so the guard leaves before it answers. An upgrade it refuses goes on as plain HTTP/1, whose
+                // idle timeout Hummingbird's connection handler enforces.
+                context.fireChannelRead(data)
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                return
+            }
             readTimer = schedule(context, after: limits.readTimeout) { guardHandler, context in
                 guardHandler.readTimedOut(context)
             }
@@ -138,12 +147,6 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(let head) where head.status == .switchingProtocols:
-            // A WebSocket upgrade: the HTTP handlers leave the pipeline, and so does the guard.
-            context.write(data, promise: promise)
-            cancelTimers()
-            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-            return
         case .head(let head) where head.status.code < 200:
             break
         case .head:

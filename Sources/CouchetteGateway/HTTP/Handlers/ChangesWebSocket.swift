@@ -40,7 +40,7 @@ struct ChangesWebSocket: Sendable {
             let request = Request(head: head, body: .init(buffer: ByteBuffer()))
             let context = GatewayRequestContext(source: .init(channel: channel, logger: logger))
             let database = try await environment.registry.requireDatabase(named: databaseName)
-            let caller = try environment.resolver.authenticate(
+            let caller = try await environment.resolver.authenticate(
                 request, context: context, database: database, login: .required)
             try database.requireOnline()
             let session = ChangesWebSocketSession(

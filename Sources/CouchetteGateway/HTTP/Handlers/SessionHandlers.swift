@@ -35,14 +35,16 @@ struct SessionHandlers: Sendable {
         let database = try await onlineDatabase(context)
         return environment.isAdmin
             ? try await createSession(request, database: database)
-            : try await login(request, database: database)
+            : try await login(request, context: context, database: database)
     }
 
     /// Public login: `{"name","password"}` in the body, or else the user the request authenticates as
     /// (Basic or cookie) → a new session, its cookie, and the session information.
     ///
     /// - Throws: 400 `No CORS` for an `Origin` outside `login_origin`; 401 `Invalid login`.
-    private func login(_ request: Request, database: GatewayDatabase) async throws -> Response {
+    private func login(
+        _ request: Request, context: GatewayRequestContext, database: GatewayDatabase
+    ) async throws -> Response {
         try checkLoginOrigin(request, database: database)
         let authenticator = database.authenticator
         let bytes = try await environment.body.bytes(of: request)
@@ -54,11 +56,11 @@ struct SessionHandlers: Sendable {
             }
             if let name = try PrincipalBody.string(body, "name") {
                 let password = try PrincipalBody.string(body, "password") ?? ""
-                user = try authenticator.authenticate(basic: name, password: password)
+                user = try await authenticator.authenticate(basic: name, password: password, from: context.clientAddress)
             }
         }
         if user == nil, let authorization = request.headers[.authorization] {
-            user = try authenticator.authenticate(authorization: authorization)
+            user = try await authenticator.authenticate(authorization: authorization, from: context.clientAddress)
         }
         if user == nil, let id = DatabaseResolver.cookie(named: Session.cookieName, in: request) {
             user = try authenticator.authenticate(sessionID: id)

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
+import NIOCore
 import NIOSSL
 
 // MARK: - ChangesRoutes
@@ -27,6 +28,7 @@ enum ChangesRoutes {
         let log = environment.log
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(
+                idleTimeout: TimeAmount(limits.idleTimeout),
                 httpDecoderConfiguration: .init(
                     maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
                     maxHeaderFieldCount: limits.maxHeaderCount)))

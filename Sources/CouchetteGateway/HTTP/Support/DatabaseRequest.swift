@@ -45,7 +45,7 @@ struct DatabaseResolver: Sendable {
         _ request: Request, context: GatewayRequestContext, login: Login = .required, requireOnline: Bool = true
     ) async throws(GatewayError) -> DatabaseRequest {
         let database = try await registry.requireDatabase(named: try Self.databaseName(from: context))
-        let caller = try authenticate(request, context: context, database: database, login: login)
+        let caller = try await authenticate(request, context: context, database: database, login: login)
         if requireOnline { try database.requireOnline() }
         return DatabaseRequest(database: database, caller: caller)
     }
@@ -53,13 +53,13 @@ struct DatabaseResolver: Sendable {
     /// The caller of a request to `database`.
     func authenticate(
         _ request: Request, context: GatewayRequestContext, database: GatewayDatabase, login: Login
-    ) throws(GatewayError) -> Caller {
+    ) async throws(GatewayError) -> Caller {
         if listener == .admin { return .admin }
         let authenticator = database.authenticator
         if let authorization = request.headers[.authorization] {
             let user: User?
             do {
-                user = try authenticator.authenticate(authorization: authorization)
+                user = try await authenticator.authenticate(authorization: authorization, from: context.clientAddress)
             } catch {
                 let name = BasicCredentials(authorization: authorization)?.username ?? "?"
                 log(LogKeys.auth, "Invalid login for user \"\(name)\" on db \"\(database.name)\"")

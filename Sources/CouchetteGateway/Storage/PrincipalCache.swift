@@ -1,0 +1,101 @@
+// MARK: - PrincipalCache
+
+/// Users and roles as last loaded, and each user's effective channels, kept until a write touches them: a user
+/// granted 40,000 channels pays for loading and merging them once per change of its grants, not on every request.
+///
+/// Each principal — a user name, or `role:NAME` as in the grants table — has a version that every write touching
+/// it bumps (its record stored or deleted, a document granting it channels or roles, or taking them back). An
+/// entry is used only while the versions it was made from are current. Not thread-safe: ``SQLiteGatewayStorage``
+/// uses it under its lock, the same lock its writes hold, so an entry can never be made from half a write.
+final class PrincipalCache {
+    private struct Channels {
+        let user: User
+        let stamp: [UInt64]
+        let channels: Set<String>
+    }
+
+    private var versions: [String: UInt64] = [:]
+    private var nextVersion: UInt64 = 1
+    private var users: [String: (version: UInt64, user: User)] = [:]
+    private var roles: [String: (version: UInt64, role: Role)] = [:]
+    private var channels: [String: Channels] = [:]
+
+    /// The most entries of each kind; past it the kind is emptied (they are remade on demand).
+    let capacity: Int
+
+    init(capacity: Int = 20_000) {
+        self.capacity = capacity
+    }
+
+    // MARK: - Invalidation
+
+    /// Marks `principal` (a user name or `role:NAME`) changed.
+    func invalidate(_ principal: String) {
+        versions[principal] = nextVersion
+        nextVersion += 1
+    }
+
+    /// Marks every principal changed (a whole-index rebuild).
+    func invalidateAll() {
+        versions.removeAll()
+        users.removeAll()
+        roles.removeAll()
+        channels.removeAll()
+        nextVersion += 1
+    }
+
+    private func version(_ principal: String) -> UInt64 {
+        versions[principal] ?? 0
+    }
+
+    // MARK: - Users and roles
+
+    /// The cached user, if still current.
+    func user(named name: String) -> User? {
+        guard let entry = users[name], entry.version == version(name) else { return nil }
+        return entry.user
+    }
+
+    /// Remembers a user just loaded.
+    func store(_ user: User) {
+        if users.count >= capacity { users.removeAll(keepingCapacity: true) }
+        users[user.name] = (version(user.name), user)
+    }
+
+    /// The cached role, if still current.
+    func role(named name: String) -> Role? {
+        guard let entry = roles[name], entry.version == version(Self.rolePrincipal(name)) else { return nil }
+        return entry.role
+    }
+
+    /// Remembers a role just loaded.
+    func store(_ role: Role) {
+        if roles.count >= capacity { roles.removeAll(keepingCapacity: true) }
+        roles[role.name] = (version(Self.rolePrincipal(role.name)), role)
+    }
+
+    // MARK: - Effective channels
+
+    /// The channels of `user` computed earlier, if `user` is the one they were computed for and neither it nor
+    /// any of its roles changed since.
+    func channels(of user: User) -> Set<String>? {
+        guard let entry = channels[user.name], entry.stamp == stamp(of: user), entry.user == user else { return nil }
+        return entry.channels
+    }
+
+    /// Remembers the channels of `user`.
+    func store(_ channelSet: Set<String>, of user: User) {
+        if channels.count >= capacity { channels.removeAll(keepingCapacity: true) }
+        channels[user.name] = Channels(user: user, stamp: stamp(of: user), channels: channelSet)
+    }
+
+    /// The versions the channels of `user` depend on: its own, then its roles' in name order.
+    private func stamp(of user: User) -> [UInt64] {
+        [version(user.name)] + user.roleNames.sorted().map { version(Self.rolePrincipal($0)) }
+    }
+
+    /// The grants table's principal for a role.
+    static func rolePrincipal(_ name: String) -> String {
+        "role:\(name)"
+    }
+}
