@@ -1,5 +1,6 @@
 import CouchetteCore
 import CouchetteSQLite
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -46,6 +47,33 @@ import Testing
         // Since the removal, nothing; between, the removal.
         #expect(try storage.changes(inChannels: ["a"], since: 4, limit: nil).isEmpty)
         #expect(try storage.changes(inChannels: ["a"], since: 3, limit: nil).map(\.removedFrom) == [["a"]])
+    }
+
+    @Test("Reading by sequence (users with many channels) gives what the per-channel query gives")
+    func readingBySequenceMatchesThePerChannelQuery() throws {
+        for seed in UInt64(1)...12 {
+            var random = SplitMix64(state: seed)
+            let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+            defer { storage.close() }
+            let channelNames = (0..<8).map { "c\($0)" }
+            for _ in 0..<150 {
+                let id = "doc\(random.next() % 25)"
+                let channels = Set(channelNames.filter { _ in random.next() % 3 == 0 })
+                try write(storage, id, channels: channels)
+            }
+            let last = try storage.lastSequence
+            for _ in 0..<40 {
+                let selected = Set(channelNames.filter { _ in random.next() % 2 == 0 })
+                guard !selected.isEmpty else { continue }
+                let since = random.next() % (last + 2)
+                let limit: Int? = random.next() % 3 == 0 ? nil : Int(random.next() % 10) + 1
+                let expected = try storage.changes(inChannels: selected, since: since, limit: limit)
+                let bySequence = try storage.withConnection { connection in
+                    try ChannelIndex.changesBySequence(inChannels: selected, since: since, limit: limit, connection)
+                }
+                #expect(bySequence == expected, "seed \(seed), channels \(selected.sorted()), since \(since), limit \(String(describing: limit))")
+            }
+        }
     }
 
     @Test func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain() throws {

@@ -22,6 +22,91 @@ enum ChannelIndex {
         ) WITHOUT ROWID;
         """
 
+    /// The index by sequence (schema version 5): a feed of a user with many channels reads the changes after its
+    /// position in order instead of one range per channel.
+    static let createSequenceIndex = "CREATE INDEX IF NOT EXISTS channel_changes_by_sequence ON channel_changes (sequence)"
+
+    /// Above this many channels a feed reads by sequence (``changesBySequence(inChannels:since:limit:_:)``): its
+    /// cost then follows the changes after its position, not the channel count (and no statement binds more
+    /// parameters than SQLite allows).
+    static let channelListLimit = 256
+
+    /// The entries of the documents with rows in `channels` after `since`, as the per-channel query gives them —
+    /// per document its latest row's sequence, whether any of its rows says it is still in one of the channels, and
+    /// otherwise the channels it left — read in sequence order through the sequence index.
+    ///
+    /// A document's rows are never after its own sequence, so its entry is final once the scan passes that sequence;
+    /// entries are released in order of their sequence as soon as no unfinished entry could still come before them,
+    /// and the scan stops once `limit` are released.
+    static func changesBySequence(
+        inChannels channels: Set<String>, since: UInt64, limit: Int?, _ connection: Connection
+    ) throws -> [ChangeEntry] {
+        struct Pending {
+            var sequence: UInt64
+            var documentSequence: UInt64
+            var stillIn: Bool
+            var removed: Set<String>
+            var revision: String
+            var deleted: Bool
+        }
+        var pending: [String: Pending] = [:]
+        var released: [ChangeEntry] = []
+        var cursor: (sequence: Int64, channel: String) = (Int64(clamping: since), "")
+        let pageSize = 2_000
+
+        func release(through scanned: UInt64) throws {
+            // Unfinished entries (their document's sequence not reached) may still move later: release only the
+            // finished ones that come before every unfinished one.
+            let floor = pending.values.filter { $0.documentSequence > scanned }.map(\.sequence).min() ?? .max
+            let ready = pending.filter { $0.value.documentSequence <= scanned && $0.value.sequence < floor }
+                .sorted { $0.value.sequence < $1.value.sequence }
+            for (id, entry) in ready {
+                if let limit, released.count >= limit { return }
+                pending[id] = nil
+                released.append(
+                    ChangeEntry(
+                        sequence: entry.sequence, documentID: id, revisionID: try RevisionID(parsing: entry.revision),
+                        isDeleted: entry.deleted, removedFrom: entry.stillIn ? [] : entry.removed))
+            }
+        }
+
+        while true {
+            var rows = 0
+            var lastSequence = UInt64(cursor.sequence)
+            try connection.forEachRow(
+                """
+                SELECT m.sequence, m.channel, m.doc_id, m.removed, d.sequence, d.rev, d.deleted
+                FROM channel_changes m INDEXED BY channel_changes_by_sequence JOIN documents d ON d.id = m.doc_id
+                WHERE (m.sequence, m.channel) > (?, ?) AND m.sequence > ?
+                ORDER BY m.sequence, m.channel
+                LIMIT ?
+                """, cursor.sequence, cursor.channel, Int64(clamping: since), Int64(pageSize)
+            ) { row in
+                rows += 1
+                let sequence = row.int64(at: 0)
+                let channel = row.string(at: 1)
+                cursor = (sequence, channel)
+                lastSequence = UInt64(sequence)
+                guard channels.contains(channel) else { return }
+                let id = row.string(at: 2)
+                let removed = row.bool(at: 3)
+                var entry =
+                    pending[id]
+                    ?? Pending(
+                        sequence: 0, documentSequence: UInt64(row.int64(at: 4)), stillIn: false, removed: [],
+                        revision: row.string(at: 5), deleted: row.bool(at: 6))
+                entry.sequence = max(entry.sequence, UInt64(sequence))
+                if removed { entry.removed.insert(channel) } else { entry.stillIn = true }
+                pending[id] = entry
+            }
+            let exhausted = rows < pageSize
+            // Rows of `lastSequence` may continue on the next page: everything before it is complete.
+            try release(through: exhausted ? .max : lastSequence - 1)
+            if exhausted { return released }
+            if let limit, released.count >= limit { return released }
+        }
+    }
+
     /// Moves the rows of `document` to its new sequence: its current channels at it, channels it just left
     /// marked removed at it (recorded in its ``StoredDocument/channelRemovals``).
     ///

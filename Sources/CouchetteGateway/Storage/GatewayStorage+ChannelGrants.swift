@@ -13,6 +13,11 @@ extension GatewayStorage {
     /// channels, so a feed may re-send them (records keep no per-grant sequence); sending a document twice is
     /// harmless to replicators, missing one is not.
     public func channelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64] {
+        try computeChannelGrantSequences(of: user)
+    }
+
+    /// ``channelGrantSequences(of:)`` computed from the stored grants (storages that cache call this on a miss).
+    func computeChannelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64] {
         var sequences: [String: UInt64] = [PrincipalName.publicChannel: 1]
         func grant(_ channel: String, at sequence: UInt64) {
             sequences[channel] = min(sequences[channel] ?? .max, max(sequence, 1))

@@ -89,6 +89,10 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// the change that first granted it.
     func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64]
 
+    /// Every channel `user` can read with the sequence at which they gained it (see the extension's default, which
+    /// computes it; storages may remember it until the user's grants change).
+    func channelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64]
+
     /// Records that `user`'s revocation-aware feed serves `channels` now (at `sequence`): channels served before and
     /// missing now are marked revoked at `sequence`, served through the previous feed's end; a channel served again
     /// is no longer revoked. Returns every revoked channel with the sequence of its revocation and the last sequence

@@ -8,10 +8,12 @@
 /// entry is used only while the versions it was made from are current. Not thread-safe: ``SQLiteGatewayStorage``
 /// uses it under its lock, the same lock its writes hold, so an entry can never be made from half a write.
 final class PrincipalCache {
+    /// What was computed for a user, with what it was computed from.
     private struct Channels {
         let user: User
         let stamp: [UInt64]
         let channels: Set<String>
+        var sequences: [String: UInt64] = [:]
     }
 
     private var versions: [String: UInt64] = [:]
@@ -19,6 +21,7 @@ final class PrincipalCache {
     private var users: [String: (version: UInt64, user: User)] = [:]
     private var roles: [String: (version: UInt64, role: Role)] = [:]
     private var channels: [String: Channels] = [:]
+    private var grantSequences: [String: Channels] = [:]
 
     /// The most entries of each kind; past it the kind is emptied (they are remade on demand).
     let capacity: Int
@@ -41,7 +44,56 @@ final class PrincipalCache {
         users.removeAll()
         roles.removeAll()
         channels.removeAll()
+        grantSequences.removeAll()
         nextVersion += 1
+    }
+
+    /// Brings cached entries up to date with the grants a document write added (at `sequence`) and removed.
+    ///
+    /// Added grants change cached users, roles and effective channels in place — a user granted one more channel
+    /// is not reloaded with all its others; removed ones invalidate their principal (another document may still
+    /// make the same grant, which only a reload tells).
+    func apply(added: [DocumentGrant], removed: [DocumentGrant], at sequence: UInt64) {
+        for grant in removed { invalidate(grant.principal) }
+        for grant in added {
+            switch grant.kind {
+            case .channel where grant.principal.hasPrefix(Self.rolePrefix):
+                let role = String(grant.principal.dropFirst(Self.rolePrefix.count))
+                // Only a role known to exist gives its users channels: otherwise reload whatever depends on it.
+                guard let cached = roles[role], cached.version == version(grant.principal) else {
+                    invalidate(grant.principal)
+                    continue
+                }
+                roles[role]?.role.channelsFromGrants.insert(grant.target)
+                for (name, entry) in channels where entry.user.roleNames.contains(role) {
+                    channels[name] = Channels(
+                        user: entry.user, stamp: entry.stamp,
+                        channels: PrincipalName.collapsingWildcard(entry.channels.union([grant.target])))
+                    grantSequences[name] = nil
+                }
+            case .channel:
+                let name = grant.principal
+                let before = users[name]?.user
+                users[name]?.user.channelsFromGrants.insert(grant.target)
+                guard let before, let after = users[name]?.user else { continue }
+                if let entry = channels[name], entry.user == before {
+                    channels[name] = Channels(
+                        user: after, stamp: entry.stamp,
+                        channels: PrincipalName.collapsingWildcard(entry.channels.union([grant.target])))
+                }
+                if var entry = grantSequences[name], entry.user == before {
+                    entry.sequences[grant.target] = min(entry.sequences[grant.target] ?? .max, max(sequence, 1))
+                    grantSequences[name] = Channels(
+                        user: after, stamp: entry.stamp, channels: [], sequences: entry.sequences)
+                } else {
+                    grantSequences[name] = nil
+                }
+            case .role:
+                users[grant.principal]?.user.rolesFromGrants.insert(grant.target)
+                channels[grant.principal] = nil
+                grantSequences[grant.principal] = nil
+            }
+        }
     }
 
     private func version(_ principal: String) -> UInt64 {
@@ -89,6 +141,20 @@ final class PrincipalCache {
         channels[user.name] = Channels(user: user, stamp: stamp(of: user), channels: channelSet)
     }
 
+    /// Each channel of `user` with the sequence at which it was granted, computed earlier, if still current.
+    func grantSequences(of user: User) -> [String: UInt64]? {
+        guard let entry = grantSequences[user.name], entry.stamp == stamp(of: user), entry.user == user else {
+            return nil
+        }
+        return entry.sequences
+    }
+
+    /// Remembers the grant sequences of `user`.
+    func store(grantSequences sequences: [String: UInt64], of user: User) {
+        if grantSequences.count >= capacity { grantSequences.removeAll(keepingCapacity: true) }
+        grantSequences[user.name] = Channels(user: user, stamp: stamp(of: user), channels: [], sequences: sequences)
+    }
+
     /// The versions the channels of `user` depend on: its own, then its roles' in name order.
     private func stamp(of user: User) -> [UInt64] {
         [version(user.name)] + user.roleNames.sorted().map { version(Self.rolePrincipal($0)) }
@@ -96,6 +162,8 @@ final class PrincipalCache {
 
     /// The grants table's principal for a role.
     static func rolePrincipal(_ name: String) -> String {
-        "role:\(name)"
+        rolePrefix + name
     }
+
+    private static let rolePrefix = "role:"
 }

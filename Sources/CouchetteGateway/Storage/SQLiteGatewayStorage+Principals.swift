@@ -55,6 +55,15 @@ extension SQLiteGatewayStorage: PrincipalStore {
         return user
     }
 
+    public func channelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64] {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = principalCache.grantSequences(of: user) { return cached }
+        let sequences = try computeChannelGrantSequences(of: user)  // reads roles and grants under the same lock
+        principalCache.store(grantSequences: sequences, of: user)
+        return sequences
+    }
+
     public func allChannels(of user: User) throws(GatewayError) -> Set<String> {
         lock.lock()
         defer { lock.unlock() }

@@ -136,6 +136,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             }
             return try store(documentID, transform, connection)
         } catch {
+            // Past the transform (a sequence was taken) the write may have recorded grants in the cache: rolled back.
+            if sequence != sequenceBefore { principalCache.invalidateAll() }
             sequence = sequenceBefore
             throw Self.translate(error)
         }
@@ -161,7 +163,9 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try ChannelIndex.update(&updated, previous: current, connection)
             let grantsBefore = Set(current?.grantSequences.keys ?? [:].keys)
             try GrantIndex.update(&updated, previous: current, connection)
-            for grant in grantsBefore.symmetricDifference(updated.grants) { principalCache.invalidate(grant.principal) }
+            principalCache.apply(
+                added: Array(updated.grants.subtracting(grantsBefore)), removed: Array(grantsBefore.subtracting(updated.grants)),
+                at: updated.sequence)
             if let current { try deleteRow(sequence: current.sequence, connection) }
             try insertRow(of: updated, winner: winner, connection)
             return updated
@@ -203,6 +207,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 return result
             }
         } catch {
+            principalCache.invalidateAll()  // grants the batch recorded in the cache were rolled back
             throw Self.translate(error)
         }
     }
@@ -270,6 +275,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         inChannels channels: Set<String>, since: UInt64, limit: Int?
     ) throws(GatewayError) -> [ChangeEntry] {
         guard !channels.isEmpty else { return [] }
+        if channels.count > ChannelIndex.channelListLimit {
+            return try withConnection { connection in
+                try ChannelIndex.changesBySequence(inChannels: channels, since: since, limit: limit, connection)
+            }
+        }
         return try withConnection { connection in
             let placeholders = Array(repeating: "?", count: channels.count).joined(separator: ", ")
             let channelList = channels.sorted()

@@ -11,9 +11,11 @@ import CouchetteSQLite
 ///   ``GrantIndex``); documents' metadata records the sequences of their grants and of channels they left.
 /// - Version 4: `served_channels` and `served_users`: the channels each user's revocation-aware feeds have served,
 ///   when each was revoked, and when the user's feeds last served them (``GatewayStorage/noteServedChannels(_:of:at:)``).
+/// - Version 5: `channel_changes` indexed by sequence too, for feeds of users with many channels
+///   (``ChannelIndex/changesBySequence(inChannels:since:limit:_:)``).
 enum StorageSchema {
     /// The version this code writes.
-    static let version: Int32 = 4
+    static let version: Int32 = 5
 
     /// The table of version 4.
     static let servedChannels = """
@@ -39,7 +41,8 @@ enum StorageSchema {
                 try create(connection)
             } else {
                 if found < 3 { try migrateToVersion3(from: found, connection) }
-                try connection.execute(servedChannels)
+                if found < 4 { try connection.execute(servedChannels) }
+                try connection.execute(ChannelIndex.createSequenceIndex)
             }
             try connection.setUserVersion(version)
         }
@@ -65,6 +68,7 @@ enum StorageSchema {
             CREATE INDEX sessions_by_user ON sessions (user);
             """)
         try connection.execute(ChannelIndex.createTable)
+        try connection.execute(ChannelIndex.createSequenceIndex)
         try connection.execute(GrantIndex.createTable)
         try connection.execute(servedChannels)
     }
