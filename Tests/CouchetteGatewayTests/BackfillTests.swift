@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import CouchetteCore
 import Foundation
 import Testing
@@ -11,6 +12,21 @@ import Testing
 /// property test in `AccessPropertyTests.swift`; both use the helpers here.
 @Suite("_changes backfill", .timeLimit(.minutes(5)))
 struct BackfillTests {
+    @Test("With many channels the late grants found by visiting the grants are those the per-channel rule finds")
+    func manyChannelsLateGrants() {
+        var random = SplitMix64(state: 7)
+        var sequences: [String: UInt64] = ["!": 1]
+        for index in 0..<600 { sequences["c\(index)"] = random.next() % 1_000 + 1 }
+        let user = User(name: "u", adminChannels: Set(sequences.keys))
+        let access = ChangesAccess(caller: .user(user, channels: Set(sequences.keys)), grantSequences: sequences)
+        for _ in 0..<50 {
+            let threshold = random.next() % 1_100
+            let selected = Set(sequences.keys.filter { _ in random.next() % 4 != 0 })
+            let expected = selected.filter { access.grantSequence(of: $0) > threshold }
+            #expect(access.channels(grantedAfter: threshold, among: selected) == expected, "threshold \(threshold)")
+        }
+    }
+
     // MARK: - Helpers shared by the backfill suites
 
     /// A Swift stand-in for the JavaScript ``AccessSyncFunction``: channels from `channels` (as the default function),

@@ -58,6 +58,23 @@ struct ChangesAccess: Sendable {
 
     // MARK: - Grant sequences
 
+    /// The channels of `channels` the user gained after `threshold` (``grantSequence(of:)`` above it).
+    ///
+    /// With many channels the grants are visited rather than the channels, comparing sequences before looking
+    /// anything up: a feed start costs little when few grants are new. A selected channel without a grant sequence
+    /// there is one taken away between the two reads that made this access (the channels are read first), so it
+    /// has nothing to backfill.
+    func channels(grantedAfter threshold: UInt64, among channels: Set<String>) -> Set<String> {
+        guard channels.count > ChannelIndex.channelListLimit, grantSequences[PrincipalName.allChannels] == nil else {
+            return channels.filter { grantSequence(of: $0) > threshold }
+        }
+        var granted: Set<String> = []
+        for (channel, sequence) in grantSequences where sequence > threshold && channels.contains(channel) {
+            granted.insert(channel)
+        }
+        return granted
+    }
+
     /// When the user gained `channel`: its own grant or that of `*`, whichever came first. A channel without a
     /// known grant (a grant that landed between two storage reads) counts as granted last, so it is backfilled.
     func grantSequence(of channel: String) -> UInt64 {

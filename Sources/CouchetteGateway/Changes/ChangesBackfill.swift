@@ -80,7 +80,7 @@ public struct ChangesBackfill: Sendable, Hashable {
             guard access.grantSequence(of: PrincipalName.allChannels) > threshold else { return nil }
             backfilled = .everything
         case .channels(let channels):
-            let granted = channels.filter { access.grantSequence(of: $0) > threshold }
+            let granted = access.channels(grantedAfter: threshold, among: channels)
             guard !granted.isEmpty else { return nil }
             backfilled = .channels(granted)
         }
