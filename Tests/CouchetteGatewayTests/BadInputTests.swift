@@ -132,6 +132,19 @@ struct BadInputTests {
                 let reply = try await client.send(port: port, path: "/db/_changes?since=\(since)")
                 #expect(reply.status == 400, "since=\(since)")
             }
+            // Unknown values of enumerated query parameters are 400s; the known ones are accepted.
+            for (method, path) in [
+                ("POST", "/db/_compact?type=AAA"), ("GET", "/db/_changes?version_type=AAA"),
+                ("GET", "/db/_changes?style=AAA"),
+            ] {
+                let reply = try await client.send(method, port: port, path: path)
+                #expect(reply.status == 400, "\(path): \(reply.text)")
+            }
+            for (method, path) in [
+                ("POST", "/db/_compact?type=tombstone"), ("GET", "/db/_changes?version_type=rev&style=main_only"),
+            ] {
+                #expect(try await client.send(method, port: port, path: path).status == 200, "\(path)")
+            }
             // Nothing was stored by the refused writes: only the two good documents of the bulk request.
             let all = try await client.send(port: port, path: "/db/_all_docs")
             #expect(try all.jsonValue()["total_rows"] == 2, "\(all.text)")

@@ -30,7 +30,9 @@ extension ChangesOptions {
         }
         since = try ChangeSequence.parse(parameters["since"] ?? "")
         limit = try Self.integer(parameters, "limit").flatMap { $0 == 0 ? nil : $0 }
-        includeAllLeaves = parameters["style"] == "all_docs"
+        includeAllLeaves = try QueryOptions(parameters).oneOf("style", ["main_only", "all_docs"]) == "all_docs"
+        // Revision IDs are the only versions kept (Sync Gateway 3.2's `cv` is not).
+        _ = try QueryOptions(parameters).oneOf("version_type", ["rev"])
         includeDocs = try Self.boolean(parameters, "include_docs")
         activeOnly = try Self.boolean(parameters, "active_only")
         revocations = try Self.boolean(parameters, "revocations")

@@ -56,6 +56,8 @@ struct MaintenanceHandlers: Sendable {
 
     /// `POST /{db}/_compact`: `{"revs": N}`, the number of revision bodies removed.
     @Sendable func compact(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        // Sync Gateway's compaction types; both compact what this storage keeps (old bodies and tombstone bodies).
+        _ = try QueryOptions(request).oneOf("type", ["tombstone", "attachment"])
         let target = try await environment.resolver.resolve(request, context: context)
         let removed = try target.database.compact()
         return environment.renderer.response(json: ["revs": .int(Int64(removed))])

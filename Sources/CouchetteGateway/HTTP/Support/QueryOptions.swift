@@ -24,6 +24,17 @@ struct QueryOptions: Sendable {
         self.parameters = parameters
     }
 
+    /// A parameter restricted to `allowed` values (absent: nil).
+    ///
+    /// - Throws: 400 `Unknown <name>: <value>` for any other value.
+    func oneOf(_ name: String, _ allowed: Set<String>) throws(GatewayError) -> String? {
+        guard let value = parameters[name] else { return nil }
+        guard allowed.contains(value) else {
+            throw .badRequest("Unknown \(name) \(value.debugDescription); expected one of \(allowed.sorted().joined(separator: ", "))")
+        }
+        return value
+    }
+
     /// Creates options from a dictionary (for POST bodies merged with queries).
     init(_ parameters: [String: String]) {
         self.parameters = parameters
