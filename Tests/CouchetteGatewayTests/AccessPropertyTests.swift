@@ -69,7 +69,9 @@ struct AccessPropertyTests {
         // Deleted users' requests fail by design, hundreds of them from one address: login throttling is off here
         // (LoginThrottleTests covers it).
         let registry = try LoginThrottle.$defaultPolicies.withValue((.unlimited, .unlimited)) {
-            try DatabaseRegistry(config: withSync, hasher: PasswordHasher(cost: 4))
+            try LoginThrottle.$defaultFailureDelay.withValue(.zero) {
+                try DatabaseRegistry(config: withSync, hasher: PasswordHasher(cost: 4))
+            }
         }
         let server = try GatewayServer(config: withSync, registry: registry, logger: GatewayFixture.logger)
         // Generous: ~3,000 requests per seed on a loaded 2-core machine; the suite's time limit bounds it too.

@@ -114,6 +114,10 @@ struct LoginThrottleTests {
             let login = try await client.send(
                 "POST", port: port, path: "/db/_session", json: ["name": "alice", "password": "guess11"])
             #expect(login.status == 429)
+            // Failures are answered after the failure delay.
+            let start = ContinuousClock.now
+            #expect(try await client.send(port: port, path: "/db/", user: ("alice", "guess12")).status == 429)
+            #expect(ContinuousClock.now - start >= .milliseconds(250))
         }
         }
     }

@@ -92,7 +92,8 @@ public struct Authenticator: Sendable {
     /// the ``verifier``'s pool, and failures are throttled.
     ///
     /// - Throws: 429 `Too many failed login attempts` (with `Retry-After`) while the name or the address is
-    ///   throttled, unless the password was verified before; otherwise as ``authenticate(basic:password:)``.
+    ///   throttled, unless the password was verified before; otherwise as ``authenticate(basic:password:)``. Either
+    ///   failure is answered after the throttle's ``LoginThrottle/failureDelay``.
     public func authenticate(basic username: String, password: String, from address: String?) async throws(GatewayError)
         -> User
     {
@@ -102,6 +103,7 @@ public struct Authenticator: Sendable {
         case .unverified(let candidate, let candidateHash): (user, hash) = (candidate, candidateHash)
         }
         if let wait = throttle.delay(user: username, address: address) {
+            try? await Task.sleep(for: throttle.failureDelay)
             throw .tooManyRequests("Too many failed login attempts", retryAfter: wait)
         }
         let matches = await verifier.verify(password, against: hash, with: hasher)
@@ -109,6 +111,7 @@ public struct Authenticator: Sendable {
             return try conclude(user, password: password, hash: hash, matches: matches)
         } catch {
             throttle.recordFailure(user: username, address: address)
+            try? await Task.sleep(for: throttle.failureDelay)
             throw error
         }
     }

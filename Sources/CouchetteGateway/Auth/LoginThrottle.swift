@@ -61,16 +61,26 @@ public final class LoginThrottle: Sendable {
     /// machine's slow bcrypt does not refill buckets between attempts.
     @TaskLocal static var defaultPolicies: (perUser: Policy, perAddress: Policy) = (.perUser, .perAddress)
 
+    /// The failure delay of throttles created without an explicit one (tests that fail logins by the hundred set
+    /// zero).
+    @TaskLocal static var defaultFailureDelay = Duration.milliseconds(250)
+
+    /// How long a failed or throttled login waits before it is answered: a guesser waits for each answer (without
+    /// using the CPU meanwhile), so a few of them cannot crowd out everyone else's requests.
+    public let failureDelay: Duration
+
     /// Creates a throttle.
     ///
     /// - Parameters:
     ///   - perUser: The bucket of each user name; ``Policy/perUser`` when nil.
     ///   - perAddress: The bucket of each client address; ``Policy/perAddress`` when nil.
+    ///   - failureDelay: How long failed logins wait for their answer; 250 ms when nil.
     ///   - now: The clock.
     public init(
-        perUser: Policy? = nil, perAddress: Policy? = nil,
+        perUser: Policy? = nil, perAddress: Policy? = nil, failureDelay: Duration? = nil,
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
+        self.failureDelay = failureDelay ?? Self.defaultFailureDelay
         userPolicy = perUser ?? Self.defaultPolicies.perUser
         addressPolicy = perAddress ?? Self.defaultPolicies.perAddress
         self.now = now
