@@ -16,7 +16,9 @@ struct DatabaseRegistryTests {
         let registry = try DatabaseRegistry(config: Self.config, now: { 1_700_000_000_000_000 })
         #expect(await registry.names == ["archive", "todo"])
         let info = try await registry.info(forDatabase: "todo")
-        #expect(info == DatabaseInfo(name: "todo", instanceStartTime: 1_700_000_000_000_000, state: .online))
+        var expected = DatabaseInfo(name: "todo", instanceStartTime: 1_700_000_000_000_000, state: .online)
+        expected.sizes = info.sizes  // the storage's own page counts
+        #expect(info == expected)
         let object = info.jsonObject
         #expect(object["db_name"] as? String == "todo")
         #expect(object["update_seq"] as? UInt64 == 0)
@@ -26,7 +28,9 @@ struct DatabaseRegistryTests {
         #expect(object["purge_seq"] as? UInt64 == 0)
         #expect(object["disk_format_version"] as? Int == 0)
         #expect(object["state"] as? String == "Online")
-        #expect(object["doc_count"] == nil)
+        // CouchDB's counts, which Sync Gateway 1.x leaves out and PouchDB reads.
+        #expect(object["doc_count"] as? Int == 0)
+        #expect(object["doc_del_count"] as? Int == 0)
     }
 
     @Test("A database configured offline starts Offline")

@@ -245,7 +245,7 @@ struct MaintenanceEndpointsTests {
                 "PUT", port: admin, path: "/newdb/",
                 json: ["server": "walrus:", "users": ["GUEST": ["admin_channels": ["*"]]]])
             #expect(created.status == 201)
-            #expect(created.body.isEmpty)
+            #expect(try created.jsonValue() == ["ok": true])
             #expect(try await client.send(port: admin, path: "/_all_dbs").jsonValue() == ["newdb", "todo"])
             #expect(
                 try await client.send("PUT", port: ports.publicPort, path: "/newdb/doc", json: ["a": 1]).status == 201)

@@ -180,9 +180,12 @@ public final class GatewayDatabase: Sendable {
     /// The information served by `GET /{db}/`.
     public var info: DatabaseInfo {
         let sequence = (try? storage.lastSequence) ?? changeNotifier.lastSequence
+        let statistics = (try? storage.statistics) ?? StorageStatistics()
         return DatabaseInfo(
             name: name, updateSequence: sequence, committedUpdateSequence: sequence,
-            instanceStartTime: instanceStartTime, state: state)
+            instanceStartTime: instanceStartTime, state: state, documentCount: statistics.documentCount,
+            deletedDocumentCount: statistics.deletedDocumentCount,
+            sizes: .init(file: statistics.fileSize, active: statistics.activeSize, external: statistics.externalSize))
     }
 
     // MARK: - Closing

@@ -345,6 +345,21 @@ public final class DocumentStore: Sendable {
         return .object(result)
     }
 
+    /// CouchDB's `_missing_revs`: per document, the offered revisions the database lacks
+    /// (`{"missing_revs": {"doc": ["2-b"]}}`), documents lacking none left out.
+    public func missingRevisions(_ request: [String: [String]]) throws(GatewayError) -> JSONValue {
+        var missing: [String: JSONValue] = [:]
+        for (id, texts) in request {
+            let tree = try storage.document(id: id)?.tree ?? RevisionTree()
+            let lacking = texts.filter { text in
+                guard let revision = try? RevisionID(parsing: text) else { return true }
+                return !tree.contains(revision)
+            }
+            if !lacking.isEmpty { missing[id] = .array(lacking.map(JSONValue.string)) }
+        }
+        return ["missing_revs": .object(missing)]
+    }
+
     /// A random 32-character lowercase hex document ID, as Sync Gateway generates.
     public static func generateID() -> String {
         UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()

@@ -89,6 +89,9 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// the change that first granted it.
     func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64]
 
+    /// Document counts and storage sizes (`GET /{db}/`).
+    var statistics: StorageStatistics { get throws(GatewayError) }
+
     /// Every channel `user` can read with the sequence at which they gained it (see the extension's default, which
     /// computes it; storages may remember it until the user's grants change).
     func channelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64]

@@ -255,6 +255,27 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    public var statistics: StorageStatistics {
+        get throws(GatewayError) {
+            try withConnection { connection in
+                var statistics = StorageStatistics()
+                if let row = try connection.firstRow(
+                    "SELECT count(*) - coalesce(sum(deleted != 0), 0), coalesce(sum(deleted != 0), 0), coalesce(sum(length(body)), 0) FROM documents"
+                ) {
+                    statistics.documentCount = Int(row[0].int64Value ?? 0)
+                    statistics.deletedDocumentCount = Int(row[1].int64Value ?? 0)
+                    statistics.externalSize = Int(row[2].int64Value ?? 0)
+                }
+                let pageSize = Int(try connection.firstValue("PRAGMA page_size")?.int64Value ?? 0)
+                let pages = Int(try connection.firstValue("PRAGMA page_count")?.int64Value ?? 0)
+                let free = Int(try connection.firstValue("PRAGMA freelist_count")?.int64Value ?? 0)
+                statistics.fileSize = pages * pageSize
+                statistics.activeSize = (pages - free) * pageSize
+                return statistics
+            }
+        }
+    }
+
     public func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
         try withConnection { connection in
             var entries: [ChangeEntry] = []

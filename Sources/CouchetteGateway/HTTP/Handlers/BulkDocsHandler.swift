@@ -39,16 +39,30 @@ struct BulkDocsHandler: Sendable {
 
     /// `POST /{db}/_revs_diff`: for each document, the offered revisions missing here and possible ancestors.
     @Sendable func revsDiff(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let (target, offered) = try await offeredRevisions(request, context: context, endpoint: "_revs_diff")
+        return environment.renderer.response(json: try target.documents.revsDiff(offered))
+    }
+
+    /// `POST /{db}/_missing_revs` (CouchDB): `{"doc": ["1-a", "2-b"]}` → `{"missing_revs": {"doc": ["2-b"]}}`.
+    @Sendable func missingRevs(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let (target, offered) = try await offeredRevisions(request, context: context, endpoint: "_missing_revs")
+        return environment.renderer.response(json: try target.documents.missingRevisions(offered))
+    }
+
+    /// The `{"doc": ["rev", …]}` body of `_revs_diff` and `_missing_revs` (design documents only for the admin).
+    private func offeredRevisions(
+        _ request: Request, context: GatewayRequestContext, endpoint: String
+    ) async throws -> (DatabaseRequest, [String: [String]]) {
         let target = try await environment.resolver.resolve(request, context: context)
         let body = try await environment.body.jsonObject(of: request)
         var offered: [String: [String]] = [:]
         for (id, revisions) in body {
             guard case .array(let items) = revisions, items.allSatisfy({ $0.stringValue != nil }) else {
-                throw GatewayError.badRequest("_revs_diff values must be arrays of revision IDs")
+                throw GatewayError.badRequest("\(endpoint) values must be arrays of revision IDs")
             }
             if !target.caller.isAdmin && id.hasPrefix("_design/") { continue }
             offered[id] = items.compactMap(\.stringValue)
         }
-        return environment.renderer.response(json: try target.documents.revsDiff(offered))
+        return (target, offered)
     }
 }

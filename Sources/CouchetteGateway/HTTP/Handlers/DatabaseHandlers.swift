@@ -41,7 +41,7 @@ struct DatabaseHandlers: Sendable {
         try RequestBody.requireJSONContentType(request)
         let config = try DatabaseConfig(name: name, parsing: try await environment.body.bytes(of: request))
         try await environment.registry.create(config)
-        return Response(status: .created)
+        return environment.renderer.response(json: ["ok": true], status: .created)  // CouchDB's body; JSON clients parse it
     }
 
     // MARK: - DELETE /{db}/
@@ -56,6 +56,26 @@ struct DatabaseHandlers: Sendable {
 
     /// `POST /{db}/_ensure_full_commit`: every write is already committed → 201
     /// `{"ok":true,"instance_start_time":<µs>}`.
+    /// `GET /{db}/_revs_limit` (CouchDB): the number of revisions kept per document, as a bare JSON number.
+    @Sendable func getRevsLimit(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context)
+        return environment.renderer.response(json: .int(Int64(target.database.config.revsLimit)))
+    }
+
+    /// `PUT /{db}/_revs_limit` (admin; CouchDB): a positive JSON integer body sets the database's `revs_limit`
+    /// at once (as `_config` does) → `{"ok": true}`.
+    ///
+    /// - Throws: 400 unless the body is a positive integer.
+    @Sendable func putRevsLimit(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        guard case .int(let limit) = try await environment.body.json(of: request), limit > 0, limit <= Int64(Int32.max)
+        else { throw GatewayError.badRequest("_revs_limit must be a positive integer") }
+        var config = target.database.config
+        config.revsLimit = Int(limit)
+        try target.database.updateConfig(config)
+        return environment.renderer.response(json: ["ok": true])
+    }
+
     @Sendable func ensureFullCommit(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         return environment.renderer.response(

@@ -41,6 +41,12 @@ struct DocumentHandlers: Sendable {
         }
         let loaded = try target.documents.revision(id: id, revision: revision, as: target.caller, options: options)
         let headers = Self.etag(loaded.revisionID)
+        // CouchDB's conditional read: the client's copy (its ETag) is current → 304 with no body.
+        if let etag = headers[.eTag], let ifNoneMatch = request.headers[.ifNoneMatch],
+            ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
+        {
+            return Response(status: .notModified, headers: headers)
+        }
         let hasBodies = options.includeAttachments && loaded.body["_attachments"] != nil
         if accept.namesMultipart && (hasBodies || !accept.allowsJSON) {
             return loaded.multipartRelated().response(headers: headers)

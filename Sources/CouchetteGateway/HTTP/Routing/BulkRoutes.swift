@@ -11,6 +11,7 @@ enum BulkRoutes {
             GatewayRoute(.post, "/{db}/_all_docs", allDocs.post),
             GatewayRoute(.post, "/{db}/_bulk_docs", bulk.bulkDocs),
             GatewayRoute(.post, "/{db}/_revs_diff", bulk.revsDiff),
+            GatewayRoute(.post, "/{db}/_missing_revs", bulk.missingRevs),
         ]
     }
 }

@@ -10,11 +10,13 @@ enum DatabaseRoutes {
             GatewayRoute(.get, "/{db}/", handlers.getDatabase),
             GatewayRoute(.put, "/{db}/", handlers.createDatabase),
             GatewayRoute(.post, "/{db}/_ensure_full_commit", handlers.ensureFullCommit),
+            GatewayRoute(.get, "/{db}/_revs_limit", handlers.getRevsLimit),
         ]
         guard environment.isAdmin else { return routes }
         let config = DatabaseConfigHandlers(environment: environment)
         routes += [
             GatewayRoute(.delete, "/{db}/", handlers.deleteDatabase),
+            GatewayRoute(.put, "/{db}/_revs_limit", handlers.putRevsLimit),
             GatewayRoute(.get, "/{db}/_config", config.get),
             GatewayRoute(.put, "/{db}/_config", config.put),
             GatewayRoute(.get, "/{db}/_config/sync", config.getSync),

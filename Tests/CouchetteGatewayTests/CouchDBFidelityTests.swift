@@ -1,0 +1,102 @@
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+// MARK: - CouchDBFidelityTests
+
+/// Calls PouchDB and CouchDB clients make, answered as CouchDB 3 documents them.
+@Suite("CouchDB API fidelity", .timeLimit(.minutes(5)))
+struct CouchDBFidelityTests {
+    static let config = GatewayFixture.config(databases: [GatewayFixture.guestDatabase("db")])
+
+    @Test("PUT /{db}/ answers {\"ok\": true}; _ensure_full_commit 201 {\"ok\": true}")
+    func databaseCreationAnswersJSON() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let created = try await client.send("PUT", port: ports.adminPort, path: "/other/", json: [:])
+            #expect(created.status == 201)
+            #expect(try created.jsonValue() == ["ok": true])
+            let commit = try await client.send("POST", port: ports.publicPort, path: "/db/_ensure_full_commit")
+            #expect(commit.status == 201)
+            #expect(try commit.jsonValue()["ok"] == true)
+        }
+    }
+
+    @Test("GET /{db}/ reports doc_count, doc_del_count and sizes")
+    func databaseInfoCounts() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.adminPort
+            for id in ["a", "b", "c"] {
+                #expect(try await client.send("PUT", port: port, path: "/db/\(id)", json: ["v": .string(id)]).status == 201)
+            }
+            let rev = try await client.send(port: port, path: "/db/c").jsonValue()["_rev"]?.stringValue ?? ""
+            #expect(try await client.send("DELETE", port: port, path: "/db/c?rev=\(rev)").status == 200)
+            let info = try await client.send(port: ports.publicPort, path: "/db/").jsonValue()
+            #expect(info["doc_count"] == 2)
+            #expect(info["doc_del_count"] == 1)
+            let sizes = try #require(info["sizes"])
+            let file = try #require(sizes["file"]?.intValue)
+            let active = try #require(sizes["active"]?.intValue)
+            let external = try #require(sizes["external"]?.intValue)
+            #expect(file > 0 && active > 0 && active <= file && external > 0)
+            #expect(info["update_seq"] != nil && info["purge_seq"] == 0 && info["instance_start_time"] != nil)
+            #expect(info["compact_running"] == false)
+        }
+    }
+
+    @Test("_revs_limit: GET the number, PUT a positive integer (admin) takes effect; anything else is 400")
+    func revsLimit() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            #expect(try await client.send(port: ports.publicPort, path: "/db/_revs_limit").text == "1000")
+            let set = try await client.send("PUT", port: ports.adminPort, path: "/db/_revs_limit", body: Array("5".utf8))
+            let setBody = try set.jsonValue()
+            #expect(set.status == 200 && setBody == ["ok": true], "\(set.text)")
+            #expect(try await client.send(port: ports.adminPort, path: "/db/_revs_limit").text == "5")
+            for body in ["0", "-3", "\"7\"", "2.5", "{}"] {
+                let bad = try await client.send("PUT", port: ports.adminPort, path: "/db/_revs_limit", body: Array(body.utf8))
+                #expect(bad.status == 400, "\(body)")
+            }
+            // The limit applies: after 8 edits only 5 revisions of history are kept.
+            var rev: String?
+            for index in 0..<8 {
+                var body: [String: JSONValue] = ["n": .int(Int64(index))]
+                if let rev { body["_rev"] = .string(rev) }
+                rev = try await client.send("PUT", port: ports.adminPort, path: "/db/d", json: .object(body)).jsonValue()["rev"]?.stringValue
+            }
+            let revisions = try await client.send(port: ports.adminPort, path: "/db/d?revs=true").jsonValue()["_revisions"]
+            #expect(revisions?["ids"]?.arrayValue?.count == 5)
+            #expect(try await client.send("PUT", port: ports.publicPort, path: "/db/_revs_limit", body: Array("9".utf8)).status != 200)
+        }
+    }
+
+    @Test("_missing_revs lists the offered revisions the database lacks")
+    func missingRevs() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let rev = try await client.send("PUT", port: ports.publicPort, path: "/db/a", json: ["v": 1]).jsonValue()["rev"]?
+                .stringValue ?? ""
+            let reply = try await client.send(
+                "POST", port: ports.publicPort, path: "/db/_missing_revs",
+                json: ["a": [.string(rev), "2-b"], "nothere": ["1-x"]])
+            #expect(reply.status == 200)
+            #expect(try reply.jsonValue() == ["missing_revs": ["a": ["2-b"], "nothere": ["1-x"]]])
+            let none = try await client.send(
+                "POST", port: ports.publicPort, path: "/db/_missing_revs", json: ["a": [.string(rev)]])
+            #expect(try none.jsonValue() == ["missing_revs": [:]])
+        }
+    }
+
+    @Test("HEAD and GET of a document carry its ETag; If-None-Match with it is 304")
+    func conditionalReads() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.publicPort
+            let rev = try await client.send("PUT", port: port, path: "/db/a", json: ["v": 1]).jsonValue()["rev"]?.stringValue ?? ""
+            let head = try await client.send("HEAD", port: port, path: "/db/a")
+            #expect(head.status == 200 && head.header("ETag") == "\"\(rev)\"")
+            let notModified = try await client.send(port: port, path: "/db/a", headers: ["If-None-Match": "\"\(rev)\""])
+            #expect(notModified.status == 304 && notModified.body.isEmpty)
+            let stale = try await client.send(port: port, path: "/db/a", headers: ["If-None-Match": "\"1-other\""])
+            #expect(stale.status == 200)
+        }
+    }
+}
