@@ -99,4 +99,36 @@ struct CouchDBFidelityTests {
             #expect(stale.status == 200)
         }
     }
+
+    @Test("_all_docs: key, keys, descending bounds, inclusive_end, skip and limit; total_rows counts every visible document")
+    func allDocsOptions() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.publicPort
+            for id in ["a", "b", "c", "d", "e"] {
+                #expect(try await client.send("PUT", port: port, path: "/db/\(id)", json: ["v": 1]).status == 201)
+            }
+            #expect(try await client.send("PUT", port: port, path: "/db/_local/x", json: ["v": 1]).status == 201)
+            func ids(_ query: String) async throws -> ([String], JSONValue) {
+                let reply = try await client.send(port: port, path: "/db/_all_docs?\(query)")
+                #expect(reply.status == 200, "\(query): \(reply.text)")
+                let json = try reply.jsonValue()
+                let rows = json["rows"]?.arrayValue ?? []
+                return (rows.compactMap { $0["id"]?.stringValue ?? $0["key"]?.stringValue }, json)
+            }
+            var (found, json) = try await ids("key=%22b%22")
+            #expect(found == ["b"] && json["total_rows"] == 5)
+            #expect(json["update_seq"] == nil)
+            (found, json) = try await ids("keys=%5B%22d%22,%22zz%22,%22a%22%5D&descending=true&limit=2")
+            #expect(found == ["a", "zz"], "\(json)")
+            #expect(json["rows"]?[1]?["error"] == "not_found")
+            (found, json) = try await ids("descending=true&startkey=%22d%22&endkey=%22b%22")
+            #expect(found == ["d", "c", "b"])
+            (found, _) = try await ids("startkey=%22a%22&endkey=%22d%22&inclusive_end=false&skip=1")
+            #expect(found == ["b", "c"])
+            (found, json) = try await ids("limit=2&update_seq=true")
+            #expect(found == ["a", "b"] && json["total_rows"] == 5 && json["update_seq"] != nil)
+            let mixed = try await client.send(port: port, path: "/db/_all_docs?keys=%5B%22a%22%5D&startkey=%22a%22")
+            #expect(mixed.status == 400)
+        }
+    }
 }

@@ -8,8 +8,9 @@ struct AllDocsHandler: Sendable {
     /// The listener's environment.
     let environment: RouteEnvironment
 
-    /// `GET /{db}/_all_docs` with `keys`, `startkey`, `endkey`, `limit`, `include_docs`, `channels`, `access`,
-    /// `revs`, `update_seq`.
+    /// `GET /{db}/_all_docs` with `key`, `keys`, `startkey`, `endkey`, `descending`, `inclusive_end`, `skip`,
+    /// `limit`, `include_docs`, `channels`, `access`, `revs`, `update_seq`, as CouchDB reads them: `total_rows`
+    /// counts every live document the caller may see, whatever the page.
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         let query = QueryOptions(request)
@@ -28,42 +29,73 @@ struct AllDocsHandler: Sendable {
 
     private func respond(_ target: DatabaseRequest, query: QueryOptions, keys: [String]?) throws -> Response {
         let options = try AllDocsOptions(query, caller: target.caller)
-        let updateSequence = try target.database.storage.lastSequence
-        let rows: [JSONValue]
-        if let keys {
-            rows = try keys.map { key throws(GatewayError) in try row(forKey: key, target, options) }
-        } else {
-            rows = try rangeRows(target, options)
+        var keys = keys
+        if let key = options.key {
+            guard keys == nil else { throw GatewayError.badRequest("`keys` is incompatible with `key`") }
+            keys = [key]
         }
-        return environment.renderer.response(
-            json: [
-                "rows": .array(rows), "total_rows": .int(Int64(rows.count)), "update_seq": .int(Int64(updateSequence)),
-            ])
+        if keys != nil, options.startKey != nil || options.endKey != nil {
+            throw GatewayError.badRequest("`keys` is incompatible with `startkey` and `endkey`")
+        }
+        let updateSequence = try target.database.storage.lastSequence
+        let visible = try visibleIDs(target)
+        var rows: [JSONValue]
+        if var keys {
+            if options.descending { keys.reverse() }
+            rows = try Self.page(keys, options).map { key throws(GatewayError) in try row(forKey: key, target, options) }
+        } else {
+            rows = try Self.page(Self.range(visible, options), options).compactMap { id throws(GatewayError) in
+                guard let document = try target.database.storage.document(id: id) else { return nil }
+                return try row(for: document, target, options)
+            }
+        }
+        var body: [String: JSONValue] = ["rows": .array(rows), "total_rows": .int(Int64(visible.count))]
+        if options.updateSequence { body["update_seq"] = .int(Int64(updateSequence)) }
+        return environment.renderer.response(json: .object(body))
     }
 
-    /// Rows of the ID range, skipping tombstones and (for users) documents outside their channels.
-    private func rangeRows(_ target: DatabaseRequest, _ options: AllDocsOptions) throws(GatewayError) -> [JSONValue] {
+    /// The IDs of every live document the caller may see, in order (CouchDB's `total_rows` counts them all).
+    private func visibleIDs(_ target: DatabaseRequest) throws(GatewayError) -> [String] {
         let storage = target.database.storage
-        var rows: [JSONValue] = []
-        var startKey = options.startKey
-        var inclusiveStart = true
-        let pageSize = 500
-        while options.limit.map({ rows.count < $0 }) ?? true {
-            var ids = try storage.documentIDs(from: startKey, to: options.endKey, limit: pageSize + 1)
-            if !inclusiveStart, ids.first == startKey { ids.removeFirst() }
+        var visible: [String] = []
+        var after: String?
+        let pageSize = 1_000
+        while true {
+            var ids = try storage.documentIDs(from: after, to: nil, limit: pageSize + 1)
+            if let after, ids.first == after { ids.removeFirst() }
             guard !ids.isEmpty else { break }
             for id in ids {
                 guard let document = try storage.document(id: id), let winner = document.winner, !winner.isDeleted,
-                    target.caller.canSee(document.currentChannels)
+                    target.caller.canSee(document.currentChannels),
+                    target.caller.isAdmin || !id.hasPrefix("_design/")
                 else { continue }
-                rows.append(try row(for: document, target, options))
-                if let limit = options.limit, rows.count >= limit { break }
+                visible.append(id)
             }
-            startKey = ids.last
-            inclusiveStart = false
+            after = ids.last
             if ids.count < pageSize { break }
         }
-        return rows
+        return visible
+    }
+
+    /// The IDs between the bounds, in the requested order: with `descending=true` CouchDB reads from `startkey`
+    /// down to `endkey`; `inclusive_end=false` leaves `endkey` out.
+    static func range(_ ids: [String], _ options: AllDocsOptions) -> [String] {
+        if options.descending {
+            return ids.reversed().filter { id in
+                (options.startKey.map { id <= $0 } ?? true)
+                    && (options.endKey.map { options.inclusiveEnd ? id >= $0 : id > $0 } ?? true)
+            }
+        }
+        return ids.filter { id in
+            (options.startKey.map { id >= $0 } ?? true)
+                && (options.endKey.map { options.inclusiveEnd ? id <= $0 : id < $0 } ?? true)
+        }
+    }
+
+    /// `skip` then `limit`.
+    static func page<T>(_ items: [T], _ options: AllDocsOptions) -> [T] {
+        let skipped = items.dropFirst(min(options.skip, items.count))
+        return Array(options.limit.map { skipped.prefix($0) } ?? skipped)
     }
 
     /// The row of one requested key: the document, or a 404/403 error row.
@@ -118,6 +150,10 @@ struct AllDocsOptions: Sendable {
     var startKey: String?
     var endKey: String?
     var limit: Int?
+    var skip: Int
+    var key: String?
+    var descending: Bool
+    var inclusiveEnd: Bool
 
     /// Reads the options; `access` is honoured for the admin only.
     init(_ query: QueryOptions, caller: Caller) throws(GatewayError) {
@@ -129,6 +165,10 @@ struct AllDocsOptions: Sendable {
         startKey = Self.key(query.string("startkey") ?? query.string("start_key"))
         endKey = Self.key(query.string("endkey") ?? query.string("end_key"))
         limit = try query.int("limit")
+        skip = try query.int("skip") ?? 0
+        key = Self.key(query.string("key"))
+        descending = try query.bool("descending")
+        inclusiveEnd = try query.bool("inclusive_end", default: true)
     }
 
     /// A key given as a JSON string (`"abc"`) or raw text (`abc`).
