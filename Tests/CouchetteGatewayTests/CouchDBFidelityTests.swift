@@ -131,4 +131,27 @@ struct CouchDBFidelityTests {
             #expect(mixed.status == 400)
         }
     }
+
+    @Test("GET with conflicts, deleted_conflicts, meta and local_seq adds CouchDB's members")
+    func documentConflicts() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.adminPort
+            for body: JSONValue in [["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2], ["_rev": "1-c", "_deleted": true]] {
+                #expect(try await client.send("PUT", port: port, path: "/db/c?new_edits=false", json: body).status == 201)
+            }
+            let plain = try await client.send(port: port, path: "/db/c").jsonValue()
+            #expect(plain["_rev"] == "1-b" && plain["_conflicts"] == nil)
+            let conflicts = try await client.send(port: port, path: "/db/c?conflicts=true").jsonValue()
+            #expect(conflicts["_conflicts"] == ["1-a"] && conflicts["_deleted_conflicts"] == nil)
+            let deleted = try await client.send(port: port, path: "/db/c?deleted_conflicts=true").jsonValue()
+            #expect(deleted["_deleted_conflicts"] == ["1-c"] && deleted["_conflicts"] == nil)
+            let meta = try await client.send(port: port, path: "/db/c?meta=true&local_seq=true").jsonValue()
+            #expect(meta["_conflicts"] == ["1-a"] && meta["_deleted_conflicts"] == ["1-c"] && meta["_revs_info"] != nil)
+            #expect(meta["_local_seq"] == 3)
+            // A losing revision read by rev gets no _conflicts (CouchDB lists them on the winner).
+            let loser = try await client.send(port: port, path: "/db/c?rev=1-a&conflicts=true").jsonValue()
+            #expect(loser["_rev"] == "1-a" && loser["_conflicts"] == nil)
+            #expect(try await client.send(port: port, path: "/db/nothing?conflicts=true").status == 404)
+        }
+    }
 }

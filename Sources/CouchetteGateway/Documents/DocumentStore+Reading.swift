@@ -134,6 +134,7 @@ extension DocumentStore {
         var members = try storedMembers(of: node, in: document)
         addHistory(to: &members, of: node, in: document, options: options)
         addExpiry(to: &members, of: document, options: options)
+        addConflicts(to: &members, of: node, in: document, options: options)
         return .object(members)
     }
 
@@ -202,6 +203,25 @@ extension DocumentStore {
                     }
                     return ["rev": .string(revision.description), "status": .string(status)]
                 })
+        }
+    }
+
+    /// CouchDB's `_conflicts` and `_deleted_conflicts` (losing leaves, in winning order; only on the winner, and
+    /// only when there are some) and `_local_seq`.
+    private func addConflicts(
+        to members: inout [String: JSONValue], of node: RevisionTree.Node, in document: StoredDocument,
+        options: ReadOptions
+    ) {
+        if options.includeLocalSequence { members["_local_seq"] = .int(Int64(document.sequence)) }
+        guard node.id == document.tree.winner?.id else { return }
+        let losers = document.tree.leaves.dropFirst()
+        if options.includeConflicts {
+            let live = losers.filter { !$0.isDeleted }.map { JSONValue.string($0.id.description) }
+            if !live.isEmpty { members["_conflicts"] = .array(live) }
+        }
+        if options.includeDeletedConflicts {
+            let deleted = losers.filter(\.isDeleted).map { JSONValue.string($0.id.description) }
+            if !deleted.isEmpty { members["_deleted_conflicts"] = .array(deleted) }
         }
     }
 

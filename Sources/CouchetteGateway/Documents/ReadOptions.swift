@@ -27,6 +27,12 @@ public struct ReadOptions: Sendable, Hashable {
     public var attachmentsSince: Set<RevisionID>?
     /// Add `_exp` (RFC 3339) when the document expires (`show_exp=true`).
     public var includeExpiry: Bool
+    /// Add `_conflicts`, the live losing leaves, when reading the winner (`conflicts=true`).
+    public var includeConflicts = false
+    /// Add `_deleted_conflicts`, the deleted losing leaves, when reading the winner (`deleted_conflicts=true`).
+    public var includeDeletedConflicts = false
+    /// Add `_local_seq`, the document's sequence (`local_seq=true`).
+    public var includeLocalSequence = false
 
     /// Creates options; by default the body only.
     public init(

@@ -144,15 +144,21 @@ struct DocumentHandlers: Sendable {
     }
 
     /// The read options of a query: `revs`, `revs_limit`, `revs_from` (default `atts_since`), `revs_info`,
-    /// `attachments`, `atts_since`, `show_exp`.
+    /// `attachments`, `atts_since`, `show_exp`, and CouchDB's `conflicts`, `deleted_conflicts`, `local_seq`, `meta`.
     static func readOptions(_ query: QueryOptions) throws(GatewayError) -> ReadOptions {
         let attachmentsSince = try revisionSet(query, "atts_since")
         let includeAttachments = try query.bool("attachments")
-        return ReadOptions(
+        var options = ReadOptions(
             includeRevisions: try query.bool("revs"), revisionsLimit: try query.int("revs_limit"),
             revisionsFrom: try revisionSet(query, "revs_from") ?? attachmentsSince,
             includeRevisionsInfo: try query.bool("revs_info"), includeAttachments: includeAttachments,
             attachmentsSince: includeAttachments ? attachmentsSince : nil, includeExpiry: try query.bool("show_exp"))
+        let meta = try query.bool("meta")  // CouchDB: conflicts, deleted_conflicts and revs_info together
+        options.includeConflicts = try query.bool("conflicts") || meta
+        options.includeDeletedConflicts = try query.bool("deleted_conflicts") || meta
+        options.includeRevisionsInfo = options.includeRevisionsInfo || meta
+        options.includeLocalSequence = try query.bool("local_seq")
+        return options
     }
 
     /// A query parameter holding a JSON array of revision IDs, or nil when absent.
