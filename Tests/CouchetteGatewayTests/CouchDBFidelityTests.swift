@@ -154,4 +154,52 @@ struct CouchDBFidelityTests {
             #expect(try await client.send(port: port, path: "/db/nothing?conflicts=true").status == 404)
         }
     }
+
+    @Test("A tombstone keeps the body it was written with, readable with ?rev=")
+    func tombstoneBodies() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.adminPort
+            let replicated = try await client.send(
+                "PUT", port: port, path: "/db/foo?new_edits=false",
+                json: ["_rev": "1-abc", "_deleted": true, "integer": 4])
+            #expect(replicated.status == 201)
+            let read = try await client.send(port: port, path: "/db/foo?rev=1-abc").jsonValue()
+            #expect(read == ["_id": "foo", "_rev": "1-abc", "_deleted": true, "integer": 4])
+            let rev = try await client.send("PUT", port: port, path: "/db/bar", json: ["v": 1]).jsonValue()["rev"]?.stringValue ?? ""
+            let deleted = try await client.send(
+                "PUT", port: port, path: "/db/bar", json: ["_rev": .string(rev), "_deleted": true, "reason": "done"])
+            let tombstone = try #require(try deleted.jsonValue()["rev"]?.stringValue)
+            #expect(try await client.send(port: port, path: "/db/bar").status == 404)
+            let kept = try await client.send(port: port, path: "/db/bar?rev=\(tombstone)").jsonValue()
+            #expect(kept["reason"] == "done" && kept["_deleted"] == true)
+        }
+    }
+
+    @Test("Setting data on an attachment read back as a stub replaces it (stale length, digest and stub ignored)")
+    func inlineAttachmentReplacement() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.publicPort
+            let created = try await client.send(
+                "PUT", port: port, path: "/db/att",
+                json: ["_attachments": ["a.txt": ["content_type": "text/plain", "data": "aGVsbG8="]]])
+            #expect(created.status == 201)
+            var document = try await client.send(port: port, path: "/db/att").jsonValue()
+            guard case .object(var members) = document, case .object(var attachments)? = members["_attachments"],
+                case .object(var entry)? = attachments["a.txt"]
+            else {
+                Issue.record("no attachment stub: \(document)")
+                return
+            }
+            #expect(entry["stub"] == true && entry["length"] == 5)
+            entry["data"] = .string(Data("world wide".utf8).base64EncodedString())
+            attachments["a.txt"] = .object(entry)
+            members["_attachments"] = .object(attachments)
+            document = .object(members)
+            let replaced = try await client.send("PUT", port: port, path: "/db/att", json: document)
+            #expect(replaced.status == 201, "\(replaced.text)")
+            #expect(try await client.send(port: port, path: "/db/att/a.txt").text == "world wide")
+            let stub = try await client.send(port: port, path: "/db/att").jsonValue()["_attachments"]?["a.txt"]
+            #expect(stub?["length"] == 10 && stub?["revpos"] == 2)
+        }
+    }
 }

@@ -113,6 +113,20 @@ extension DocumentStore {
 
     // MARK: Resolving a new revision's attachments
 
+    /// A local edit's `_attachments` with the stub fields of entries that carry inline `data` removed: PouchDB and
+    /// CouchDB clients replace an attachment by setting `data` on the object they read, which still holds the old
+    /// `stub`, `length`, `digest` and `revpos`; as in CouchDB the new data wins. (Revisions made elsewhere keep
+    /// every field: their digest and length check what arrived.)
+    static func droppingStaleStubFields(_ attachments: JSONValue) -> JSONValue {
+        guard case .object(var entries) = attachments else { return attachments }
+        for (name, entry) in entries {
+            guard case .object(var fields) = entry, fields["data"] != nil, fields["encoding"] == nil else { continue }
+            for key in ["stub", "length", "digest", "revpos"] { fields[key] = nil }
+            entries[name] = .object(fields)
+        }
+        return .object(entries)
+    }
+
     /// Turns a new revision's `_attachments` into stored stubs (replication-protocol.md §9.2): inline `data` and
     /// `follows` bodies are decoded, checked against their digest and length and stored by SHA-1 digest; stubs
     /// must name an attachment of the parent (same name, same digest if given) or a stored digest.
@@ -129,7 +143,8 @@ extension DocumentStore {
         _ body: JSONValue, generation: Int, parentBody: JSONValue?, bodies: [String: [UInt8]],
         keepingIncomingRevpos: Bool
     ) throws(GatewayError) -> JSONValue {
-        guard case .object(var members) = body, let attachmentsJSON = members["_attachments"] else { return body }
+        guard case .object(var members) = body, var attachmentsJSON = members["_attachments"] else { return body }
+        if !keepingIncomingRevpos { attachmentsJSON = Self.droppingStaleStubFields(attachmentsJSON) }
         let attachments: [String: AttachmentMetadata]
         do { attachments = try AttachmentMetadata.parseAll(attachmentsJSON) } catch {
             throw .badRequest(error.message)

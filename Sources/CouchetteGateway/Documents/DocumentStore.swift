@@ -136,7 +136,8 @@ public final class DocumentStore: Sendable {
                 parentBody: parentBody, bodies: attachmentBodies, keepingIncomingRevpos: false)
             let revision: RevisionID
             do {
-                revision = try document.tree.addLocalEdit(parent: parent, body: deleted ? .object([:]) : stored, deleted: deleted)
+                // A deletion keeps the properties it carries, as CouchDB keeps them (readable with ?rev=).
+                revision = try document.tree.addLocalEdit(parent: parent, body: stored, deleted: deleted)
             } catch let error as CoreError {
                 throw error.code == .conflict
                     ? .conflict(error.message.hasPrefix("Document exists") ? "Document exists" : "Document revision conflict")
@@ -203,7 +204,7 @@ public final class DocumentStore: Sendable {
                 parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first,
                 bodies: attachmentBodies, keepingIncomingRevpos: true)
             do {
-                try document.tree.insert(revision, body: deleted ? .object([:]) : stored, deleted: deleted, history: history)
+                try document.tree.insert(revision, body: stored, deleted: deleted, history: history)
             } catch {
                 throw .badRequest("Bad _revisions")
             }
@@ -299,7 +300,8 @@ public final class DocumentStore: Sendable {
     {
         var members: [String: JSONValue]
         if node.isDeleted {
-            members = ["_deleted": true]
+            members = node.body?.objectValue ?? [:]  // a tombstone keeps the properties it was written with
+            members["_deleted"] = true
         } else {
             guard let body = node.body?.objectValue else { throw .notFound("missing") }
             members = body
