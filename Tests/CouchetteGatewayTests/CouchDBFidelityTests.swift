@@ -202,4 +202,19 @@ struct CouchDBFidelityTests {
             #expect(stub?["length"] == 10 && stub?["revpos"] == 2)
         }
     }
+
+    @Test("_changes with include_docs and conflicts=true lists each document's conflicts")
+    func changesConflicts() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.adminPort
+            for body: JSONValue in [["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2]] {
+                #expect(try await client.send("PUT", port: port, path: "/db/c?new_edits=false", json: body).status == 201)
+            }
+            let reply = try await client.send(port: port, path: "/db/_changes?include_docs=true&conflicts=true")
+            let row = try #require(try reply.jsonValue()["results"]?.arrayValue?.first { $0["id"] == "c" })
+            #expect(row["doc"]?["_conflicts"] == ["1-a"], "\(reply.text)")
+            let plain = try await client.send(port: port, path: "/db/_changes?include_docs=true")
+            #expect(try plain.jsonValue()["results"]?.arrayValue?.first { $0["id"] == "c" }?["doc"]?["_conflicts"] == nil)
+        }
+    }
 }

@@ -34,6 +34,7 @@ extension ChangesOptions {
         // Revision IDs are the only versions kept (Sync Gateway 3.2's `cv` is not).
         _ = try QueryOptions(parameters).oneOf("version_type", ["rev"])
         includeDocs = try Self.boolean(parameters, "include_docs")
+        includeConflicts = try Self.boolean(parameters, "conflicts")
         activeOnly = try Self.boolean(parameters, "active_only")
         revocations = try Self.boolean(parameters, "revocations")
         filter = try Self.filter(parameters, feed: feed)

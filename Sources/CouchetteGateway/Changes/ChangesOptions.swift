@@ -30,6 +30,9 @@ public struct ChangesOptions: Sendable, Hashable {
     /// `include_docs`: add each winner's body as the caller may see it.
     public var includeDocs: Bool
 
+    /// `conflicts=true` (CouchDB): with ``includeDocs``, each body lists its `_conflicts`.
+    public var includeConflicts = false
+
     /// `active_only`: drop deletions and removals.
     public var activeOnly: Bool
 

@@ -223,6 +223,8 @@ public struct ChangesReader: Sendable {
         if entry.isDeleted {
             return ["_id": .string(entry.documentID), "_rev": .string(entry.revisionID.description), "_deleted": true]
         }
-        return try? database.documents.read(id: entry.documentID, revision: entry.revisionID, as: caller)
+        var read = ReadOptions()
+        read.includeConflicts = options.includeConflicts
+        return try? database.documents.read(id: entry.documentID, revision: entry.revisionID, as: caller, options: read)
     }
 }
