@@ -217,4 +217,53 @@ struct CouchDBFidelityTests {
             #expect(try plain.jsonValue()["results"]?.arrayValue?.first { $0["id"] == "c" }?["doc"]?["_conflicts"] == nil)
         }
     }
+
+    @Test("HEAD and GET of an attachment carry its digest as ETag; If-None-Match with it is 304")
+    func attachmentConditionalReads() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.publicPort
+            let created = try await client.send(
+                "PUT", port: port, path: "/db/att",
+                json: ["_attachments": ["a.txt": ["content_type": "text/plain", "data": "aGVsbG8="]]])
+            #expect(created.status == 201)
+            let head = try await client.send("HEAD", port: port, path: "/db/att/a.txt")
+            let etag = try #require(head.header("ETag"))
+            #expect(head.status == 200 && etag.hasPrefix("\"sha1-"))
+            let notModified = try await client.send(port: port, path: "/db/att/a.txt", headers: ["If-None-Match": etag])
+            #expect(notModified.status == 304 && notModified.body.isEmpty)
+        }
+    }
+
+    @Test("_session answers GET with userCtx, as CouchDB clients read it")
+    func sessionUserContext() async throws {
+        let database = DatabaseConfig(name: "db", users: ["alice": UserConfig(name: "alice", password: "pass", adminChannels: ["a"])])
+        try await GatewayFixture.withRunningGateway(GatewayFixture.config(databases: [database])) { client, ports in
+            let anonymous = try await client.send(port: ports.publicPort, path: "/db/_session").jsonValue()
+            #expect(anonymous["ok"] == true && anonymous["userCtx"]?["name"] == .null)
+            let alice = try await client.send(port: ports.publicPort, path: "/db/_session", user: ("alice", "pass")).jsonValue()
+            #expect(alice["ok"] == true && alice["userCtx"]?["name"] == "alice")
+        }
+    }
+
+    @Test("_local documents: delete then get is 404, put after delete starts at 0-1 again, a second delete is 404")
+    func localDocuments() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.publicPort
+            func put(_ body: JSONValue) async throws -> JSONValue? {
+                try await client.send("PUT", port: port, path: "/db/_local/q", json: body).jsonValue()["rev"]
+            }
+            func status(_ method: String, _ path: String) async throws -> Int {
+                try await client.send(method, port: port, path: path).status
+            }
+            let first = try await put(["v": 1])
+            let second = try await put(["_rev": "0-1", "v": 2])
+            #expect(first == "0-1" && second == "0-2")
+            let deleted = try await status("DELETE", "/db/_local/q?rev=0-2")
+            let read = try await status("GET", "/db/_local/q")
+            let again = try await status("DELETE", "/db/_local/q?rev=0-2")
+            #expect(deleted == 200 && read == 404 && again == 404)
+            let recreated = try await put(["v": 3])
+            #expect(recreated == "0-1")
+        }
+    }
 }
