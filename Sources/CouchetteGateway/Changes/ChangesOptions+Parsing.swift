@@ -30,9 +30,9 @@ extension ChangesOptions {
         }
         since = try ChangeSequence.parse(parameters["since"] ?? "")
         limit = try Self.integer(parameters, "limit").flatMap { $0 == 0 ? nil : $0 }
-        includeAllLeaves = try QueryOptions(parameters).oneOf("style", ["main_only", "all_docs"]) == "all_docs"
-        // Revision IDs are the only versions kept (Sync Gateway 3.2's `cv` is not).
-        _ = try QueryOptions(parameters).oneOf("version_type", ["rev"])
+        let query = QueryOptions(parameters)
+        includeAllLeaves = try query.oneOf("style", ["main_only", "all_docs"]) == "all_docs"
+        _ = try query.oneOf("version_type", ["rev"])  // revision IDs are the only versions kept (not SG 3.2's `cv`)
         includeDocs = try Self.boolean(parameters, "include_docs")
         includeConflicts = try Self.boolean(parameters, "conflicts")
         activeOnly = try Self.boolean(parameters, "active_only")

@@ -33,32 +33,8 @@ public struct DatabaseInfo: Sendable, Equatable {
     /// The run state.
     public var state: DatabaseState
 
-    /// Documents whose current revision is live (`doc_count`).
-    public var documentCount: Int
-
-    /// Documents whose current revision is a deletion (`doc_del_count`).
-    public var deletedDocumentCount: Int
-
-    /// The storage's sizes in bytes: `file` (the file with its free pages), `active` (pages in use) and
-    /// `external` (the current revisions' JSON bodies), as CouchDB's `sizes`.
-    public var sizes: Sizes
-
-    /// CouchDB's `sizes` object.
-    public struct Sizes: Sendable, Equatable {
-        /// The file's bytes, free pages included.
-        public var file: Int
-        /// The bytes of pages in use.
-        public var active: Int
-        /// The bytes of the current revisions' bodies.
-        public var external: Int
-
-        /// Creates sizes.
-        public init(file: Int = 0, active: Int = 0, external: Int = 0) {
-            self.file = file
-            self.active = active
-            self.external = external
-        }
-    }
+    /// CouchDB's `doc_count`, `doc_del_count` and `sizes` (`file`, `active`, `external`).
+    public var statistics: StorageStatistics
 
     // MARK: - Initialiser
 
@@ -72,13 +48,9 @@ public struct DatabaseInfo: Sendable, Equatable {
         purgeSequence: UInt64 = 0,
         diskFormatVersion: Int = 0,
         state: DatabaseState,
-        documentCount: Int = 0,
-        deletedDocumentCount: Int = 0,
-        sizes: Sizes = Sizes()
+        statistics: StorageStatistics = StorageStatistics()
     ) {
-        self.documentCount = documentCount
-        self.deletedDocumentCount = deletedDocumentCount
-        self.sizes = sizes
+        self.statistics = statistics
         self.name = name
         self.updateSequence = updateSequence
         self.committedUpdateSequence = committedUpdateSequence
@@ -102,9 +74,11 @@ public struct DatabaseInfo: Sendable, Equatable {
             "purge_seq": purgeSequence,
             "disk_format_version": diskFormatVersion,
             "state": state.rawValue,
-            "doc_count": documentCount,
-            "doc_del_count": deletedDocumentCount,
-            "sizes": ["file": sizes.file, "active": sizes.active, "external": sizes.external] as [String: any Sendable],
+            "doc_count": statistics.documentCount,
+            "doc_del_count": statistics.deletedDocumentCount,
+            "sizes": [
+                "file": statistics.fileSize, "active": statistics.activeSize, "external": statistics.externalSize,
+            ] as [String: any Sendable],
         ]
     }
 }

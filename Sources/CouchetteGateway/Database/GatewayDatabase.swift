@@ -179,13 +179,15 @@ public final class GatewayDatabase: Sendable {
 
     /// The information served by `GET /{db}/`.
     public var info: DatabaseInfo {
-        let sequence = (try? storage.lastSequence) ?? changeNotifier.lastSequence
-        let statistics = (try? storage.statistics) ?? StorageStatistics()
-        return DatabaseInfo(
-            name: name, updateSequence: sequence, committedUpdateSequence: sequence,
-            instanceStartTime: instanceStartTime, state: state, documentCount: statistics.documentCount,
-            deletedDocumentCount: statistics.deletedDocumentCount,
-            sizes: .init(file: statistics.fileSize, active: statistics.activeSize, external: statistics.externalSize))
+        DatabaseInfo(
+            name: name, updateSequence: updateSequence, committedUpdateSequence: updateSequence,
+            instanceStartTime: instanceStartTime, state: state,
+            statistics: (try? storage.statistics) ?? StorageStatistics())
+    }
+
+    /// The latest sequence (without ``info``'s counting of documents).
+    public var updateSequence: UInt64 {
+        (try? storage.lastSequence) ?? changeNotifier.lastSequence
     }
 
     // MARK: - Closing

@@ -50,7 +50,7 @@ struct ServerAdminHandlers: Sendable {
         var databases: [String: JSONValue] = [:]
         for database in await environment.registry.all {
             databases[database.name] = [
-                "seq": .int(Int64(database.info.updateSequence)),
+                "seq": .int(Int64(database.updateSequence)),
                 "server_uuid": .string((try? database.storage.storageUUID) ?? ""),
                 "state": .string(database.state.rawValue),
             ]
