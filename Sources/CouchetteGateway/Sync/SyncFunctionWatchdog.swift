@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import CJavaScriptCore
 import Synchronization
 
@@ -30,7 +27,9 @@ final class SyncFunctionWatchdog: Sendable {
     private let stop = Atomic<UInt8>(Stop.none.rawValue)
     /// The context group the checks are installed on (its address), to install them again after each check.
     private let group = Atomic<Int>(0)
-    private let callStart = Atomic<Int64>(0)
+    /// Checks made during the current call: each comes after ``checkInterval`` of its CPU time (JavaScriptCore
+    /// counts it from each entry into JavaScript), so no clock is read on a call's fast path.
+    private let checks = Atomic<Int>(0)
     private let timeLimitNanoseconds: Int64
     private let memoryLimit: Double
 
@@ -54,7 +53,7 @@ final class SyncFunctionWatchdog: Sendable {
     /// Starts a new call: forgets an earlier stop and starts counting CPU time.
     func reset() {
         stop.store(Stop.none.rawValue, ordering: .releasing)
-        callStart.store(Self.threadCPUNanoseconds(), ordering: .releasing)
+        checks.store(0, ordering: .releasing)
     }
 
     /// Installs the checks on a context group. The group must not outlive the watchdog.
@@ -63,8 +62,12 @@ final class SyncFunctionWatchdog: Sendable {
         arm(group)
     }
 
+    /// The interval between checks: ``checkInterval``, or the whole time limit when that is shorter.
+    private var interval: Double {
+        min(Self.checkInterval, Double(timeLimitNanoseconds) / 1e9)
+    }
+
     private func arm(_ group: JSContextGroupRef) {
-        let interval = min(Self.checkInterval, Double(timeLimitNanoseconds) / 1e9)
         JSContextGroupSetExecutionTimeLimit(group, interval, Self.shouldTerminate, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -76,7 +79,8 @@ final class SyncFunctionWatchdog: Sendable {
     }
 
     private func check(_ context: JSContextRef?) -> Bool {
-        if Self.threadCPUNanoseconds() - callStart.load(ordering: .acquiring) >= timeLimitNanoseconds {
+        let made = checks.add(1, ordering: .acquiringAndReleasing).newValue
+        if Double(made) * interval * 1e9 >= Double(timeLimitNanoseconds) - 1 {
             stop.store(Stop.timeLimit.rawValue, ordering: .releasing)
             return true
         }
@@ -99,12 +103,5 @@ final class SyncFunctionWatchdog: Sendable {
             if let value { total += JSValueToNumber(context, value, nil) }
         }
         return total.isFinite ? total : 0
-    }
-
-    /// The CPU time of the calling thread, in nanoseconds.
-    private static func threadCPUNanoseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }
