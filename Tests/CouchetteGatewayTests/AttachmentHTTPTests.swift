@@ -113,6 +113,33 @@ import Testing
         }
     }
 
+    /// A revision the sync function refuses stores nothing, its attachments included: a later document cannot name
+    /// them by digest (a stub of a stored digest is accepted; of an unknown one, 400).
+    @Test func aRefusedRevisionLeavesNoAttachmentBehind() async throws {
+        var database = GatewayFixture.guestDatabase("db")
+        database.sync = "function(doc) { if (doc.refuse) throw({forbidden: 'refused'}); channel('*'); }"
+        try await GatewayFixture.withRunningGateway(GatewayFixture.config(databases: [database])) { client, ports in
+            let port = ports.adminPort
+            let refusedData = Array("refused bytes".utf8)
+            let refusedDigest = AttachmentDigest.sha1(of: refusedData).description
+            let inline: (String) -> JSONValue = { ["_attachments": ["a": ["data": .string($0)]]] }
+            var refused = inline(Data(refusedData).base64EncodedString())
+            refused["refuse"] = true
+            #expect(try await client.send("PUT", port: port, path: "/db/r", json: refused).status == 403)
+            var refusedInBatch = refused
+            refusedInBatch["_id"] = "r2"
+            let bulk = try await client.send("POST", port: port, path: "/db/_bulk_docs", json: ["docs": [refusedInBatch]])
+            #expect(try bulk.jsonValue()[0]?["status"] == 403)
+            let stub: JSONValue = ["_attachments": ["a": ["stub": true, "digest": .string(refusedDigest), "revpos": 1]]]
+            let naming = try await client.send("PUT", port: port, path: "/db/s", json: stub)
+            #expect(naming.status == 400 && naming.text.contains("Unknown attachment stub"), "\(naming.text)")
+            // Accepted, the same bytes are stored and can be named.
+            #expect(try await client.send("PUT", port: port, path: "/db/ok", json: inline(Data(refusedData).base64EncodedString())).status == 201)
+            let named = try await client.send("PUT", port: port, path: "/db/s", json: stub)
+            #expect(named.status == 201, "\(named.text)")
+        }
+    }
+
     @Test func attachmentsFollowTheDocumentsChannels() async throws {
         try await GatewayFixture.withRunningGateway(ReadAccessFixture.config()) { client, ports in
             let secret = try await client.send(

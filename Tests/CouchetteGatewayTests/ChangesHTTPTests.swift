@@ -93,7 +93,8 @@ extension ChangesTests {
                     ("filter=sync_gateway/bychannel&channels=", "Empty channel list"),
                     ("filter=app/mine", "Unknown filter; try sync_gateway/bychannel or _doc_ids"),
                     ("filter=_doc_ids", "Missing 'doc_ids' filter parameter"),
-                    ("filter=_doc_ids&doc_ids=a&feed=longpoll", "Filter '_doc_ids' is only supported with feed=normal"),
+                    ("descending=true&feed=longpoll", "descending=true needs feed=normal"),
+                    ("seq_interval=-1", "Invalid seq_interval"),
                     ("feed=websocket", "feed=websocket needs a WebSocket upgrade request"),
                 ]
                 for (query, reason) in cases {

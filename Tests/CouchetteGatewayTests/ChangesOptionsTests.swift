@@ -32,6 +32,17 @@ extension ChangesTests {
             #expect(try ChangesOptions(parameters: ["since": text]).since == expected)
         }
 
+        @Test("since=now is the current sequence given; descending and seq_interval are read (CouchDB)")
+        func sinceNowDescendingAndInterval() throws {
+            #expect(try ChangesOptions(parameters: ["since": "now"], currentSequence: 42).since == 42)
+            let options = try ChangesOptions(parameters: ["descending": "true", "seq_interval": "3"])
+            #expect(options.descending && options.sequenceInterval == 3)
+            #expect(try ChangesOptions(parameters: ["seq_interval": "0"]).sequenceInterval == nil)
+            #expect(throws: GatewayError.badRequest("descending=true needs feed=normal")) {
+                try ChangesOptions(parameters: ["descending": "true", "feed": "continuous"])
+            }
+        }
+
         @Test("A backfill position reads back as N:S, a JSON string; a plain one as a number")
         func sequenceForms() {
             let backfill = ChangeSequence(3, triggeredBy: 9)
@@ -82,15 +93,14 @@ extension ChangesTests {
             }
         }
 
-        @Test("_doc_ids takes a JSON array or a comma list, with feed=normal only")
+        @Test("_doc_ids takes a JSON array or a comma list, on any feed")
         func documentIDs() throws {
             let json = try ChangesOptions(parameters: ["filter": "_doc_ids", "doc_ids": #"["a","b,c"]"#])
             #expect(json.filter == .documentIDs(["a", "b,c"]))
             let list = try ChangesOptions(parameters: ["filter": "_doc_ids", "doc_ids": "a,b"])
             #expect(list.filter == .documentIDs(["a", "b"]))
-            #expect(throws: GatewayError.self) {
-                try ChangesOptions(parameters: ["filter": "_doc_ids", "doc_ids": "a", "feed": "longpoll"])
-            }
+            let longpoll = try ChangesOptions(parameters: ["filter": "_doc_ids", "doc_ids": "a", "feed": "longpoll"])
+            #expect(longpoll.filter == .documentIDs(["a"]))
             #expect(throws: GatewayError.self) { try ChangesOptions(parameters: ["filter": "_doc_ids"]) }
             #expect(throws: GatewayError.self) {
                 try ChangesOptions(parameters: ["filter": "_doc_ids", "doc_ids": #"["a", 1]"#])

@@ -7,7 +7,7 @@ public enum ChangesFilter: Sendable, Hashable {
     /// `sync_gateway/bychannel`: changes in these channels (intersected with those the caller can see).
     /// `*` stands for every channel.
     case channels(Set<String>)
-    /// `_doc_ids`: changes of these documents only (`feed=normal` only).
+    /// `_doc_ids`: changes of these documents only (any feed).
     case documentIDs([String])
 
     /// The filter name for `sync_gateway/bychannel`.

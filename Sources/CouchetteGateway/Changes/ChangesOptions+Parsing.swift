@@ -17,9 +17,12 @@ extension ChangesOptions {
     ///   - parameters: Parameter values by name.
     ///   - limits: The heartbeat floor and cap.
     /// - Throws: 400 "Unknown feed type", "Invalid sequence", "Missing 'channels' filter parameter",
-    ///   "Empty channel list", "Unknown filter; try sync_gateway/bychannel or _doc_ids", or naming a malformed
+    ///   "Empty channel list", "descending=true needs feed=normal", "Unknown filter; try sync_gateway/bychannel or _doc_ids", or naming a malformed
     ///   number or Boolean.
-    public init(parameters: [String: String], limits: Limits = Limits()) throws(GatewayError) {
+    ///   - currentSequence: What `since=now` means: the database's latest committed sequence.
+    public init(parameters: [String: String], limits: Limits = Limits(), currentSequence: UInt64 = 0)
+        throws(GatewayError)
+    {
         self.init()
         let feedText = parameters["feed"] ?? ""
         if feedText.isEmpty {
@@ -28,15 +31,20 @@ extension ChangesOptions {
             guard let feed = ChangesFeedType(rawValue: feedText) else { throw .badRequest("Unknown feed type") }
             self.feed = feed
         }
-        since = try ChangeSequence.parse(parameters["since"] ?? "")
+        let sinceText = parameters["since"] ?? ""
+        since = sinceText == "now" ? ChangeSequence(currentSequence) : try ChangeSequence.parse(sinceText)
         limit = try Self.integer(parameters, "limit").flatMap { $0 == 0 ? nil : $0 }
         let query = QueryOptions(parameters)
         includeAllLeaves = try query.oneOf("style", ["main_only", "all_docs"]) == "all_docs"
         _ = try query.oneOf("version_type", ["rev"])  // revision IDs are the only versions kept (not SG 3.2's `cv`)
         includeDocs = try Self.boolean(parameters, "include_docs")
         includeConflicts = try Self.boolean(parameters, "conflicts")
+        includeAttachments = try Self.boolean(parameters, "attachments")
         activeOnly = try Self.boolean(parameters, "active_only")
         revocations = try Self.boolean(parameters, "revocations")
+        descending = try Self.boolean(parameters, "descending")
+        if descending, feed != .normal { throw .badRequest("descending=true needs feed=normal") }
+        sequenceInterval = try Self.integer(parameters, "seq_interval").flatMap { $0 == 0 ? nil : $0 }
         filter = try Self.filter(parameters, feed: feed)
         heartbeat = try Self.integer(parameters, "heartbeat").flatMap { milliseconds in
             guard milliseconds > 0 else { return nil }
@@ -103,9 +111,6 @@ extension ChangesOptions {
             guard !channels.isEmpty else { throw .badRequest("Empty channel list") }
             return .channels(channels)
         case ChangesFilter.documentIDsName:
-            guard feed == .normal else {
-                throw .badRequest("Filter '_doc_ids' is only supported with feed=normal")
-            }
             guard let list = parameters["doc_ids"] else { throw .badRequest("Missing 'doc_ids' filter parameter") }
             return .documentIDs(try documentIDs(list))
         default:

@@ -33,6 +33,9 @@ public struct ChangesOptions: Sendable, Hashable {
     /// `conflicts=true` (CouchDB): with ``includeDocs``, each body lists its `_conflicts`.
     public var includeConflicts = false
 
+    /// `attachments=true` (CouchDB): with ``includeDocs``, attachment bodies inline as base64 `data`, not stubs.
+    public var includeAttachments = false
+
     /// `active_only`: drop deletions and removals.
     public var activeOnly: Bool
 
@@ -47,6 +50,14 @@ public struct ChangesOptions: Sendable, Hashable {
 
     /// `accept_encoding=gzip` (WebSocket feeds only): compress messages into one gzip stream.
     public var gzip: Bool
+
+    /// `descending=true` (CouchDB, `feed=normal` only): every document's latest change, newest first; `since` is
+    /// not read, as in CouchDB, and `limit` keeps the newest.
+    public var descending = false
+
+    /// `seq_interval=N` (CouchDB): only every Nth entry of a normal or longpoll response, and its last, carries
+    /// its `seq`; the others have `"seq": null`. Clients that replicate in batches read `last_seq` only.
+    public var sequenceInterval: Int?
 
     /// `revocations=true` (Sync Gateway 3): a user's feed also says which documents the user lost access to by
     /// losing a channel (``ChangesRow/revoked(_:revision:sequence:)``), so the client can purge them.

@@ -203,8 +203,8 @@ public struct ChangesReader: Sendable {
         let sequence = sequence ?? ChangeSequence(entry.sequence)
         var revisions = [entry.revisionID]
         if options.includeAllLeaves, let document = try database.storage.document(id: entry.documentID) {
-            let others = document.tree.leaves.map(\.id).filter { $0 != entry.revisionID }
-            revisions += others.sorted(by: >)
+            // CouchDB's order: the winner, then the other leaves in winning order (live ones first).
+            revisions += document.tree.leaves.map(\.id).filter { $0 != entry.revisionID }
         }
         var members: [String: JSONValue] = [
             "seq": sequence.jsonValue,
@@ -223,7 +223,7 @@ public struct ChangesReader: Sendable {
         if entry.isDeleted {
             return ["_id": .string(entry.documentID), "_rev": .string(entry.revisionID.description), "_deleted": true]
         }
-        var read = ReadOptions()
+        var read = ReadOptions(includeAttachments: options.includeAttachments)
         read.includeConflicts = options.includeConflicts
         return try? database.documents.read(id: entry.documentID, revision: entry.revisionID, as: caller, options: read)
     }

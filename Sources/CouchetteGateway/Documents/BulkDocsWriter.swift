@@ -47,9 +47,16 @@ public struct BulkDocsWriter: Sendable {
         }
         var results: [JSONValue]
         do {
+            var lastSequence: UInt64?
             results = try documents.storage.inBatch { () throws(GatewayError) in
-                zip(resultIDs, prepared).map { id, write in commit(write, id: id) }
+                zip(resultIDs, prepared).map { id, write in
+                    let (result, sequence) = store(write, id: id)
+                    if let sequence { lastSequence = max(lastSequence ?? 0, sequence) }
+                    return result
+                }
             }
+            // Feeds learn of the batch once it has committed.
+            if let lastSequence { documents.changeNotifier.notify(lastSequence) }
         } catch {
             // The commit failed: none of them was stored.
             results = resultIDs.map { Self.failure(id: $0, error: error) }
@@ -81,14 +88,14 @@ public struct BulkDocsWriter: Sendable {
         }
     }
 
-    /// Stores a prepared write and returns its result.
-    private func commit(_ write: Result<PreparedWrite, GatewayError>, id: String?) -> JSONValue {
+    /// Stores a prepared write inside the batch's transaction; returns its result and the sequence it took.
+    private func store(_ write: Result<PreparedWrite, GatewayError>, id: String?) -> (JSONValue, UInt64?) {
         do throws(GatewayError) {
             let write = try write.get()
-            let revision = try documents.commit(write)
-            return ["id": .string(write.id), "rev": .string(revision.description)]
+            let (revision, sequence) = try documents.store(write)
+            return (["id": .string(write.id), "rev": .string(revision.description)], sequence)
         } catch {
-            return Self.failure(id: id, error: error)
+            return (Self.failure(id: id, error: error), nil)
         }
     }
 

@@ -128,8 +128,9 @@ extension DocumentStore {
     }
 
     /// Turns a new revision's `_attachments` into stored stubs (replication-protocol.md §9.2): inline `data` and
-    /// `follows` bodies are decoded, checked against their digest and length and stored by SHA-1 digest; stubs
-    /// must name an attachment of the parent (same name, same digest if given) or a stored digest.
+    /// `follows` bodies are decoded, checked against their digest and length and named by SHA-1 digest (returned,
+    /// to be stored when the revision commits); stubs must name an attachment of the parent (same name, same digest
+    /// if given) or a stored digest.
     ///
     /// - Parameters:
     ///   - body: The stored body (user properties and `_attachments`).
@@ -138,12 +139,15 @@ extension DocumentStore {
     ///   - bodies: The bytes of `follows` attachments, by name.
     ///   - keepingIncomingRevpos: Keep a valid incoming `revpos` (revisions made elsewhere) instead of
     ///     `generation`.
+    /// - Returns: The body to store, and the bodies of the attachments it brings by digest.
     /// - Throws: 400 for malformed metadata, missing or mismatched bodies and unknown stubs.
     func resolveAttachments(
         _ body: JSONValue, generation: Int, parentBody: JSONValue?, bodies: [String: [UInt8]],
         keepingIncomingRevpos: Bool
-    ) throws(GatewayError) -> JSONValue {
-        guard case .object(var members) = body, var attachmentsJSON = members["_attachments"] else { return body }
+    ) throws(GatewayError) -> (body: JSONValue, attachments: [String: [UInt8]]) {
+        guard case .object(var members) = body, var attachmentsJSON = members["_attachments"] else {
+            return (body, [:])
+        }
         if !keepingIncomingRevpos { attachmentsJSON = Self.droppingStaleStubFields(attachmentsJSON) }
         let attachments: [String: AttachmentMetadata]
         do { attachments = try AttachmentMetadata.parseAll(attachmentsJSON) } catch {
@@ -151,10 +155,12 @@ extension DocumentStore {
         }
         let parentAttachments = parentBody?["_attachments"]?.objectValue ?? [:]
         var resolved: [String: JSONValue] = [:]
+        var brought: [String: [UInt8]] = [:]
         for (name, metadata) in attachments {
             if let sent = metadata.data ?? (metadata.follows ? bodies[name] : nil) {
                 let data = try Self.checkedContent(sent, of: metadata, named: name)
-                let digest = try storage.putAttachment(data)
+                let digest = AttachmentDigest.sha1(of: data).description
+                brought[digest] = data
                 var revpos = generation
                 if keepingIncomingRevpos, let incoming = metadata.revpos, (1...generation).contains(incoming) {
                     revpos = incoming
@@ -172,17 +178,24 @@ extension DocumentStore {
             }
         }
         members["_attachments"] = resolved.isEmpty ? nil : .object(resolved)
-        return .object(members)
+        return (.object(members), brought)
     }
 
     /// A stub's stored entry: the parent's attachment of that name, or the stub itself when its digest is stored.
+    ///
+    /// Attachments are stored by SHA-1 digest; a CouchDB peer names them by MD5 (`md5-…`), so a stub whose digest
+    /// is of another algorithm than the parent's is checked against the parent's bytes.
     private func resolveStub(
         _ metadata: AttachmentMetadata, named name: String, parentAttachments: [String: JSONValue]
     ) throws(GatewayError) -> JSONValue {
-        if let parent = parentAttachments[name],
-            metadata.digest == nil || parent["digest"]?.stringValue == metadata.digest?.description
-        {
-            return parent
+        if let parent = parentAttachments[name] {
+            let parentDigest = parent["digest"]?.stringValue
+            guard let digest = metadata.digest, parentDigest != digest.description else { return parent }
+            if let parentDigest, !parentDigest.hasPrefix("\(digest.algorithm.rawValue)-"),
+                let data = try storage.attachment(digest: parentDigest), digest.matches(data)
+            {
+                return parent
+            }
         }
         if let digest = metadata.digest, let data = try storage.attachment(digest: digest.description) {
             var stub = metadata.stub

@@ -50,29 +50,48 @@ public final class DocumentStore: Sendable {
         return PreparedWrite(id: id, snapshotSequence: snapshot?.sequence, result: try edit(snapshot), edit: edit)
     }
 
-    /// Stores a prepared write if the document did not change since its snapshot; otherwise runs its edit again
-    /// under the storage's lock, which always sees the latest document.
+    /// Stores a prepared write (``store(_:)``), then announces its sequence to the feeds.
     ///
     /// - Returns: The revision written.
     @discardableResult
     func commit(_ write: PreparedWrite) throws(GatewayError) -> RevisionID {
-        guard let document = write.result.document else { return write.result.revision }
+        let stored = try store(write)
+        if let sequence = stored.sequence { changeNotifier.notify(sequence) }
+        return stored.revision
+    }
+
+    /// Stores a prepared write, with the attachments it brings, in one transaction, if the document did not change
+    /// since its snapshot; otherwise runs its edit again under the storage's lock, which always sees the latest
+    /// document. Feeds are not told: inside ``GatewayStorage/inBatch(_:)`` the caller announces the batch once it
+    /// has committed.
+    ///
+    /// - Returns: The revision written, and the sequence it was stored at (nil when nothing changed).
+    func store(_ write: PreparedWrite) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
+        guard let document = write.result.document else { return (write.result.revision, nil) }
         var stale = false
-        try update(documentID: write.id) { latest throws(GatewayError) in
+        let stored = try storage.update(documentID: write.id) { latest throws(GatewayError) in
             guard latest?.sequence == write.snapshotSequence else {
                 stale = true
                 return nil
             }
+            try self.storeAttachments(of: write.result)
             return document
         }
-        guard stale else { return write.result.revision }
+        guard stale else { return (write.result.revision, stored?.sequence) }
         var revision = write.result.revision
-        try update(documentID: write.id) { current throws(GatewayError) in
+        let redone = try storage.update(documentID: write.id) { current throws(GatewayError) in
             let result = try write.edit(current)
             revision = result.revision
+            if result.document != nil { try self.storeAttachments(of: result) }
             return result.document
         }
-        return revision
+        return (revision, redone?.sequence)
+    }
+
+    /// Stores the attachment bodies an accepted edit brings, inside its update's transaction: a revision the sync
+    /// function refuses, or a write that fails, leaves none behind.
+    private func storeAttachments(of result: DocumentEditResult) throws(GatewayError) {
+        for data in result.attachments.values { try storage.putAttachment(data) }
     }
 
     /// Runs an atomic storage update and announces its sequence.
@@ -131,7 +150,7 @@ public final class DocumentStore: Sendable {
             var document = current ?? StoredDocument(id: id)
             try Self.checkEditable(document, parent: parent)
             let parentBody = parent.map { document.tree[$0]?.body } ?? document.winner?.body
-            let stored = try self.resolveAttachments(
+            let (stored, attachments) = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: self.nextGeneration(document, parent: parent),
                 parentBody: parentBody, bodies: attachmentBodies, keepingIncomingRevpos: false)
             let revision: RevisionID
@@ -147,7 +166,7 @@ public final class DocumentStore: Sendable {
             }
             try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
-            return DocumentEditResult(document: document, revision: revision)
+            return DocumentEditResult(document: document, revision: revision, attachments: attachments)
         }
     }
 
@@ -199,7 +218,7 @@ public final class DocumentStore: Sendable {
         return try prepare(id: id, snapshots: snapshots) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             if document.tree.contains(revision) { return DocumentEditResult(document: nil, revision: revision) }
-            let stored = try self.resolveAttachments(
+            let (stored, attachments) = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: revision.generation,
                 parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first,
                 bodies: attachmentBodies, keepingIncomingRevpos: true)
@@ -210,7 +229,7 @@ public final class DocumentStore: Sendable {
             }
             try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
-            return DocumentEditResult(document: document, revision: revision)
+            return DocumentEditResult(document: document, revision: revision, attachments: attachments)
         }
     }
 

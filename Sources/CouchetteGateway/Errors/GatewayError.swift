@@ -145,8 +145,6 @@ public struct GatewayError: Error, Sendable, Equatable {
 
     // MARK: - Error names
 
-    /// Sync Gateway's error name for a status: `not_found` for 404, `conflict` for 409, otherwise the reason phrase
-    /// Go's `net/http` uses for the status.
     /// The CouchDB error name used for per-item errors in `_bulk_docs`, `_bulk_get` and `_all_docs`
     /// (gateway-rest-api.md §1.4): `bad_request`, `forbidden`, `conflict`, …, or the status as text.
     public static func couchErrorName(forStatus status: Int) -> String {
@@ -163,6 +161,8 @@ public struct GatewayError: Error, Sendable, Equatable {
         }
     }
 
+    /// Sync Gateway's error name for a status: `not_found` for 404, `conflict` for 409, otherwise the reason phrase
+    /// Go's `net/http` uses for the status.
     public static func errorName(forStatus status: Int) -> String {
         switch status {
         case 404: "not_found"

@@ -22,7 +22,8 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// sequence. Concurrent updates of one document are serialized: `transform` always sees the latest.
     ///
     /// - Parameter transform: Gets the current document (nil if absent) and returns the new one, or nil to
-    ///   change nothing. Its errors abort the update and are rethrown.
+    ///   change nothing. Its errors abort the update and are rethrown. Attachments it stores
+    ///   (``putAttachment(_:)``) are part of the update's transaction: committed with it or not at all.
     /// - Returns: The stored document (with its new sequence), or nil when `transform` changed nothing.
     @discardableResult
     func update(

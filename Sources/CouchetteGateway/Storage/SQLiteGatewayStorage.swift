@@ -146,8 +146,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Reads the document, transforms it and writes the result with its index rows.
     ///
     /// In an ``inBatch(_:)`` transaction no savepoint is needed for a document to fail alone: nothing is written
-    /// before the transform has succeeded (what a transform writes, attachments, is content-addressed and harmless
-    /// to keep); a failure while writing fails the whole batch instead.
+    /// before the transform has succeeded (it writes the revision's attachments last, once nothing can refuse it);
+    /// a failure while writing fails the whole batch instead.
     private func store(
         _ documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?,
         _ connection: Connection

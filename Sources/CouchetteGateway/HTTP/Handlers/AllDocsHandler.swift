@@ -9,7 +9,8 @@ struct AllDocsHandler: Sendable {
     let environment: RouteEnvironment
 
     /// `GET /{db}/_all_docs` with `key`, `keys`, `startkey`, `endkey`, `descending`, `inclusive_end`, `skip`,
-    /// `limit`, `include_docs`, `channels`, `access`, `revs`, `update_seq`, as CouchDB reads them: `total_rows`
+    /// `limit`, `include_docs` (with `conflicts` and `attachments`), `channels`, `access`, `revs`, `update_seq`, as
+    /// CouchDB reads them: `total_rows`
     /// counts every live document the caller may see, whatever the page.
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
@@ -130,8 +131,9 @@ struct AllDocsHandler: Sendable {
         }
         var row: [String: JSONValue] = ["key": .string(document.id), "id": .string(document.id), "value": .object(value)]
         if options.includeDocs {
-            row["doc"] = try target.documents.body(
-                of: winner, in: document, options: ReadOptions(includeRevisions: options.revisions))
+            var read = ReadOptions(includeRevisions: options.revisions, includeAttachments: options.attachments)
+            read.includeConflicts = options.conflicts
+            row["doc"] = try target.documents.loadedRevision(of: winner, in: document, options: read).json
         }
         if options.updateSequence { row["update_seq"] = .int(Int64(document.sequence)) }
         return .object(row)
@@ -146,6 +148,8 @@ struct AllDocsOptions: Sendable {
     var channels: Bool
     var access: Bool
     var revisions: Bool
+    var conflicts: Bool
+    var attachments: Bool
     var updateSequence: Bool
     var startKey: String?
     var endKey: String?
@@ -161,6 +165,8 @@ struct AllDocsOptions: Sendable {
         channels = try query.bool("channels")
         access = try query.bool("access") && caller.isAdmin
         revisions = try query.bool("revs")
+        conflicts = try query.bool("conflicts")
+        attachments = try query.bool("attachments")
         updateSequence = try query.bool("update_seq")
         startKey = Self.key(query.string("startkey") ?? query.string("start_key"))
         endKey = Self.key(query.string("endkey") ?? query.string("end_key"))

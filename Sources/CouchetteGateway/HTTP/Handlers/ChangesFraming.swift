@@ -52,6 +52,34 @@ enum ChangesFraming {
         ByteBuffer(string: "],\n\"last_seq\":\"\(lastSequence)\"}")
     }
 
+    /// `seq_interval` (CouchDB): only every Nth entry of a response, and its last, keeps its `seq`; the others get
+    /// `"seq": null`. Applied batch by batch, counting across them.
+    struct SequenceThinning {
+        /// N; nil keeps every `seq`.
+        let interval: Int?
+        /// Entries seen in earlier batches.
+        private var count = 0
+
+        init(interval: Int?) {
+            self.interval = interval
+        }
+
+        /// The batch with the `seq`s it does not keep set to null; `final` when its last entry ends the response.
+        mutating func apply(_ rows: [ChangesRow], final: Bool) -> [ChangesRow] {
+            guard let interval, interval > 1 else { return rows }
+            var thinned = rows
+            for index in thinned.indices {
+                count += 1
+                let keeps = count % interval == 0 || (final && index == thinned.count - 1)
+                if !keeps, case .object(var members) = thinned[index].json {
+                    members["seq"] = .null
+                    thinned[index].json = .object(members)
+                }
+            }
+            return thinned
+        }
+    }
+
     // MARK: - continuous
 
     /// Entries one per line.

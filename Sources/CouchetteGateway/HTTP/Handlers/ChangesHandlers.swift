@@ -41,14 +41,24 @@ struct ChangesHandlers: Sendable {
     private func respond(to target: DatabaseRequest, parameters: [String: String], logger: Logger) async throws
         -> Response
     {
-        let options = try ChangesOptions(parameters: parameters, limits: Self.limits(environment.config))
-        let reader = ChangesReader(database: target.database, caller: target.caller, options: options)
-        let feed = ChangesFeed(reader: reader, notifier: target.database.changeNotifier)
+        let notifier = target.database.changeNotifier
+        let options = try ChangesOptions(
+            parameters: parameters, limits: Self.limits(environment.config), currentSequence: notifier.lastSequence)
+        var feedOptions = options
+        if options.descending {
+            // CouchDB reads the whole feed from the start, newest first; the newest `limit` are kept.
+            feedOptions.since = 0
+            feedOptions.limit = nil
+        }
+        let reader = ChangesReader(database: target.database, caller: target.caller, options: feedOptions)
+        let feed = ChangesFeed(reader: reader, notifier: notifier)
         switch options.feed {
         case .normal:
-            return try await normal(feed)
+            return try await normal(feed, options: options)
         case .longpoll:
-            return Self.response(contentType: ChangesFraming.jsonContentType, body: Self.longpoll(feed, logger: logger))
+            return Self.response(
+                contentType: ChangesFraming.jsonContentType,
+                body: Self.longpoll(feed, sequenceInterval: options.sequenceInterval, logger: logger))
         case .continuous:
             return Self.response(
                 contentType: ChangesFraming.continuousContentType, body: Self.continuous(feed, logger: logger))
@@ -57,42 +67,56 @@ struct ChangesHandlers: Sendable {
         }
     }
 
-    /// A normal feed: everything available now, in one body.
-    private func normal(_ feed: ChangesFeed) async throws(GatewayError) -> Response {
+    /// A normal feed: everything available now, in one body (newest first with `descending`).
+    private func normal(_ feed: ChangesFeed, options: ChangesOptions) async throws(GatewayError) -> Response {
         GatewayMetrics.shared.changesFeedOpened()
         defer { GatewayMetrics.shared.changesFeedClosed() }
         var feed = feed
-        var buffer = ChangesFraming.resultsOpening
-        var continuing = false
+        var rows: [ChangesRow] = []
         // A normal feed ends once caught up: it never waits.
         while let event = try await feed.next() {
-            if case .entries(let rows) = event {
-                buffer.writeImmutableBuffer(ChangesFraming.results(rows, continuing: continuing))
-                continuing = true
-            }
+            if case .entries(let batch) = event { rows += batch }
         }
-        buffer.writeImmutableBuffer(ChangesFraming.resultsClosing(lastSequence: feed.lastSequence))
+        var lastSequence = feed.lastSequence
+        if options.descending {
+            rows = Array(rows.reversed().prefix(options.limit ?? .max))
+            lastSequence = rows.last?.sequence ?? lastSequence
+        }
+        var thinning = ChangesFraming.SequenceThinning(interval: options.sequenceInterval)
+        var buffer = ChangesFraming.resultsOpening
+        buffer.writeImmutableBuffer(ChangesFraming.results(thinning.apply(rows, final: true), continuing: false))
+        buffer.writeImmutableBuffer(ChangesFraming.resultsClosing(lastSequence: lastSequence))
         return Self.response(contentType: ChangesFraming.jsonContentType, body: ResponseBody(byteBuffer: buffer))
     }
 
     /// A longpoll feed: the JSON body, written once entries arrive (heartbeats before them), or empty on timeout.
-    private static func longpoll(_ feed: ChangesFeed, logger: Logger) -> ResponseBody {
+    /// With `seq_interval`, each batch is held until the next event says whether its last entry ends the feed.
+    private static func longpoll(_ feed: ChangesFeed, sequenceInterval: Int?, logger: Logger) -> ResponseBody {
         ResponseBody { (writer: inout any ResponseBodyWriter) in
             GatewayMetrics.shared.changesFeedOpened()
             defer { GatewayMetrics.shared.changesFeedClosed() }
             var feed = feed
+            var thinning = ChangesFraming.SequenceThinning(interval: sequenceInterval)
+            var held: [ChangesRow] = []
             try await writer.write(ChangesFraming.resultsOpening)
             var continuing = false
             while let event = await Self.next(&feed, logger: logger) {
                 switch event {
                 case .entries(let rows):
-                    try await writer.write(ChangesFraming.results(rows, continuing: continuing))
-                    continuing = true
+                    if !held.isEmpty {
+                        try await writer.write(
+                            ChangesFraming.results(thinning.apply(held, final: false), continuing: continuing))
+                        continuing = true
+                    }
+                    held = rows
                 case .heartbeat:
                     try await writer.write(ChangesFraming.heartbeat)
                 case .caughtUp:
                     break
                 }
+            }
+            if !held.isEmpty {
+                try await writer.write(ChangesFraming.results(thinning.apply(held, final: true), continuing: continuing))
             }
             try await writer.write(ChangesFraming.resultsClosing(lastSequence: feed.lastSequence))
             try await writer.finish(nil)

@@ -73,7 +73,9 @@ struct ChangesWebSocketSession: Sendable {
         }
         parameters.merge(query) { _, query in query }
         parameters["feed"] = ChangesFeedType.websocket.rawValue
-        return try ChangesOptions(parameters: parameters, limits: ChangesHandlers.limits(config))
+        return try ChangesOptions(
+            parameters: parameters, limits: ChangesHandlers.limits(config),
+            currentSequence: database.changeNotifier.lastSequence)
     }
 
     /// Sends the feed's events until it ends, then closes the socket.
