@@ -3,7 +3,8 @@
 
 SWIFT ?= swift
 CONFIG ?= examples/todo/sync-gateway-config.json
-DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv curl
+DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv curl \
+	postgresql
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test bench build deps oracles fuzz clean
