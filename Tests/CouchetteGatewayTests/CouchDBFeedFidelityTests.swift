@@ -26,9 +26,7 @@ struct CouchDBFeedFidelityTests {
                 ["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2], ["_rev": "1-c", "v": 3],
                 ["_rev": "2-d", "_deleted": true, "_revisions": ["start": 2, "ids": ["d", "c"]]],
             ]
-            for body in revisions {
-                #expect(try await client.send("PUT", port: port, path: "/db/x?new_edits=false", json: body).status == 201)
-            }
+            try await client.putRevisions(revisions, id: "x", port: port)
             let feed = try await client.send(port: port, path: "/db/_changes?style=all_docs").jsonValue()
             let row = try #require(feed["results"]?.arrayValue?.first { $0["id"] == "x" })
             // Leaves 1-a, 1-b and the deleted 2-d: the winner is the highest live leaf.
@@ -139,13 +137,8 @@ struct CouchDBFeedFidelityTests {
     func listingsWithAttachmentsAndConflicts() async throws {
         try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
             let port = ports.adminPort
-            let created = try await client.send(
-                "PUT", port: port, path: "/db/att",
-                json: ["_attachments": ["a.txt": ["content_type": "text/plain", "data": .string(Self.helloData)]]])
-            #expect(created.status == 201)
-            for body: JSONValue in [["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2]] {
-                #expect(try await client.send("PUT", port: port, path: "/db/c?new_edits=false", json: body).status == 201)
-            }
+            try await client.putTextAttachment(id: "att", port: port)
+            try await client.putRevisions([["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2]], id: "c", port: port)
 
             let changes = try await client.send(port: port, path: "/db/_changes?include_docs=true&attachments=true")
             let changed = try #require(try changes.jsonValue()["results"]?.arrayValue?.first { $0["id"] == "att" })

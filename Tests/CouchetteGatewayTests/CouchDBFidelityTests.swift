@@ -136,9 +136,7 @@ struct CouchDBFidelityTests {
     func documentConflicts() async throws {
         try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
             let port = ports.adminPort
-            for body: JSONValue in [["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2], ["_rev": "1-c", "_deleted": true]] {
-                #expect(try await client.send("PUT", port: port, path: "/db/c?new_edits=false", json: body).status == 201)
-            }
+            try await client.putRevisions([["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2], ["_rev": "1-c", "_deleted": true]], id: "c", port: port)
             let plain = try await client.send(port: port, path: "/db/c").jsonValue()
             #expect(plain["_rev"] == "1-b" && plain["_conflicts"] == nil)
             let conflicts = try await client.send(port: port, path: "/db/c?conflicts=true").jsonValue()
@@ -179,10 +177,7 @@ struct CouchDBFidelityTests {
     func inlineAttachmentReplacement() async throws {
         try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
             let port = ports.publicPort
-            let created = try await client.send(
-                "PUT", port: port, path: "/db/att",
-                json: ["_attachments": ["a.txt": ["content_type": "text/plain", "data": "aGVsbG8="]]])
-            #expect(created.status == 201)
+            try await client.putTextAttachment(id: "att", port: port)
             var document = try await client.send(port: port, path: "/db/att").jsonValue()
             guard case .object(var members) = document, case .object(var attachments)? = members["_attachments"],
                 case .object(var entry)? = attachments["a.txt"]
@@ -207,9 +202,7 @@ struct CouchDBFidelityTests {
     func changesConflicts() async throws {
         try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
             let port = ports.adminPort
-            for body: JSONValue in [["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2]] {
-                #expect(try await client.send("PUT", port: port, path: "/db/c?new_edits=false", json: body).status == 201)
-            }
+            try await client.putRevisions([["_rev": "1-a", "v": 1], ["_rev": "1-b", "v": 2]], id: "c", port: port)
             let reply = try await client.send(port: port, path: "/db/_changes?include_docs=true&conflicts=true")
             let row = try #require(try reply.jsonValue()["results"]?.arrayValue?.first { $0["id"] == "c" })
             #expect(row["doc"]?["_conflicts"] == ["1-a"], "\(reply.text)")
@@ -222,10 +215,7 @@ struct CouchDBFidelityTests {
     func attachmentConditionalReads() async throws {
         try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
             let port = ports.publicPort
-            let created = try await client.send(
-                "PUT", port: port, path: "/db/att",
-                json: ["_attachments": ["a.txt": ["content_type": "text/plain", "data": "aGVsbG8="]]])
-            #expect(created.status == 201)
+            try await client.putTextAttachment(id: "att", port: port)
             let head = try await client.send("HEAD", port: port, path: "/db/att/a.txt")
             let etag = try #require(head.header("ETag"))
             #expect(head.status == 200 && etag.hasPrefix("\"sha1-"))

@@ -16,10 +16,10 @@ extension ChangesOptions {
     /// - Parameters:
     ///   - parameters: Parameter values by name.
     ///   - limits: The heartbeat floor and cap.
-    /// - Throws: 400 "Unknown feed type", "Invalid sequence", "Missing 'channels' filter parameter",
-    ///   "Empty channel list", "descending=true needs feed=normal", "Unknown filter; try sync_gateway/bychannel or _doc_ids", or naming a malformed
-    ///   number or Boolean.
     ///   - currentSequence: What `since=now` means: the database's latest committed sequence.
+    /// - Throws: 400 "Unknown feed type", "Invalid sequence", "Missing 'channels' filter parameter",
+    ///   "Empty channel list", "descending=true needs feed=normal", "Unknown filter; try sync_gateway/bychannel or
+    ///   _doc_ids", or naming a malformed number or Boolean.
     public init(parameters: [String: String], limits: Limits = Limits(), currentSequence: UInt64 = 0)
         throws(GatewayError)
     {
@@ -45,7 +45,7 @@ extension ChangesOptions {
         descending = try Self.boolean(parameters, "descending")
         if descending, feed != .normal { throw .badRequest("descending=true needs feed=normal") }
         sequenceInterval = try Self.integer(parameters, "seq_interval").flatMap { $0 == 0 ? nil : $0 }
-        filter = try Self.filter(parameters, feed: feed)
+        filter = try Self.filter(parameters)
         heartbeat = try Self.integer(parameters, "heartbeat").flatMap { milliseconds in
             guard milliseconds > 0 else { return nil }
             var heartbeat = max(Duration.milliseconds(milliseconds), limits.minimumHeartbeat)
@@ -98,9 +98,7 @@ extension ChangesOptions {
         }
     }
 
-    private static func filter(_ parameters: [String: String], feed: ChangesFeedType) throws(GatewayError)
-        -> ChangesFilter
-    {
+    private static func filter(_ parameters: [String: String]) throws(GatewayError) -> ChangesFilter {
         guard let name = parameters["filter"], !name.isEmpty else { return .none }
         switch name {
         case ChangesFilter.byChannelName:

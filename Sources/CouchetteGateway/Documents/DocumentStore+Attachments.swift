@@ -191,7 +191,7 @@ extension DocumentStore {
         if let parent = parentAttachments[name] {
             let parentDigest = parent["digest"]?.stringValue
             guard let digest = metadata.digest, parentDigest != digest.description else { return parent }
-            if let parentDigest, !parentDigest.hasPrefix("\(digest.algorithm.rawValue)-"),
+            if let parentDigest, (try? AttachmentDigest(parsing: parentDigest))?.algorithm != digest.algorithm,
                 let data = try storage.attachment(digest: parentDigest), digest.matches(data)
             {
                 return parent

@@ -10,8 +10,7 @@ struct AllDocsHandler: Sendable {
 
     /// `GET /{db}/_all_docs` with `key`, `keys`, `startkey`, `endkey`, `descending`, `inclusive_end`, `skip`,
     /// `limit`, `include_docs` (with `conflicts` and `attachments`), `channels`, `access`, `revs`, `update_seq`, as
-    /// CouchDB reads them: `total_rows`
-    /// counts every live document the caller may see, whatever the page.
+    /// CouchDB reads them: `total_rows` counts every live document the caller may see, whatever the page.
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         let query = QueryOptions(request)
