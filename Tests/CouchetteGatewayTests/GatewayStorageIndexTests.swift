@@ -6,13 +6,13 @@ import Testing
 
 @testable import CouchetteGateway
 
-/// The channel and grant indexes of the SQLite storage: rows follow documents in and out of channels, grants keep
-/// their first sequence, purges leave nothing behind, and older databases migrate.
+/// The channel and grant indexes of the storages: rows follow documents in and out of channels, grants keep their
+/// first sequence, purges leave nothing behind, PostgreSQL's feeds are SQLite's, and older SQLite databases migrate.
 @Suite(.timeLimit(.minutes(5))) struct GatewayStorageIndexTests {
     /// Stores a new revision of `id` in `channels`, granting `grants` (channel grants by principal) and no role.
     @discardableResult
     private func write(
-        _ storage: SQLiteGatewayStorage, _ id: String, channels: Set<String>, grants: [String: Set<String>] = [:]
+        _ storage: any GatewayStorage, _ id: String, channels: Set<String>, grants: [String: Set<String>] = [:]
     ) throws(GatewayError) -> StoredDocument? {
         try storage.update(documentID: id) { current in
             var document = current ?? StoredDocument(id: id)
@@ -25,8 +25,9 @@ import Testing
         }
     }
 
-    @Test func aDocumentLeavingAndRejoiningAChannelHasOneEntryOnItsFeed() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+    @Test(arguments: StorageBackend.allCases)
+    func aDocumentLeavingAndRejoiningAChannelHasOneEntryOnItsFeed(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "db")
         defer { storage.close() }
         try write(storage, "doc", channels: ["a"])  // 1
         try write(storage, "doc", channels: ["b"])  // 2: leaves a
@@ -76,8 +77,58 @@ import Testing
         }
     }
 
-    @Test func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+    @Test("PostgreSQL gives the feeds, documents and grants SQLite gives, for random writes, batches and purges")
+    func postgresMatchesSQLite() throws {
+        for seed in UInt64(1)...3 {
+            var random = SplitMix64(state: seed)
+            let sqlite = try StorageBackend.sqlite.makeStorage()
+            let postgres = try StorageBackend.postgres.makeStorage()
+            defer {
+                sqlite.close()
+                postgres.close()
+            }
+            let channelNames = (0..<6).map { "c\($0)" }
+            for _ in 0..<40 {
+                let step = random.next() % 10
+                let ids = (0..<(step == 0 ? 4 : 1)).map { _ in "doc\(random.next() % 15)" }
+                let channels = Set(channelNames.filter { _ in random.next() % 3 == 0 })
+                let grants = random.next() % 4 == 0 ? ["user\(random.next() % 3)": Set(channels.prefix(2))] : [:]
+                for storage in [sqlite, postgres] {
+                    if step == 1 {
+                        try storage.purge(documentID: ids[0])
+                    } else {
+                        // Several documents (sometimes the same one twice) in one batch.
+                        try storage.inBatch { () throws(GatewayError) in
+                            for id in ids { try write(storage, id, channels: channels, grants: grants) }
+                        }
+                    }
+                }
+            }
+            #expect(try postgres.lastSequence == sqlite.lastSequence)
+            let last = try sqlite.lastSequence
+            #expect(try postgres.changes(since: 0, limit: nil) == sqlite.changes(since: 0, limit: nil))
+            #expect(try postgres.documentIDs(from: nil, to: nil, limit: nil) == sqlite.documentIDs(from: nil, to: nil, limit: nil))
+            for id in (0..<15).map({ "doc\($0)" }) {
+                #expect(try postgres.document(id: id) == sqlite.document(id: id), "seed \(seed) \(id)")
+            }
+            for user in ["user0", "user1", "user2"] {
+                #expect(try postgres.documentChannelGrants(to: user) == sqlite.documentChannelGrants(to: user))
+            }
+            for _ in 0..<20 {
+                let selected = Set(channelNames.filter { _ in random.next() % 2 == 0 })
+                let since = random.next() % (last + 2)
+                let limit: Int? = random.next() % 3 == 0 ? nil : Int(random.next() % 10) + 1
+                #expect(
+                    try postgres.changes(inChannels: selected, since: since, limit: limit)
+                        == sqlite.changes(inChannels: selected, since: since, limit: limit),
+                    "seed \(seed), channels \(selected.sorted()), since \(since)")
+            }
+        }
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "db")
         defer { storage.close() }
         try write(storage, "doc", channels: ["a"], grants: ["user1": ["a"]])
         try write(storage, "doc", channels: ["b"], grants: ["user1": ["a", "b"]])
@@ -92,8 +143,9 @@ import Testing
         #expect(try storage.purge(documentID: "missing") == false)
     }
 
-    @Test func aRepeatedGrantKeepsItsFirstSequenceAndADroppedOneGoes() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+    @Test(arguments: StorageBackend.allCases)
+    func aRepeatedGrantKeepsItsFirstSequenceAndADroppedOneGoes(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "db")
         defer { storage.close() }
         try write(storage, "list", channels: [], grants: ["user1": ["x"], "role:moderator": ["x"]])  // 1
         try write(storage, "list", channels: [], grants: ["user1": ["x", "y"]])  // 2

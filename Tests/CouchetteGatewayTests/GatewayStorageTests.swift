@@ -21,8 +21,9 @@ import Testing
         (NSTemporaryDirectory() as NSString).appendingPathComponent("gateway-\(UUID().uuidString)")
     }
 
-    @Test func storesDocumentsWithSequencesAndReadsThemBack() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+    @Test(arguments: StorageBackend.allCases)
+    func storesDocumentsWithSequencesAndReadsThemBack(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         #expect(try storage.lastSequence == 0)
         let first = try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 1], channels: ["x"]) }
@@ -44,8 +45,9 @@ import Testing
         #expect(try storage.documentIDs(from: "b", to: nil, limit: nil) == ["b"])
     }
 
-    @Test func aTransformReturningNilOrThrowingChangesNothing() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+    @Test(arguments: StorageBackend.allCases)
+    func aTransformReturningNilOrThrowingChangesNothing(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         #expect(try storage.update(documentID: "a") { _ in nil } == nil)
         #expect(throws: GatewayError.self) {
@@ -57,8 +59,9 @@ import Testing
         #expect(try storage.lastSequence == 1)
     }
 
-    @Test func channelFeedsShowDocumentsInTheChannelsAndRemovals() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+    @Test(arguments: StorageBackend.allCases)
+    func channelFeedsShowDocumentsInTheChannelsAndRemovals(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         try storage.update(documentID: "list") { try? edited($0, id: "list", body: [:], channels: ["user1", "moderators"]) }
         try storage.update(documentID: "other") { try? edited($0, id: "other", body: [:], channels: ["user2"]) }
@@ -78,8 +81,9 @@ import Testing
         #expect(try storage.changes(inChannels: [], since: 0, limit: nil).isEmpty)
     }
 
-    @Test func concurrentUpdatesOfOneDocumentAreSerialized() async throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+    @Test(arguments: StorageBackend.allCases)
+    func concurrentUpdatesOfOneDocumentAreSerialized(backend: StorageBackend) async throws {
+        let storage = try backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         try storage.update(documentID: "counter") { try? edited($0, id: "counter", body: ["n": 0]) }
         await withTaskGroup(of: Void.self) { group in
@@ -99,8 +103,9 @@ import Testing
         #expect(try storage.lastSequence == 201)
     }
 
-    @Test func localDocumentsHaveTheirOwnRevisions() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+    @Test(arguments: StorageBackend.allCases)
+    func localDocumentsHaveTheirOwnRevisions(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         #expect(try storage.putLocalDocument(id: "cp", body: ["seq": 1], expectedRevision: nil) == "0-1")
         #expect(throws: GatewayError.self) { try storage.putLocalDocument(id: "cp", body: [:], expectedRevision: nil) }
@@ -112,8 +117,9 @@ import Testing
         #expect(try storage.changes(since: 0, limit: nil).isEmpty)
     }
 
-    @Test func attachmentsAreStoredOncePerDigest() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+    @Test(arguments: StorageBackend.allCases)
+    func attachmentsAreStoredOncePerDigest(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         let digest = try storage.putAttachment(Array("hello".utf8))
         #expect(digest == "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=")
@@ -152,8 +158,9 @@ import Testing
         #expect(try storage.document(id: "a") == nil)
     }
 
-    @Test func metadataRoundTripsAccessGrantsAndExpiry() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+    @Test(arguments: StorageBackend.allCases)
+    func metadataRoundTripsAccessGrantsAndExpiry(backend: StorageBackend) throws {
+        let storage = try backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         let expiry = Date(timeIntervalSince1970: 1_800_000_000)
         try storage.update(documentID: "list") { current in

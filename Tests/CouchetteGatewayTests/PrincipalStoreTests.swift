@@ -3,14 +3,15 @@ import Testing
 
 @testable import CouchetteGateway
 
-/// The same behaviour from every ``PrincipalStore``: in memory and in the gateway's SQLite storage.
+/// The same behaviour from every ``PrincipalStore``: in memory and in the gateway's SQLite and PostgreSQL storages.
 @Suite(.timeLimit(.minutes(5))) struct PrincipalStoreTests {
-    enum Kind: String, CaseIterable, Sendable { case memory, sqlite }
+    enum Kind: String, CaseIterable, Sendable { case memory, sqlite, postgres }
 
     private func makeStore(_ kind: Kind) throws -> any PrincipalStore {
         switch kind {
         case .memory: InMemoryPrincipalStore()
-        case .sqlite: try SQLiteGatewayStorage(location: .memory, databaseName: "todo")
+        case .sqlite: try StorageBackend.sqlite.makeStorage(databaseName: "todo")
+        case .postgres: try StorageBackend.postgres.makeStorage(databaseName: "todo")
         }
     }
 

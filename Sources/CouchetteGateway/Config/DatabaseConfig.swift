@@ -164,7 +164,7 @@ extension DatabaseConfig: CustomStringConvertible {
     public var description: String {
         let userList = users.keys.sorted().map { users[$0]!.description }.joined(separator: ", ")
         let roleList = roles.keys.sorted().map { roles[$0]!.description }.joined(separator: ", ")
-        return "DatabaseConfig(name: \"\(name)\", server: \(server), bucket: \"\(bucket)\", revs_limit: \(revsLimit), "
+        return "DatabaseConfig(name: \"\(name)\", server: \(server.redacted), bucket: \"\(bucket)\", revs_limit: \(revsLimit), "
             + "offline: \(offline), sync: \(sync == nil ? "default" : "\(sync!.count) characters"), "
             + "users: [\(userList)], roles: [\(roleList)])"
     }

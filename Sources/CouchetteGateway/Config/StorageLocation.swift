@@ -7,6 +7,7 @@
 /// try StorageLocation(parsing: "walrus:.")               // .directory(".")
 /// try StorageLocation(parsing: "walrus:/var/lib/sg")     // .directory("/var/lib/sg")
 /// try StorageLocation(parsing: "sqlite:/data/todo.db")   // .file("/data/todo.db")
+/// try StorageLocation(parsing: "postgres://sg:pw@db/sg")  // .postgres(…), shared by several gateway nodes
 /// try StorageLocation(parsing: "http://localhost:8091")  // throws: Couchbase Server is not supported
 /// ```
 ///
@@ -18,6 +19,8 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
     case directory(String)
     /// One SQLite database file (`sqlite:<path>`).
     case file(String)
+    /// A PostgreSQL database (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), which several gateway nodes can serve.
+    case postgres(PostgresLocation)
 
     // MARK: - Parsing
 
@@ -39,10 +42,12 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
                     field: field, problem: "\"\(text)\" needs a file path, e.g. \"sqlite:/data/db.sqlite\"")
             }
             self = file == ":memory:" ? .memory : .file(file)
+        } else if ["postgres:", "postgresql:"].contains(where: { trimmed.lowercased().hasPrefix($0) }) {
+            self = .postgres(try PostgresLocation(parsing: trimmed, field: field))
         } else {
             let scheme = trimmed.split(separator: ":", maxSplits: 1).first.map(String.init) ?? trimmed
             let known = ["http", "https", "couchbase", "couchbases"].contains(scheme.lowercased())
-            let advice = #"use "walrus:", "walrus:<directory>" or "sqlite:<file>""#
+            let advice = #"use "walrus:", "walrus:<directory>", "sqlite:<file>" or "postgres://user:password@host/database""#
             let problem =
                 known
                 ? "Couchbase Server (\"\(text)\") is not supported; \(advice)"
@@ -72,6 +77,13 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         case .memory: "walrus:"
         case .directory(let path): "walrus:\(path)"
         case .file(let path): "sqlite:\(path)"
+        case .postgres(let location): location.description
         }
+    }
+
+    /// The location as a `server` URL without its password, for logs and status output.
+    public var redacted: String {
+        if case .postgres(let location) = self { return location.redacted }
+        return description
     }
 }

@@ -58,6 +58,9 @@ public final class GatewayDatabase: Sendable {
 
     let mutable: Mutex<Mutable>
 
+    /// How often a storage that other nodes write is checked for their commits when no notification came.
+    static let commitPollInterval = Duration.milliseconds(250)
+
     /// Serializes read-modify-write changes of users and roles.
     let principalLock = Mutex(())
 
@@ -75,7 +78,7 @@ public final class GatewayDatabase: Sendable {
     public init(
         config: DatabaseConfig, startTime: Int64, hasher: any PasswordHashing = PasswordHasher(), log: GatewayLog? = nil
     ) throws(GatewayError) {
-        let storage = try SQLiteGatewayStorage(location: config.server, databaseName: config.name)
+        let storage = try config.server.openStorage(databaseName: config.name)
         do {
             try PrincipalConfigLoader(hasher: hasher).apply(config, to: storage)
         } catch {
@@ -83,6 +86,8 @@ public final class GatewayDatabase: Sendable {
             throw error
         }
         let changeNotifier = ChangeNotifier(sequence: (try? storage.lastSequence) ?? 0)
+        // Other gateway nodes on the same PostgreSQL database: their commits wake this node's feeds too.
+        storage.observeCommits(pollInterval: Self.commitPollInterval) { changeNotifier.notify($0) }
         self.name = config.name
         self.instanceStartTime = startTime
         self.storage = storage

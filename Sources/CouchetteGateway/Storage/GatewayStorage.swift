@@ -4,9 +4,10 @@ import Foundation
 /// The storage under one gateway database: documents with their revision trees and channels, a
 /// database-wide sequence, `_local` documents and attachments by digest.
 ///
-/// Implementations: ``SQLiteGatewayStorage`` (`walrus:` in memory, `walrus:DIR`, `sqlite:PATH`); later
-/// PostgreSQL behind the same protocol. All calls are synchronous and thread-safe. The same storage keeps the
-/// database's users, roles and sessions (``PrincipalStore``).
+/// Implementations: ``SQLiteGatewayStorage`` (`walrus:` in memory, `walrus:DIR`, `sqlite:PATH`) for one gateway
+/// process, and ``PostgresGatewayStorage`` (`postgres://…`), which several gateway nodes serve at once. All calls are
+/// synchronous and thread-safe. The same storage keeps the database's users, roles and sessions (``PrincipalStore``).
+/// Opened by ``StorageLocation/openStorage(databaseName:)``.
 public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// The last sequence given out.
     var lastSequence: UInt64 { get throws(GatewayError) }
@@ -104,8 +105,18 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64) throws(GatewayError)
         -> [String: RevokedChannel]
 
+    /// Calls `handler` with sequences that other processes commit (their writes are never announced in this one),
+    /// so that this process's feeds wake for them; at least every `pollInterval`. Storages only one process writes
+    /// never call it.
+    func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (UInt64) -> Void)
+
     /// Closes the storage; later calls throw 503.
     func close()
+}
+
+extension GatewayStorage {
+    /// Nothing: only this process writes.
+    public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (UInt64) -> Void) {}
 }
 
 /// A channel a user's feeds served and the user then lost.

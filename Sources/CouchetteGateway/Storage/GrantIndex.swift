@@ -3,14 +3,12 @@ import CouchetteSQLite
 
 // MARK: - GrantIndex
 
-/// The `grants` table of ``SQLiteGatewayStorage``: every grant the current revisions of documents make, keyed
-/// by principal, kind and the sequence of the change that first made it (spec: sync-function.md §7.2).
+/// The `grants` table of ``SQLiteGatewayStorage``: every grant the current revisions of documents make (the rows
+/// ``IndexChanges`` works out), keyed by principal, kind and the sequence of the change that first made it.
 ///
 /// A user's or role's granted channels and roles are read from here when it is loaded, so they are never stale;
 /// the sequences drive `_changes` backfill. Rows are keyed by principal then sequence, so a write appends to each
-/// principal's rows instead of inserting at random places; the rows of a document are found through its
-/// ``StoredDocument/grantSequences``. A grant that a new winning revision repeats keeps its row and sequence; one
-/// it drops loses its row (revocation).
+/// principal's rows instead of inserting at random places.
 enum GrantIndex {
     /// The table (schema version 3).
     static let createTable = """
@@ -24,38 +22,10 @@ enum GrantIndex {
         ) WITHOUT ROWID;
         """
 
-    /// Brings the rows of `document` (at its new sequence) up to date with its grants, and records in its
-    /// ``StoredDocument/grantSequences`` when each was first made.
-    ///
-    /// - Parameter previous: The document as stored before this change; nil for a new (or purged) document.
-    static func update(_ document: inout StoredDocument, previous: StoredDocument?, _ connection: Connection) throws {
-        let wanted = document.grants
-        let before = previous?.grantSequences ?? [:]
-        var sequences: [DocumentGrant: UInt64] = [:]
-        for (grant, sequence) in before where !wanted.contains(grant) {
-            try delete(grant, at: sequence, connection)
-        }
-        for grant in wanted {
-            if let sequence = before[grant] {
-                sequences[grant] = sequence
-            } else {
-                try insert(grant, at: document.sequence, documentID: document.id, connection)
-                sequences[grant] = document.sequence
-            }
-        }
-        document.grantSequences = sequences
-    }
-
-    /// Inserts a row for each of the document's grants at its recorded sequence (rebuilding the index).
-    static func insertRows(of document: StoredDocument, _ connection: Connection) throws {
-        for grant in document.grants {
-            try insert(grant, at: document.grantSequences[grant] ?? document.sequence, documentID: document.id, connection)
-        }
-    }
-
-    /// Deletes the rows of a document that is going away (purge).
-    static func deleteRows(of document: StoredDocument, _ connection: Connection) throws {
-        for (grant, sequence) in document.grantSequences { try delete(grant, at: sequence, connection) }
+    /// Applies the grant rows of `changes`.
+    static func apply(_ changes: IndexChanges, _ connection: Connection) throws {
+        for row in changes.deletedGrantRows { try delete(row.grant, at: row.sequence, connection) }
+        for row in changes.insertedGrantRows { try insert(row.grant, at: row.sequence, documentID: row.documentID, connection) }
     }
 
     /// The targets of `kind` granted to `principal`, with their earliest sequence.

@@ -37,6 +37,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try self.init(path: (directory as NSString).appendingPathComponent("\(databaseName).sqlite3"))
         case .file(let path):
             try self.init(path: path)
+        case .postgres:
+            throw .internalError("\(location.redacted) is not an SQLite location")
         }
     }
 
@@ -160,9 +162,10 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         do {
             sequence += 1
             updated.sequence = sequence
-            try ChannelIndex.update(&updated, previous: current, connection)
             let grantsBefore = Set(current?.grantSequences.keys ?? [:].keys)
-            try GrantIndex.update(&updated, previous: current, connection)
+            var changes = IndexChanges()
+            changes.recordUpdate(of: &updated, previous: current)
+            try Self.apply(changes, connection)
             principalCache.apply(
                 added: Array(updated.grants.subtracting(grantsBefore)), removed: Array(grantsBefore.subtracting(updated.grants)),
                 at: updated.sequence)
@@ -222,6 +225,12 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             metadata: statement.blob(at: 2))
     }
 
+    /// Writes the index rows of `changes` (``ChannelIndex``, ``GrantIndex``).
+    static func apply(_ changes: IndexChanges, _ connection: Connection) throws {
+        try ChannelIndex.apply(changes, connection)
+        try GrantIndex.apply(changes, connection)
+    }
+
     private func insertRow(of document: StoredDocument, winner: RevisionTree.Node, _ connection: Connection) throws {
         try connection.execute(
             "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)"
@@ -246,8 +255,9 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 try connection.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(sequence))
                 guard let document = try read(documentID, connection) else { return false }
-                try ChannelIndex.deleteRows(of: document, connection)
-                try GrantIndex.deleteRows(of: document, connection)
+                var changes = IndexChanges()
+                changes.recordDeletion(of: document)
+                try Self.apply(changes, connection)
                 for grant in document.grantSequences.keys { principalCache.invalidate(grant.principal) }
                 try deleteRow(sequence: document.sequence, connection)
                 return true

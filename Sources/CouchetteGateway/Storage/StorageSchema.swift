@@ -109,8 +109,9 @@ enum StorageSchema {
                 try statement.bind(StoredDocumentCodec.encodeMetadata(document), at: 1)
                 try statement.bind(Int64(document.sequence), at: 2)
             }
-            try ChannelIndex.insertRows(of: document, connection)
-            try GrantIndex.insertRows(of: document, connection)
+            var changes = IndexChanges()
+            changes.recordInsertion(of: document)
+            try SQLiteGatewayStorage.apply(changes, connection)
         }
     }
 }

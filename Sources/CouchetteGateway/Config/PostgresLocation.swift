@@ -1,0 +1,84 @@
+import Foundation
+
+// MARK: - PostgresLocation
+
+/// A PostgreSQL server and database, parsed from a `server` URL of the form
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`postgresql://` too).
+///
+/// ```swift
+/// let location = try PostgresLocation(parsing: "postgres://sg:secret@db.internal:5432/couchette")
+/// location.host          // "db.internal"
+/// location.redacted      // "postgres://sg:xxxxx@db.internal:5432/couchette"
+/// ```
+///
+/// Percent-escapes in the user name and password are decoded. Every gateway node with the same URL serves the same
+/// data; each gateway database keeps its tables in a PostgreSQL schema of its own name, so several can share one
+/// PostgreSQL database.
+public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port (5432 unless given).
+    public var port: Int
+    /// The role to log in as.
+    public var username: String
+    /// The role's password, if the server asks for one.
+    public var password: String?
+    /// The PostgreSQL database.
+    public var database: String
+
+    /// Creates a location from its parts.
+    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+    }
+
+    /// Parses a `postgres://` URL.
+    ///
+    /// - Parameter field: The configuration field the URL comes from, named in errors.
+    /// - Throws: ``GatewayError/invalidConfig(field:problem:)`` when a part is missing or malformed (the password
+    ///   is never repeated in the message).
+    public init(parsing text: String, field: String = "server") throws(GatewayError) {
+        guard let components = URLComponents(string: text),
+            let scheme = components.scheme?.lowercased(), ["postgres", "postgresql"].contains(scheme)
+        else {
+            throw .invalidConfig(field: field, problem: "expected postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+        }
+        let example = "postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        guard let host = components.host, !host.isEmpty else {
+            throw .invalidConfig(field: field, problem: "the PostgreSQL URL needs a host, as in \(example)")
+        }
+        guard let username = components.percentEncodedUser?.removingPercentEncoding, !username.isEmpty else {
+            throw .invalidConfig(field: field, problem: "the PostgreSQL URL needs a user name, as in \(example)")
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty, !database.contains("/") else {
+            throw .invalidConfig(field: field, problem: "the PostgreSQL URL needs a database name, as in \(example)")
+        }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw .invalidConfig(field: field, problem: "the PostgreSQL port must be between 1 and 65535")
+        }
+        self.init(
+            host: host, port: components.port ?? 5432, username: username,
+            password: components.percentEncodedPassword?.removingPercentEncoding, database: database)
+    }
+
+    /// The URL, password included (a configuration written back must keep it).
+    public var description: String { url(password: password) }
+
+    /// The URL with the password replaced by `xxxxx`, for logs and status output.
+    public var redacted: String { url(password: password.map { _ in "xxxxx" }) }
+
+    private func url(password: String?) -> String {
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.user = username
+        components.password = password
+        components.host = host
+        components.port = port
+        components.path = "/" + database
+        return components.string ?? "postgres://\(host):\(port)/\(database)"
+    }
+}

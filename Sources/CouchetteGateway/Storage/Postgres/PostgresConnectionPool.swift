@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+// MARK: - PostgresConnectionPool
+
+/// Connections to one PostgreSQL database for the synchronous ``GatewayStorage`` calls of
+/// ``PostgresGatewayStorage``: a caller borrows a connection for a statement or a transaction and waits for
+/// PostgresNIO's answers, which arrive on the pool's own event loops (never the HTTP server's, so a wait cannot
+/// stall the loop it waits on).
+///
+/// A transaction binds its connection to the calling thread: storage calls made inside it (an update's transform
+/// storing attachments, a batch's updates) join it instead of borrowing another connection.
+final class PostgresConnectionPool: @unchecked Sendable {
+    /// The event loops of every pool's connections.
+    static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let maximumConnections: Int
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var idle: [PostgresConnection] = []
+    private var openCount = 0
+    private var nextID = 0
+    private var closed = false
+    /// The connection of the transaction each thread has open.
+    private var transactions: [UInt: Transaction] = [:]
+
+    /// An open transaction and what storage code keeps with it until it ends.
+    final class Transaction: @unchecked Sendable {
+        let connection: PostgresLink
+        /// Storage-specific state (a batch's pending rows), dropped with the transaction.
+        var state: AnyObject?
+
+        init(connection: PostgresLink) { self.connection = connection }
+    }
+
+    /// Creates a pool; connections open when first needed.
+    ///
+    /// - Parameters:
+    ///   - location: The server and database.
+    ///   - searchPath: The schema unqualified table names resolve in.
+    ///   - maximumConnections: At most this many connections are open; further callers wait for one.
+    init(location: PostgresLocation, searchPath: String, maximumConnections: Int = 16) {
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: .disable)
+        configuration.options.additionalStartupParameters = [("search_path", PostgresLink.quoted(searchPath))]
+        configuration.options.connectTimeout = .seconds(10)
+        self.configuration = configuration
+        self.maximumConnections = maximumConnections
+        var logger = Logger(label: "couchette.postgres")
+        logger.logLevel = .critical
+        self.logger = logger
+    }
+
+    deinit {
+        // PostgresNIO requires connections closed (not only closing) before they go away.
+        for connection in idle { try? connection.closeInBackground().wait() }
+    }
+
+    // MARK: - Connections
+
+    /// Opens a connection outside the pool (a listener's), which the caller closes.
+    func openConnection() throws(GatewayError) -> PostgresConnection {
+        let id = condition.withLock {
+            nextID += 1
+            return nextID
+        }
+        do {
+            return try PostgresConnection.connect(
+                on: Self.eventLoopGroup.next(), configuration: configuration, id: id, logger: logger
+            ).wait()
+        } catch {
+            throw PostgresLink.translate(error)
+        }
+    }
+
+    /// Runs `body` with a connection: the calling thread's open transaction's, or one borrowed for the call.
+    @discardableResult
+    func withConnection<T>(_ body: (PostgresLink) throws(GatewayError) -> T) throws(GatewayError) -> T {
+        if let transaction = currentTransaction { return try body(transaction.connection) }
+        let connection = try borrow()
+        do {
+            let result = try body(connection)
+            giveBack(connection)
+            return result
+        } catch {
+            giveBack(connection)
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction, committed when it returns and rolled back when it throws; a transaction already
+    /// open on the calling thread is joined instead (its owner commits).
+    ///
+    /// - Parameter retries: How many times a transaction that PostgreSQL aborted for a deadlock or a serialization
+    ///   failure runs again from the start.
+    func transaction<T>(
+        retries: Int = 3, _ body: (PostgresLink, Transaction) throws(GatewayError) -> T
+    ) throws(GatewayError) -> T {
+        if let transaction = currentTransaction { return try body(transaction.connection, transaction) }
+        var attempt = 0
+        while true {
+            let connection = try borrow()
+            let transaction = Transaction(connection: connection)
+            let thread = Self.threadKey
+            do throws(GatewayError) {
+                try connection.execute("BEGIN")
+                condition.withLock { transactions[thread] = transaction }
+                defer { condition.withLock { transactions[thread] = nil } }
+                let result = try body(connection, transaction)
+                try connection.execute("COMMIT")
+                giveBack(connection)
+                return result
+            } catch {
+                let transient = connection.lastFailureWasTransient
+                try? connection.execute("ROLLBACK")
+                giveBack(connection)
+                attempt += 1
+                guard transient, attempt <= retries else { throw error }
+            }
+        }
+    }
+
+    /// The transaction the calling thread has open, if any.
+    var currentTransaction: Transaction? {
+        let thread = Self.threadKey
+        return condition.withLock { transactions[thread] }
+    }
+
+    private static var threadKey: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+
+    private func borrow() throws(GatewayError) -> PostgresLink {
+        condition.lock()
+        while true {
+            if closed {
+                condition.unlock()
+                throw .serviceUnavailable("The database is closed")
+            }
+            if let connection = idle.popLast() {
+                condition.unlock()
+                if connection.isClosed {
+                    condition.withLock { openCount -= 1 }
+                    condition.lock()
+                    continue
+                }
+                return PostgresLink(connection: connection, logger: logger)
+            }
+            if openCount < maximumConnections {
+                openCount += 1
+                condition.unlock()
+                do {
+                    return PostgresLink(connection: try openConnection(), logger: logger)
+                } catch {
+                    condition.withLock {
+                        openCount -= 1
+                        condition.signal()
+                    }
+                    throw error
+                }
+            }
+            condition.wait()
+        }
+    }
+
+    private func giveBack(_ link: PostgresLink) {
+        condition.withLock {
+            if closed || link.connection.isClosed {
+                openCount -= 1
+                if !link.connection.isClosed { link.connection.closeInBackground() }
+            } else {
+                idle.append(link.connection)
+            }
+            condition.signal()
+        }
+    }
+
+    /// Closes idle connections and refuses later borrows; borrowed ones close when given back.
+    func close() {
+        let connections = condition.withLock {
+            closed = true
+            let connections = idle
+            openCount -= idle.count
+            idle = []
+            condition.broadcast()
+            return connections
+        }
+        for connection in connections { try? connection.closeInBackground().wait() }
+    }
+}

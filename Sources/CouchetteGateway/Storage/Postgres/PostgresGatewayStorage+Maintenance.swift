@@ -1,0 +1,82 @@
+import CouchetteCore
+import NIOCore
+import PostgresNIO
+
+// MARK: - Maintenance
+
+/// Compaction, sizes and the storage's UUID in PostgreSQL (spec: gateway-rest-api.md §3, §16).
+extension PostgresGatewayStorage {
+    /// Drops the bodies of non-leaf revisions and empties tombstone bodies, in one write transaction (so no node
+    /// writes meanwhile); rows keep their sequences, so compaction never shows in a changes feed.
+    public func compact() throws(GatewayError) -> Int {
+        try writeTransaction { _, link throws(GatewayError) in
+            var removed = 0
+            var ids: [String] = []
+            var bodies: [ByteBuffer] = []
+            var metadata: [ByteBuffer] = []
+            for row in try link.query("SELECT id, sequence, body, metadata FROM documents").rows {
+                let (id, sequence, body, meta) = try PostgresLink.decode(
+                    row, as: (String, Int64, ByteBuffer, ByteBuffer).self)
+                var document = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: meta)
+                let count = SQLiteGatewayStorage.compact(&document.tree)
+                guard count > 0, let winner = document.tree.winner else { continue }
+                removed += count
+                ids.append(id)
+                bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
+                metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
+            }
+            if !ids.isEmpty {
+                try link.query(
+                    """
+                    UPDATE documents d SET body = c.body, metadata = c.metadata
+                    FROM unnest(\(ids)::text[], \(bodies)::bytea[], \(metadata)::bytea[]) AS c(id, body, metadata)
+                    WHERE d.id = c.id
+                    """)
+            }
+            return removed
+        }
+    }
+
+    public var storageUUID: String {
+        get throws(GatewayError) {
+            try pool.withConnection { link throws(GatewayError) in
+                guard let row = try link.query("SELECT value FROM meta WHERE key = 'uuid'").rows.first else {
+                    throw .internalError("PostgreSQL storage: the UUID is missing")
+                }
+                return try PostgresLink.decode(row, as: String.self)
+            }
+        }
+    }
+
+    public var statistics: StorageStatistics {
+        get throws(GatewayError) {
+            try pool.withConnection { link throws(GatewayError) in
+                var statistics = StorageStatistics()
+                if let row = try link.query(
+                    """
+                    SELECT count(*) FILTER (WHERE NOT deleted), count(*) FILTER (WHERE deleted),
+                        coalesce(sum(length(body)), 0)::bigint
+                    FROM documents
+                    """
+                ).rows.first {
+                    let (live, deleted, external) = try PostgresLink.decode(row, as: (Int64, Int64, Int64).self)
+                    statistics.documentCount = Int(live)
+                    statistics.deletedDocumentCount = Int(deleted)
+                    statistics.externalSize = Int(external)
+                }
+                if let row = try link.query(
+                    """
+                    SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = \(schema) AND c.relkind = 'r'
+                    """
+                ).rows.first {
+                    let size = Int(try PostgresLink.decode(row, as: Int64.self))
+                    statistics.fileSize = size
+                    statistics.activeSize = size
+                }
+                return statistics
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// Users, roles and sessions in PostgreSQL, as JSON of their stored (`Codable`) forms, read at every call so that a
+/// change made on one node is what every node sees next.
+extension PostgresGatewayStorage: PrincipalStore {
+    private func load<T: Decodable>(_ type: T.Type, _ query: PostgresQuery, what: String) throws(GatewayError) -> T? {
+        let data = try pool.withConnection { link throws(GatewayError) in
+            try link.query(query).rows.first.map { row throws(GatewayError) in
+                try PostgresLink.decode(row, as: ByteBuffer.self)
+            }
+        }
+        guard let data else { return nil }
+        do { return try JSONDecoder().decode(type, from: Data(data.readableBytesView)) } catch {
+            throw .internalError("A stored \(what) is corrupt")
+        }
+    }
+
+    private func encode(_ value: some Encodable) throws(GatewayError) -> ByteBuffer {
+        do { return ByteBuffer(bytes: try JSONEncoder().encode(value)) } catch {
+            throw .internalError("Cannot encode a principal: \(error)")
+        }
+    }
+
+    private func names(_ query: PostgresQuery) throws(GatewayError) -> [String] {
+        try pool.withConnection { link throws(GatewayError) in
+            var names: [String] = []
+            for row in try link.query(query).rows { names.append(try PostgresLink.decode(row, as: String.self)) }
+            return names
+        }
+    }
+
+    private func changed(_ query: PostgresQuery) throws(GatewayError) -> Bool {
+        try pool.withConnection { link throws(GatewayError) in try link.rowsChanged(by: query) > 0 }
+    }
+
+    // MARK: - Users
+
+    public func user(named name: String) throws(GatewayError) -> User? {
+        guard var user = try load(User.self, "SELECT data FROM users WHERE name = \(name)", what: "user") else {
+            return nil
+        }
+        user.channelsFromGrants = Set(try documentChannelGrants(to: name).keys)
+        user.rolesFromGrants = Set(try documentRoleGrants(to: name).keys)
+        return user
+    }
+
+    public func putUser(_ user: User) throws(GatewayError) {
+        let data = try encode(user)
+        try pool.withConnection { link throws(GatewayError) in
+            try link.query(
+                "INSERT INTO users (name, data) VALUES (\(user.name), \(data)) ON CONFLICT (name) DO UPDATE SET data = excluded.data")
+        }
+    }
+
+    @discardableResult
+    public func deleteUser(named name: String) throws(GatewayError) -> Bool {
+        // A user made later under the name starts with no served channels (nothing to revoke).
+        try pool.transaction { link, _ throws(GatewayError) in
+            try link.query("DELETE FROM served_channels WHERE username = \(name)")
+            try link.query("DELETE FROM served_users WHERE username = \(name)")
+            return try link.rowsChanged(by: "DELETE FROM users WHERE name = \(name)") > 0
+        }
+    }
+
+    public func userNames() throws(GatewayError) -> [String] { try names("SELECT name FROM users ORDER BY name") }
+
+    // MARK: - Roles
+
+    public func role(named name: String) throws(GatewayError) -> Role? {
+        guard var role = try load(Role.self, "SELECT data FROM roles WHERE name = \(name)", what: "role") else {
+            return nil
+        }
+        role.channelsFromGrants = Set(try documentChannelGrants(to: PrincipalCache.rolePrincipal(name)).keys)
+        return role
+    }
+
+    public func putRole(_ role: Role) throws(GatewayError) {
+        let data = try encode(role)
+        try pool.withConnection { link throws(GatewayError) in
+            try link.query(
+                "INSERT INTO roles (name, data) VALUES (\(role.name), \(data)) ON CONFLICT (name) DO UPDATE SET data = excluded.data")
+        }
+    }
+
+    @discardableResult
+    public func deleteRole(named name: String) throws(GatewayError) -> Bool {
+        try changed("DELETE FROM roles WHERE name = \(name)")
+    }
+
+    public func roleNames() throws(GatewayError) -> [String] { try names("SELECT name FROM roles ORDER BY name") }
+
+    // MARK: - Sessions
+
+    public func session(id: String) throws(GatewayError) -> Session? {
+        try load(Session.self, "SELECT data FROM sessions WHERE id = \(id)", what: "session")
+    }
+
+    public func putSession(_ session: Session) throws(GatewayError) {
+        let data = try encode(session)
+        try pool.withConnection { link throws(GatewayError) in
+            try link.query(
+                """
+                INSERT INTO sessions (id, username, data) VALUES (\(session.id), \(session.username), \(data))
+                ON CONFLICT (id) DO UPDATE SET username = excluded.username, data = excluded.data
+                """)
+        }
+    }
+
+    @discardableResult
+    public func deleteSession(id: String) throws(GatewayError) -> Bool {
+        try changed("DELETE FROM sessions WHERE id = \(id)")
+    }
+
+    public func sessions(forUser username: String) throws(GatewayError) -> [Session] {
+        let rows = try pool.withConnection { link throws(GatewayError) in
+            try link.query("SELECT data FROM sessions WHERE username = \(username) ORDER BY id").rows
+        }
+        var sessions: [Session] = []
+        for row in rows {
+            let data = try PostgresLink.decode(row, as: ByteBuffer.self)
+            do { sessions.append(try JSONDecoder().decode(Session.self, from: Data(data.readableBytesView))) } catch {
+                throw .internalError("A stored session is corrupt")
+            }
+        }
+        return sessions
+    }
+
+    // MARK: - Grants made by documents
+
+    public func documentChannelGrants(to principal: String) throws(GatewayError) -> [String: UInt64] {
+        try grants(kind: .channel, to: principal)
+    }
+
+    public func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64] {
+        try grants(kind: .role, to: name)
+    }
+
+    private func grants(kind: DocumentGrant.Kind, to principal: String) throws(GatewayError) -> [String: UInt64] {
+        try pool.withConnection { link throws(GatewayError) in
+            var grants: [String: UInt64] = [:]
+            let rows = try link.query(
+                """
+                SELECT target, min(sequence) FROM grants WHERE principal = \(principal) AND kind = \(Int16(kind.rawValue))
+                GROUP BY target
+                """)
+            for row in rows.rows {
+                let (target, sequence) = try PostgresLink.decode(row, as: (String, Int64).self)
+                grants[target] = UInt64(sequence)
+            }
+            return grants
+        }
+    }
+
+    public func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
+        throws(GatewayError) -> [String: RevokedChannel]
+    {
+        // As SQLite's: writes follow what changed plus one row per call. The user's served_users row is locked first,
+        // so two nodes' feeds of one user take turns.
+        try pool.transaction { link, _ throws(GatewayError) in
+            try link.query(
+                "INSERT INTO served_users (username, last_served) VALUES (\(user), 0) ON CONFLICT DO NOTHING")
+            let lastRow = try link.query(
+                "SELECT last_served FROM served_users WHERE username = \(user) FOR UPDATE").rows.first
+            let lastServed = UInt64(try lastRow.map { row throws(GatewayError) in try PostgresLink.decode(row, as: Int64.self) } ?? 0)
+            var served: Set<String> = []
+            var revoked: [String: RevokedChannel] = [:]
+            for row in try link.query(
+                "SELECT channel, served_through, revoked FROM served_channels WHERE username = \(user)"
+            ).rows {
+                let (channel, servedThrough, revokedAt) = try PostgresLink.decode(row, as: (String, Int64?, Int64?).self)
+                if let revokedAt {
+                    if !channels.contains(channel) {
+                        revoked[channel] = RevokedChannel(
+                            revokedAt: UInt64(revokedAt), servedThrough: UInt64(servedThrough ?? 0))
+                    }
+                } else {
+                    served.insert(channel)
+                }
+            }
+            let lost = Array(served.subtracting(channels))
+            if !lost.isEmpty {
+                // Lost since the last feed, which served them through its own end.
+                try link.query(
+                    """
+                    UPDATE served_channels SET revoked = \(Int64(sequence)), served_through = \(Int64(lastServed))
+                    WHERE username = \(user) AND channel = ANY(\(lost))
+                    """)
+                for channel in lost { revoked[channel] = RevokedChannel(revokedAt: sequence, servedThrough: lastServed) }
+            }
+            let gained = Array(channels.subtracting(served))
+            if !gained.isEmpty {
+                try link.query(
+                    """
+                    INSERT INTO served_channels (username, channel, served_through, revoked)
+                    SELECT \(user), channel, NULL, NULL FROM unnest(\(gained)::text[]) AS g(channel)
+                    ON CONFLICT (username, channel) DO UPDATE SET served_through = NULL, revoked = NULL
+                    """)
+            }
+            try link.query("UPDATE served_users SET last_served = \(Int64(sequence)) WHERE username = \(user)")
+            return revoked
+        }
+    }
+}

@@ -1,0 +1,315 @@
+import CouchetteCore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// ``GatewayStorage`` in PostgreSQL (`"server": "postgres://…"`), which any number of gateway nodes serve at once.
+///
+/// Each gateway database keeps its tables (``PostgresSchema``) in a PostgreSQL schema named `couchette_NAME`. Nodes
+/// keep nothing that another node can change in memory: documents, users, roles, sessions and grants are read from
+/// PostgreSQL at each call.
+///
+/// Every write transaction first locks the one `counter` row and takes its sequences from it, holding the lock until
+/// it commits: writes are serialized across nodes, so the order of sequences is the order in which they become
+/// visible, and a feed reading `sequence > since` can never pass a sequence that commits later; a rolled-back write
+/// gives its sequences back with the counter (docs/decisions.md, "Sequences across gateway nodes"). Rows are written
+/// at the end of a transaction in a few statements, whatever the number of documents. Committing sends
+/// `NOTIFY couchette`, which every node's ``PostgresChangeListener`` turns into a wake-up of its feeds.
+public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
+    let pool: PostgresConnectionPool
+    /// The PostgreSQL schema holding this database's tables.
+    let schema: String
+    private let location: PostgresLocation
+    private let listener = PostgresChangeListener.Slot()
+
+    /// Opens (creating its tables if needed) the storage of database `databaseName` at `location`.
+    ///
+    /// - Throws: 503 when PostgreSQL cannot be reached; 500 for tables written by a newer gateway.
+    public init(location: PostgresLocation, databaseName: String) throws(GatewayError) {
+        self.location = location
+        self.schema = "couchette_" + databaseName
+        pool = PostgresConnectionPool(location: location, searchPath: schema)
+        do {
+            try PostgresSchema.migrate(schema: schema, pool)
+        } catch {
+            pool.close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    public func close() {
+        listener.stop()
+        pool.close()
+    }
+
+    /// Calls `handler` with every sequence committed by any node (a `NOTIFY` or the counter read every
+    /// `pollInterval`), until the storage closes.
+    public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (UInt64) -> Void) {
+        listener.start(
+            PostgresChangeListener(pool: pool, schema: schema, pollInterval: pollInterval, handler: handler))
+    }
+
+    // MARK: - Sequences
+
+    public var lastSequence: UInt64 {
+        get throws(GatewayError) {
+            try pool.withConnection { link throws(GatewayError) in
+                guard let row = try link.query("SELECT last FROM counter WHERE id = 1").rows.first else { return 0 }
+                return UInt64(try PostgresLink.decode(row, as: Int64.self))
+            }
+        }
+    }
+
+    public func nextSequence() throws(GatewayError) -> UInt64 {
+        try writeTransaction { batch, _ throws(GatewayError) in
+            batch.last += 1
+            return batch.last
+        }
+    }
+
+    // MARK: - Reading documents
+
+    public func document(id: String) throws(GatewayError) -> StoredDocument? {
+        if let batch = currentBatch, let pending = batch.pending(id) { return pending }
+        return try pool.withConnection { link throws(GatewayError) in try read(id, link) }
+    }
+
+    public func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
+        guard !ids.isEmpty else { return [:] }
+        return try pool.withConnection { link throws(GatewayError) in
+            var documents: [String: StoredDocument] = [:]
+            let rows = try link.query(
+                "SELECT id, sequence, body, metadata FROM documents WHERE id = ANY(\(Array(Set(ids))))")
+            for row in rows.rows {
+                let (id, sequence, body, metadata) = try PostgresLink.decode(
+                    row, as: (String, Int64, ByteBuffer, ByteBuffer).self)
+                documents[id] = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: metadata)
+            }
+            return documents
+        }
+    }
+
+    func read(_ id: String, _ link: PostgresLink) throws(GatewayError) -> StoredDocument? {
+        guard let row = try link.query("SELECT sequence, body, metadata FROM documents WHERE id = \(id)").rows.first
+        else { return nil }
+        let (sequence, body, metadata) = try PostgresLink.decode(row, as: (Int64, ByteBuffer, ByteBuffer).self)
+        return try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: metadata)
+    }
+
+    static func decodeDocument(id: String, sequence: Int64, body: ByteBuffer, metadata: ByteBuffer)
+        throws(GatewayError) -> StoredDocument
+    {
+        do {
+            return try StoredDocumentCodec.decode(
+                id: id, sequence: UInt64(sequence), winnerBody: body.bytes, metadata: metadata.bytes)
+        } catch {
+            throw .internalError("A stored document is corrupt: \(id)")
+        }
+    }
+
+    // MARK: - Writing documents
+
+    @discardableResult
+    public func update(
+        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+    ) throws(GatewayError) -> StoredDocument? {
+        try writeTransaction { batch, link throws(GatewayError) in
+            let current: StoredDocument?
+            if let pending = batch.pending(documentID) { current = pending } else { current = try read(documentID, link) }
+            guard var updated = try transform(current) else { return nil }
+            guard updated.tree.winner != nil else { throw .internalError("A stored document needs a revision") }
+            batch.last += 1
+            updated.sequence = batch.last
+            var changes = IndexChanges()
+            changes.recordUpdate(of: &updated, previous: current)
+            batch.record(changes)
+            batch.documents[documentID] = updated
+            batch.purged.remove(documentID)
+            return updated
+        }
+    }
+
+    public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+        try writeTransaction { _, _ throws(GatewayError) in try body() }
+    }
+
+    @discardableResult
+    public func purge(documentID: String) throws(GatewayError) -> Bool {
+        try writeTransaction { batch, link throws(GatewayError) in
+            let found: StoredDocument?
+            if let pending = batch.pending(documentID) { found = pending } else { found = try read(documentID, link) }
+            guard let document = found else { return false }
+            var changes = IndexChanges()
+            changes.recordDeletion(of: document)
+            batch.record(changes)
+            batch.documents[documentID] = nil
+            batch.purged.insert(documentID)
+            return true
+        }
+    }
+
+    /// The write transaction the calling thread has open, if any.
+    var currentBatch: PostgresWriteBatch? {
+        pool.currentTransaction?.state as? PostgresWriteBatch
+    }
+
+    /// Runs `body` in a write transaction, joining the calling thread's open one: the counter row is locked first,
+    /// `body` records documents and index rows in the batch, and they are written and the counter advanced just
+    /// before the commit, which also notifies every node.
+    func writeTransaction<T>(
+        _ body: (PostgresWriteBatch, PostgresLink) throws(GatewayError) -> T
+    ) throws(GatewayError) -> T {
+        if let transaction = pool.currentTransaction, let batch = transaction.state as? PostgresWriteBatch {
+            return try body(batch, transaction.connection)
+        }
+        return try pool.transaction { link, transaction throws(GatewayError) in
+            guard let row = try link.query("SELECT last FROM counter WHERE id = 1 FOR UPDATE").rows.first else {
+                throw .internalError("PostgreSQL storage: the sequence counter is missing")
+            }
+            let batch = PostgresWriteBatch(last: UInt64(try PostgresLink.decode(row, as: Int64.self)))
+            transaction.state = batch
+            defer { transaction.state = nil }
+            let result = try body(batch, link)
+            try batch.flush(link, schema: schema)
+            return result
+        }
+    }
+
+    // MARK: - Feeds
+
+    public func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
+        try pool.withConnection { link throws(GatewayError) in
+            let rows = try link.query(
+                """
+                SELECT sequence, id, rev, deleted FROM documents WHERE sequence > \(Int64(clamping: since))
+                ORDER BY sequence LIMIT \(limit.map { Int64($0) })
+                """)
+            var entries: [ChangeEntry] = []
+            for row in rows.rows {
+                let (sequence, id, rev, deleted) = try PostgresLink.decode(row, as: (Int64, String, String, Bool).self)
+                entries.append(
+                    ChangeEntry(
+                        sequence: UInt64(sequence), documentID: id, revisionID: try Self.revision(rev),
+                        isDeleted: deleted))
+            }
+            return entries
+        }
+    }
+
+    public func changes(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError)
+        -> [ChangeEntry]
+    {
+        guard !channels.isEmpty else { return [] }
+        // As SQLite's query: per document its rows after `since`, still in a channel when one row is not a removal.
+        return try pool.withConnection { link throws(GatewayError) in
+            let rows = try link.query(
+                """
+                SELECT m.doc_id, max(m.sequence), bool_and(m.removed), d.rev, d.deleted,
+                    coalesce(array_agg(m.channel) FILTER (WHERE m.removed), '{}')
+                FROM channel_changes m JOIN documents d ON d.id = m.doc_id
+                WHERE m.channel = ANY(\(Array(channels))) AND m.sequence > \(Int64(clamping: since))
+                GROUP BY m.doc_id, d.rev, d.deleted
+                ORDER BY max(m.sequence)
+                LIMIT \(limit.map { Int64($0) })
+                """)
+            var entries: [ChangeEntry] = []
+            for row in rows.rows {
+                let (id, sequence, allRemoved, rev, deleted, removed) = try PostgresLink.decode(
+                    row, as: (String, Int64, Bool, String, Bool, [String]).self)
+                entries.append(
+                    ChangeEntry(
+                        sequence: UInt64(sequence), documentID: id, revisionID: try Self.revision(rev),
+                        isDeleted: deleted, removedFrom: allRemoved ? Set(removed) : []))
+            }
+            return entries
+        }
+    }
+
+    public func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String] {
+        try pool.withConnection { link throws(GatewayError) in
+            let rows = try link.query(
+                """
+                SELECT id FROM documents WHERE id >= \(startKey ?? "") AND (\(endKey)::text IS NULL OR id <= \(endKey))
+                ORDER BY id LIMIT \(limit.map { Int64($0) })
+                """)
+            var ids: [String] = []
+            for row in rows.rows { ids.append(try PostgresLink.decode(row, as: String.self)) }
+            return ids
+        }
+    }
+
+    static func revision(_ text: String) throws(GatewayError) -> RevisionID {
+        do { return try RevisionID(parsing: text) } catch {
+            throw .internalError("A stored revision ID is corrupt: \(text)")
+        }
+    }
+
+    // MARK: - Local documents
+
+    public func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)? {
+        try pool.withConnection { link throws(GatewayError) in
+            guard let row = try link.query("SELECT rev, body FROM local_documents WHERE id = \(id)").rows.first else {
+                return nil
+            }
+            let (rev, body) = try PostgresLink.decode(row, as: (String, ByteBuffer).self)
+            do { return (rev, try JSONValue(parsing: body.bytes)) } catch {
+                throw .internalError("A stored local document is corrupt: \(id)")
+            }
+        }
+    }
+
+    public func putLocalDocument(id: String, body: JSONValue, expectedRevision: String?) throws(GatewayError)
+        -> String
+    {
+        let number = expectedRevision.flatMap { Int($0.split(separator: "-").last ?? "") } ?? 0
+        let revision = "0-\(number + 1)"
+        let data = body.serialized().byteBuffer
+        // One statement either way, so two nodes saving the same checkpoint cannot both succeed.
+        let changed = try pool.withConnection { link throws(GatewayError) in
+            if let expectedRevision {
+                return try link.rowsChanged(
+                    by: """
+                        UPDATE local_documents SET rev = \(revision), body = \(data)
+                        WHERE id = \(id) AND rev = \(expectedRevision)
+                        """)
+            }
+            return try link.rowsChanged(
+                by: "INSERT INTO local_documents (id, rev, body) VALUES (\(id), \(revision), \(data)) ON CONFLICT DO NOTHING")
+        }
+        guard changed == 1 else { throw .conflict("Document update conflict") }
+        return revision
+    }
+
+    public func deleteLocalDocument(id: String, expectedRevision: String?) throws(GatewayError) {
+        let deleted = try pool.withConnection { link throws(GatewayError) in
+            try link.rowsChanged(
+                by: "DELETE FROM local_documents WHERE id = \(id) AND (\(expectedRevision)::text IS NULL OR rev = \(expectedRevision))")
+        }
+        guard deleted == 0 else { return }
+        guard try localDocument(id: id) != nil else { throw .notFound("missing") }
+        throw .conflict("Document update conflict")
+    }
+
+    // MARK: - Attachments
+
+    public func attachment(digest: String) throws(GatewayError) -> [UInt8]? {
+        try pool.withConnection { link throws(GatewayError) -> [UInt8]? in
+            guard let row = try link.query("SELECT data FROM attachments WHERE digest = \(digest)").rows.first else {
+                return nil
+            }
+            return try PostgresLink.decode(row, as: ByteBuffer.self).bytes
+        }
+    }
+
+    @discardableResult
+    public func putAttachment(_ data: [UInt8]) throws(GatewayError) -> String {
+        let digest = AttachmentDigest.sha1(of: data).description
+        try pool.withConnection { link throws(GatewayError) in
+            try link.query(
+                "INSERT INTO attachments (digest, data) VALUES (\(digest), \(data.byteBuffer)) ON CONFLICT DO NOTHING")
+        }
+        return digest
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+// MARK: - PostgresLink
+
+/// One borrowed PostgreSQL connection, used synchronously: each call sends a statement and waits for its result
+/// on the pool's event loop. Errors become ``GatewayError``s here, in one place: a lost or refused connection is
+/// 503, anything else 500 naming PostgreSQL's message.
+final class PostgresLink: @unchecked Sendable {
+    let connection: PostgresConnection
+    private let logger: Logger
+    /// Whether the last statement failed for a deadlock or a serialization failure (worth running again).
+    private(set) var lastFailureWasTransient = false
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Runs a statement and returns its rows.
+    @discardableResult
+    func query(_ query: PostgresQuery) throws(GatewayError) -> PostgresQueryResult {
+        lastFailureWasTransient = false
+        do {
+            return try connection.query(query, logger: logger).wait()
+        } catch {
+            lastFailureWasTransient = Self.isTransient(error)
+            throw Self.translate(error)
+        }
+    }
+
+    /// Runs a statement without parameters.
+    func execute(_ sql: String) throws(GatewayError) {
+        try query(PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// Runs a statement and returns how many rows it changed.
+    func rowsChanged(by query: PostgresQuery) throws(GatewayError) -> Int {
+        try self.query(query).metadata.rows ?? 0
+    }
+
+    /// Decodes a row's one column, translating a type mismatch into a 500.
+    static func decode<T: PostgresDecodable>(_ row: PostgresRow, as type: T.Type) throws(GatewayError) -> T {
+        do { return try row.decode(type) } catch {
+            throw .internalError("PostgreSQL storage: unexpected column type (\(String(describing: error)))")
+        }
+    }
+
+    /// Decodes a row's columns, translating a type mismatch into a 500.
+    static func decode<each T: PostgresDecodable>(_ row: PostgresRow, as type: (repeat each T).Type)
+        throws(GatewayError) -> (repeat each T)
+    {
+        do { return try row.decode(type) } catch {
+            throw .internalError("PostgreSQL storage: unexpected column types (\(String(describing: error)))")
+        }
+    }
+
+    // MARK: - Errors
+
+    /// The SQLSTATE of a server error.
+    static func sqlState(of error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// Deadlocks (40P01) and serialization failures (40001), after which a transaction may succeed when run again.
+    static func isTransient(_ error: any Error) -> Bool {
+        ["40001", "40P01"].contains(sqlState(of: error) ?? "")
+    }
+
+    /// The gateway's error for a PostgreSQL failure.
+    static func translate(_ error: any Error) -> GatewayError {
+        if let error = error as? GatewayError { return error }
+        guard let error = error as? PSQLError else { return .serviceUnavailable("PostgreSQL is unavailable: \(error)") }
+        if let message = error.serverInfo?[.message] {
+            let state = error.serverInfo?[.sqlState] ?? ""
+            // Connection exceptions (08), operator intervention (57: shutdown), insufficient resources (53).
+            if ["08", "57", "53"].contains(String(state.prefix(2))) {
+                return .serviceUnavailable("PostgreSQL is unavailable: \(message)")
+            }
+            return .internalError("PostgreSQL storage error \(state): \(message)")
+        }
+        return .serviceUnavailable("PostgreSQL is unavailable (\(error.code))")
+    }
+
+    /// `name` as a quoted SQL identifier.
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+// MARK: - Bytes
+
+extension ByteBuffer {
+    /// The readable bytes.
+    var bytes: [UInt8] { Array(readableBytesView) }
+}
+
+extension Array where Element == UInt8 {
+    /// The bytes in a buffer, for a `bytea` parameter.
+    var byteBuffer: ByteBuffer { ByteBuffer(bytes: self) }
+}
+
+extension PostgresConnection {
+    /// Starts closing the connection (the future-based `close`, not the `async` one), keeping it alive until it is
+    /// closed: PostgresNIO requires connections closed, not only closing, before they go away.
+    @discardableResult
+    func closeInBackground() -> EventLoopFuture<Void> {
+        let closing: EventLoopFuture<Void> = close()
+        closing.whenComplete { _ in withExtendedLifetime(self) {} }
+        return closing
+    }
+}

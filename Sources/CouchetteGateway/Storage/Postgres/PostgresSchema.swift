@@ -1,0 +1,90 @@
+// MARK: - PostgresSchema
+
+/// The tables of ``PostgresGatewayStorage``, in a PostgreSQL schema of their own per gateway database.
+///
+/// The same tables as ``StorageSchema`` (SQLite), plus `counter`, the one row every document write and principal
+/// change takes its sequences from (docs/decisions.md, "Sequences across gateway nodes"). Text keys use the `C`
+/// collation, so `_all_docs` orders IDs by their bytes, as SQLite does. Nodes starting together create the tables
+/// once: creation runs under a transaction-scoped advisory lock.
+///
+/// - Version 1: this layout.
+enum PostgresSchema {
+    /// The version this code writes.
+    static let version = 1
+
+    private static let tables = [
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, last BIGINT NOT NULL)",
+        """
+        CREATE TABLE IF NOT EXISTS documents (
+            id TEXT COLLATE "C" PRIMARY KEY,
+            sequence BIGINT NOT NULL UNIQUE,
+            deleted BOOLEAN NOT NULL,
+            rev TEXT NOT NULL,
+            body BYTEA NOT NULL,
+            metadata BYTEA NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS channel_changes (
+            channel TEXT COLLATE "C" NOT NULL,
+            sequence BIGINT NOT NULL,
+            doc_id TEXT COLLATE "C" NOT NULL,
+            removed BOOLEAN NOT NULL,
+            PRIMARY KEY (channel, sequence)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS channel_changes_by_sequence ON channel_changes (sequence)",
+        """
+        CREATE TABLE IF NOT EXISTS grants (
+            principal TEXT COLLATE "C" NOT NULL,
+            kind SMALLINT NOT NULL,
+            sequence BIGINT NOT NULL,
+            target TEXT COLLATE "C" NOT NULL,
+            doc_id TEXT COLLATE "C" NOT NULL,
+            PRIMARY KEY (principal, kind, sequence, target)
+        )
+        """,
+        "CREATE TABLE IF NOT EXISTS local_documents (id TEXT COLLATE \"C\" PRIMARY KEY, rev TEXT NOT NULL, body BYTEA NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS attachments (digest TEXT COLLATE \"C\" PRIMARY KEY, data BYTEA NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS users (name TEXT COLLATE \"C\" PRIMARY KEY, data BYTEA NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS roles (name TEXT COLLATE \"C\" PRIMARY KEY, data BYTEA NOT NULL)",
+        """
+        CREATE TABLE IF NOT EXISTS sessions (
+            id TEXT COLLATE "C" PRIMARY KEY, username TEXT COLLATE "C" NOT NULL, data BYTEA NOT NULL
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (username)",
+        """
+        CREATE TABLE IF NOT EXISTS served_channels (
+            username TEXT COLLATE "C" NOT NULL,
+            channel TEXT COLLATE "C" NOT NULL,
+            served_through BIGINT,
+            revoked BIGINT,
+            PRIMARY KEY (username, channel)
+        )
+        """,
+        "CREATE TABLE IF NOT EXISTS served_users (username TEXT COLLATE \"C\" PRIMARY KEY, last_served BIGINT NOT NULL)",
+        "INSERT INTO counter (id, last) VALUES (1, 0) ON CONFLICT DO NOTHING",
+        "INSERT INTO meta (key, value) VALUES ('uuid', md5(random()::text || clock_timestamp()::text)) ON CONFLICT DO NOTHING",
+    ]
+
+    /// Creates the schema and its tables if missing.
+    ///
+    /// - Throws: 500 for tables written by a newer gateway; 503 when PostgreSQL cannot be reached.
+    static func migrate(schema: String, _ pool: PostgresConnectionPool) throws(GatewayError) {
+        try pool.transaction { link, _ throws(GatewayError) in
+            try link.query("SELECT pg_advisory_xact_lock(hashtext(\(schema)))")
+            try link.execute("CREATE SCHEMA IF NOT EXISTS \(PostgresLink.quoted(schema))")
+            for statement in tables { try link.execute(statement) }
+            let found = try link.query("SELECT value FROM meta WHERE key = 'schema_version'").rows.first
+            let foundVersion = try found.map { row throws(GatewayError) in
+                Int(try PostgresLink.decode(row, as: (String).self)) ?? 0
+            }
+            if let foundVersion, foundVersion > version {
+                throw .internalError("The PostgreSQL schema \(schema) was written by a newer gateway")
+            }
+            try link.query("INSERT INTO meta (key, value) VALUES ('schema_version', \(String(version))) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        }
+    }
+}

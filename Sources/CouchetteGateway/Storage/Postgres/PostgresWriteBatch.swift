@@ -1,0 +1,141 @@
+import CouchetteCore
+import NIOCore
+import PostgresNIO
+
+// MARK: - PostgresWriteBatch
+
+/// What one write transaction of ``PostgresGatewayStorage`` changes, kept in memory until it commits: the
+/// sequences it took, the documents it stores or purges, and the index rows they add and remove.
+///
+/// Rows are netted as they are recorded (a row inserted then deleted in the same batch, as when a `_bulk_docs`
+/// request updates a document twice, is never written), then ``flush(_:schema:)`` writes everything in at most
+/// seven statements.
+final class PostgresWriteBatch {
+    /// The last sequence taken (the counter's value when the transaction started, plus what it allocated).
+    var last: UInt64
+    /// The counter's value when the transaction started.
+    let first: UInt64
+    /// Documents to store, by ID, as they will be stored.
+    var documents: [String: StoredDocument] = [:]
+    /// Documents to delete (purge).
+    var purged: Set<String> = []
+
+    private struct ChannelKey: Hashable {
+        var channel: String
+        var sequence: UInt64
+    }
+
+    private struct GrantKey: Hashable {
+        var grant: DocumentGrant
+        var sequence: UInt64
+    }
+
+    private var insertedChannels: [ChannelKey: IndexChanges.ChannelRow] = [:]
+    private var deletedChannels: Set<ChannelKey> = []
+    private var insertedGrants: [GrantKey: IndexChanges.GrantRow] = [:]
+    private var deletedGrants: Set<GrantKey> = []
+
+    /// The document as this batch leaves it: `.some(nil)` when it purged it, nil when the batch did not touch it.
+    func pending(_ id: String) -> StoredDocument?? {
+        if let document = documents[id] { return .some(document) }
+        return purged.contains(id) ? .some(nil) : nil
+    }
+
+    init(last: UInt64) {
+        self.last = last
+        self.first = last
+    }
+
+    /// Adds a change's index rows, cancelling rows this batch inserted and now deletes.
+    func record(_ changes: IndexChanges) {
+        for row in changes.deletedChannelRows {
+            let key = ChannelKey(channel: row.channel, sequence: row.sequence)
+            if insertedChannels.removeValue(forKey: key) == nil { deletedChannels.insert(key) }
+        }
+        for row in changes.insertedChannelRows {
+            insertedChannels[ChannelKey(channel: row.channel, sequence: row.sequence)] = row
+        }
+        for row in changes.deletedGrantRows {
+            let key = GrantKey(grant: row.grant, sequence: row.sequence)
+            if insertedGrants.removeValue(forKey: key) == nil { deletedGrants.insert(key) }
+        }
+        for row in changes.insertedGrantRows {
+            insertedGrants[GrantKey(grant: row.grant, sequence: row.sequence)] = row
+        }
+    }
+
+    /// Writes the batch: index rows, purges, documents, then the counter and the notification (both take effect
+    /// at the commit that follows).
+    func flush(_ link: PostgresLink, schema: String) throws(GatewayError) {
+        guard last != first || !purged.isEmpty else { return }
+        if !deletedChannels.isEmpty {
+            let keys = Array(deletedChannels)
+            try link.query(
+                """
+                DELETE FROM channel_changes c USING unnest(\(keys.map(\.channel))::text[], \(keys.map { Int64($0.sequence) })::bigint[]) AS d(channel, sequence)
+                WHERE c.channel = d.channel AND c.sequence = d.sequence
+                """)
+        }
+        if !insertedChannels.isEmpty {
+            let rows = Array(insertedChannels.values)
+            try link.query(
+                """
+                INSERT INTO channel_changes (channel, sequence, doc_id, removed)
+                SELECT * FROM unnest(\(rows.map(\.channel))::text[], \(rows.map { Int64($0.sequence) })::bigint[],
+                    \(rows.map(\.documentID))::text[], \(rows.map(\.removed))::boolean[])
+                """)
+        }
+        if !deletedGrants.isEmpty {
+            let keys = Array(deletedGrants)
+            try link.query(
+                """
+                DELETE FROM grants g USING unnest(\(keys.map(\.grant.principal))::text[], \(keys.map { Int16($0.grant.kind.rawValue) })::smallint[],
+                    \(keys.map { Int64($0.sequence) })::bigint[], \(keys.map(\.grant.target))::text[]) AS d(principal, kind, sequence, target)
+                WHERE g.principal = d.principal AND g.kind = d.kind AND g.sequence = d.sequence AND g.target = d.target
+                """)
+        }
+        if !insertedGrants.isEmpty {
+            let rows = Array(insertedGrants.values)
+            try link.query(
+                """
+                INSERT INTO grants (principal, kind, sequence, target, doc_id)
+                SELECT * FROM unnest(\(rows.map(\.grant.principal))::text[], \(rows.map { Int16($0.grant.kind.rawValue) })::smallint[],
+                    \(rows.map { Int64($0.sequence) })::bigint[], \(rows.map(\.grant.target))::text[], \(rows.map(\.documentID))::text[])
+                """)
+        }
+        let purgedIDs = purged
+        if !purgedIDs.isEmpty {
+            try link.query("DELETE FROM documents WHERE id = ANY(\(Array(purgedIDs)))")
+        }
+        if !documents.isEmpty {
+            let stored = Array(documents.values)
+            var ids: [String] = []
+            var sequences: [Int64] = []
+            var deleted: [Bool] = []
+            var revisions: [String] = []
+            var bodies: [ByteBuffer] = []
+            var metadata: [ByteBuffer] = []
+            for document in stored {
+                guard let winner = document.tree.winner else { continue }
+                ids.append(document.id)
+                sequences.append(Int64(document.sequence))
+                deleted.append(winner.isDeleted)
+                revisions.append(winner.id.description)
+                bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
+                metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
+            }
+            try link.query(
+                """
+                INSERT INTO documents (id, sequence, deleted, rev, body, metadata)
+                SELECT * FROM unnest(\(ids)::text[], \(sequences)::bigint[], \(deleted)::boolean[], \(revisions)::text[],
+                    \(bodies)::bytea[], \(metadata)::bytea[])
+                ON CONFLICT (id) DO UPDATE SET sequence = excluded.sequence, deleted = excluded.deleted,
+                    rev = excluded.rev, body = excluded.body, metadata = excluded.metadata
+                """)
+        }
+        if last != first {
+            try link.query("UPDATE counter SET last = \(Int64(last)) WHERE id = 1")
+            try link.query("SELECT pg_notify('couchette', \(schema + " " + String(last)))")
+        }
+    }
+}
