@@ -4,10 +4,10 @@
 SWIFT ?= swift
 CONFIG ?= examples/todo/sync-gateway-config.json
 DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv curl \
-	postgresql
+	postgresql nginx
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test bench build deps oracles fuzz clean
+.PHONY: run test test-postgres bench build deps oracles fuzz clean
 
 ## Install any missing Debian packages the build needs.
 deps:
@@ -37,14 +37,21 @@ run: deps
 	$(SWIFT) build -c release --product couchette-gateway
 	.build/release/couchette-gateway $(CONFIG)
 
-## Run every test (every suite must carry a time limit: scripts/check-tests.py), then check the gateway against
-## its OpenAPI descriptions with schemathesis (a short run: a few examples per operation, a fixed seed so that a
-## run repeats; `make fuzz` draws new cases each time).
+## Run every test (every suite must carry a time limit: scripts/check-tests.py), the gateway's end-to-end tests
+## again with their databases in PostgreSQL (test-postgres), then check the gateway against its OpenAPI descriptions
+## with schemathesis (a short run: a few examples per operation, a fixed seed so that a run repeats; `make fuzz`
+## draws new cases each time).
 test: deps
 	python3 scripts/check-tests.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory test-postgres
 	SCHEMATHESIS_SEED=$${SCHEMATHESIS_SEED:-2026} scripts/schemathesis-run.sh --examples 8
+
+## The gateway's tests with every database their servers start in a new PostgreSQL database (on the tests' private
+## server) instead of in memory. The notifier's timing tests are left out: they test no storage.
+test-postgres: deps
+	COUCHETTE_TEST_STORAGE=postgres $(SWIFT) test --skip-build --filter CouchetteGatewayTests --skip 'ChangesTests/Notifier'
 
 ## The long schemathesis run: many examples per operation.
 fuzz: deps

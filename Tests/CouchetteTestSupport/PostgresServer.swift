@@ -69,32 +69,17 @@ public final class PostgresServer: Sendable {
         port = try Self.freePort()
         let data = directory.appendingPathComponent("data").path
         _ = try run("initdb", ["-D", data, "-U", Self.user, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"])
-        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500"
         try start(["-D", data, "-o", options, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "start"])
     }
 
-    /// Runs `pg_ctl start`, which returns once the server accepts connections (or gives up after its `-t`). Its
-    /// output goes to a file, not a pipe: the server it leaves running would hold a pipe open. It is spawned and
-    /// reaped here with `waitpid`: Foundation's `Process` does not see `runuser` exit once the server has forked.
+    /// Runs `pg_ctl start`, which returns once the server accepts connections (or gives up after its `-t`).
     private func start(_ arguments: [String]) throws {
-        let output = directory.appendingPathComponent("pg_ctl.out").path
-        var command = [binaries.appendingPathComponent("pg_ctl").path] + arguments
-        if getuid() == 0 { command = ["runuser", "-u", "nobody", "--"] + command }
-        let script = "exec " + command.map(Self.shellQuoted).joined(separator: " ") + " </dev/null >"
-            + Self.shellQuoted(output) + " 2>&1"
-        let parts: [String] = ["/bin/sh", "-c", script]
-        let argv: [UnsafeMutablePointer<CChar>?] = parts.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else {
-            throw ChildProcess.Failure(description: "cannot start pg_ctl")
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        guard status == 0 else {
+        do {
+            _ = try run("pg_ctl", arguments)
+        } catch {
             let log = (try? String(contentsOf: directory.appendingPathComponent("log"), encoding: .utf8)) ?? ""
-            let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            throw ChildProcess.Failure(description: "pg_ctl start failed (\(status)): \(printed)\(log)")
+            throw ChildProcess.Failure(description: "\(error)\n\(log)")
         }
     }
 
@@ -135,12 +120,33 @@ public final class PostgresServer: Sendable {
 
     // MARK: - Helpers
 
-    /// Runs one of the server's programs, as `nobody` when the tests run as root.
+    /// Runs one of the server's programs, as `nobody` when the tests run as root, and returns what it printed.
+    ///
+    /// It is spawned and reaped here with `posix_spawn` and `waitpid`, its output going to a file: not through
+    /// Foundation's `Process`, which does not see `runuser` exit once `pg_ctl` has forked the server (holding its
+    /// pipes), and whose dispatch sources, with many tests creating databases at once, crashed libdispatch.
     private func run(_ program: String, _ arguments: [String]) throws -> String {
-        let executable = binaries.appendingPathComponent(program).path
-        var command = [executable] + arguments
+        var command = [binaries.appendingPathComponent(program).path] + arguments
         if getuid() == 0 { command = ["runuser", "-u", "nobody", "--"] + command }
-        return try ChildProcess.run(command, within: .seconds(120))
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("pg-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let quoted: String = command.map(Self.shellQuoted).joined(separator: " ")
+        let script: String = "exec \(quoted) </dev/null >\(Self.shellQuoted(output)) 2>&1"
+        let parts: [String] = ["/bin/sh", "-c", script]
+        let argv: [UnsafeMutablePointer<CChar>?] = parts.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else {
+            throw ChildProcess.Failure(description: "cannot start \(program)")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw ChildProcess.Failure(
+                description: "\(command.joined(separator: " ")) exited with \(status): \(printed)")
+        }
+        return printed
     }
 
     /// The folder of `initdb` and `pg_ctl`: `$COUCHETTE_PG_BIN`, the newest `/usr/lib/postgresql/*/bin` (Debian),

@@ -18,6 +18,22 @@ enum GatewayFixture {
         )
     }
 
+    /// The storage backend the gateway's end-to-end tests put in-memory databases in (`COUCHETTE_TEST_STORAGE`).
+    static let storageBackend =
+        StorageBackend(rawValue: ProcessInfo.processInfo.environment["COUCHETTE_TEST_STORAGE"] ?? "") ?? .sqlite
+
+    /// `database` moved to a new database of ``storageBackend`` when it is in memory: each server
+    /// ``withRunningGateway(_:_:)`` starts then has empty databases in PostgreSQL when `COUCHETTE_TEST_STORAGE=postgres`
+    /// (`make test-postgres` runs the gateway's end-to-end tests so).
+    static func onTestStorage(_ database: DatabaseConfig) -> DatabaseConfig {
+        guard storageBackend != .sqlite, database.server == .memory else { return database }
+        var database = database
+        do { database.server = try storageBackend.newLocation() } catch {
+            Issue.record("No \(storageBackend) storage for the test: \(error)")
+        }
+        return database
+    }
+
     /// An in-memory database whose `GUEST` user is enabled and reads every channel.
     static func guestDatabase(_ name: String = "todo", offline: Bool = false) -> DatabaseConfig {
         DatabaseConfig(
@@ -37,6 +53,8 @@ enum GatewayFixture {
         _ config: GatewayConfig = GatewayFixture.config(),
         _ body: (HTTPTestClient, BoundPorts) async throws -> Void
     ) async throws {
+        var config = config
+        config.databases = config.databases.mapValues(onTestStorage)
         try await withRunning(try GatewayServer(config: config, logger: logger), body)
     }
 

@@ -20,6 +20,8 @@ final class PostgresConnectionPool: @unchecked Sendable {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let maximumConnections: Int
+    /// Connections given back beyond this many idle ones are closed.
+    private let maximumIdleConnections = 4
     private let condition = NSCondition()
     // Guarded by `condition`:
     private var idle: [PostgresConnection] = []
@@ -44,11 +46,15 @@ final class PostgresConnectionPool: @unchecked Sendable {
     ///   - location: The server and database.
     ///   - searchPath: The schema unqualified table names resolve in.
     ///   - maximumConnections: At most this many connections are open; further callers wait for one.
-    init(location: PostgresLocation, searchPath: String, maximumConnections: Int = 16) {
+    init(location: PostgresLocation, searchPath: String, maximumConnections: Int = 10) {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: .disable)
-        configuration.options.additionalStartupParameters = [("search_path", PostgresLink.quoted(searchPath))]
+        // The application name tells operators (pg_stat_activity) which gateway process holds a connection.
+        configuration.options.additionalStartupParameters = [
+            ("search_path", PostgresLink.quoted(searchPath)),
+            ("application_name", "couchette-gateway \(ProcessInfo.processInfo.processIdentifier)"),
+        ]
         configuration.options.connectTimeout = .seconds(10)
         self.configuration = configuration
         self.maximumConnections = maximumConnections
@@ -169,7 +175,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
 
     private func giveBack(_ link: PostgresLink) {
         condition.withLock {
-            if closed || link.connection.isClosed {
+            if closed || link.connection.isClosed || idle.count >= maximumIdleConnections {
                 openCount -= 1
                 if !link.connection.isClosed { link.connection.closeInBackground() }
             } else {
