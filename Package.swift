@@ -136,6 +136,8 @@ let package = Package(
             name: "CouchetteBenchmarks",
             dependencies: [
                 "CouchetteCore", "CouchetteSQLite", "Couchette", "CSQLite", "CouchetteGateway",
+                // The private PostgreSQL server of the tests, for the postgres.* figures.
+                "CouchetteTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings

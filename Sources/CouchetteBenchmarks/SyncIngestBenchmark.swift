@@ -31,17 +31,7 @@ struct SyncIngestBenchmark {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         print("# syncfn: \(count) task lists by _bulk_docs, batches of \(batchSize) from \(clients) clients")
 
-        // Task lists that pass the Todo function's validation, written on the admin port (require* pass).
-        let batches: [ByteBuffer] = stride(from: 0, to: count, by: batchSize).map { start in
-            let docs = (start..<min(start + batchSize, count)).map { index -> JSONValue in
-                let owner = "user\(index % 50)"
-                return [
-                    "_id": .string("\(owner).\(UUID().uuidString)"), "type": "task-list",
-                    "name": .string("List \(index)"), "owner": .string(owner),
-                ]
-            }
-            return ByteBuffer(bytes: JSONValue.object(["docs": .array(docs)]).serialized())
-        }
+        let batches = makeBatches()
         let base = "http://127.0.0.1:\(ports.adminPort)"
         let plain = try await ingest(batches, url: "\(base)/plain/_bulk_docs", http: http)
         let todo = try await ingest(batches, url: "\(base)/todo/_bulk_docs", http: http)
@@ -58,8 +48,23 @@ struct SyncIngestBenchmark {
         try await serverTask.value
     }
 
+    /// `_bulk_docs` bodies of task lists that pass the Todo function's validation, written on the admin port
+    /// (require* pass), `batchSize` documents each.
+    func makeBatches() -> [ByteBuffer] {
+        stride(from: 0, to: count, by: batchSize).map { start in
+            let docs = (start..<min(start + batchSize, count)).map { index -> JSONValue in
+                let owner = "user\(index % 50)"
+                return [
+                    "_id": .string("\(owner).\(UUID().uuidString)"), "type": "task-list",
+                    "name": .string("List \(index)"), "owner": .string(owner),
+                ]
+            }
+            return ByteBuffer(bytes: JSONValue.object(["docs": .array(docs)]).serialized())
+        }
+    }
+
     /// Seconds to post every batch from `clients` concurrent clients; every document must be accepted.
-    private func ingest(_ batches: [ByteBuffer], url: String, http: HTTPClient) async throws -> Double {
+    func ingest(_ batches: [ByteBuffer], url: String, http: HTTPClient) async throws -> Double {
         let clients = clients
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in

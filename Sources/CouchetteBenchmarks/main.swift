@@ -24,4 +24,5 @@ if only == nil || only == "encryption" { try EncryptionBenchmark(count: document
 if only == nil || only == "replication" { try await ReplicationBenchmark(count: documents).run() }
 if only == nil || only == "auth" { try await AuthBenchmark().run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }
+if only == nil || only == "postgres" { try await PostgresBenchmark(count: max(documents / 5, 1_000)).run() }
 if only == nil || only == "query" { try await QueryBenchmark(count: documents).run() }

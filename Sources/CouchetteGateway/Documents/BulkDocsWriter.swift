@@ -48,8 +48,10 @@ public struct BulkDocsWriter: Sendable {
         var results: [JSONValue]
         do {
             var lastSequence: UInt64?
-            results = try documents.storage.inBatch { () throws(GatewayError) in
-                zip(resultIDs, prepared).map { id, write in
+            results = try documents.storage.inBatch(updating: ids) { () throws(GatewayError) in
+                // A storage may run the batch again (PostgreSQL, after a deadlock): count this run's sequences only.
+                lastSequence = nil
+                return zip(resultIDs, prepared).map { id, write in
                     let (result, sequence) = store(write, id: id)
                     if let sequence { lastSequence = max(lastSequence ?? 0, sequence) }
                     return result

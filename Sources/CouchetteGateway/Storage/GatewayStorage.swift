@@ -34,6 +34,9 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// Runs `body`, whose updates commit together at its end (each update still succeeds or fails on its own).
     func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
 
+    /// ``inBatch(_:)`` for a body that updates the documents `ids`, which a storage may read at once beforehand.
+    func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
+
     /// Removes a document entirely (purge); returns whether it existed.
     @discardableResult
     func purge(documentID: String) throws(GatewayError) -> Bool
@@ -115,6 +118,11 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 }
 
 extension GatewayStorage {
+    /// ``inBatch(_:)``: each update reads its document.
+    public func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+        try inBatch(body)
+    }
+
     /// Nothing: only this process writes.
     public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (UInt64) -> Void) {}
 }

@@ -117,7 +117,13 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     ) throws(GatewayError) -> StoredDocument? {
         try writeTransaction { batch, link throws(GatewayError) in
             let current: StoredDocument?
-            if let pending = batch.pending(documentID) { current = pending } else { current = try read(documentID, link) }
+            if let pending = batch.pending(documentID) {
+                current = pending
+            } else if let prefetched = batch.prefetched[documentID] {
+                current = prefetched
+            } else {
+                current = try read(documentID, link)
+            }
             guard var updated = try transform(current) else { return nil }
             guard updated.tree.winner != nil else { throw .internalError("A stored document needs a revision") }
             batch.last += 1
@@ -133,6 +139,18 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
         try writeTransaction { _, _ throws(GatewayError) in try body() }
+    }
+
+    /// ``inBatch(_:)`` reading the documents `ids` in one statement once the counter is locked, instead of one
+    /// statement per update.
+    public func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+        try writeTransaction { batch, _ throws(GatewayError) in
+            if batch.last == batch.first, batch.documents.isEmpty, !ids.isEmpty {
+                let found = try documents(ids: ids)
+                for id in ids { batch.prefetched[id] = .some(found[id]) }
+            }
+            return try body()
+        }
     }
 
     @discardableResult

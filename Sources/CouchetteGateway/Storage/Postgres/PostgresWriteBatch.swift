@@ -19,6 +19,8 @@ final class PostgresWriteBatch {
     var documents: [String: StoredDocument] = [:]
     /// Documents to delete (purge).
     var purged: Set<String> = []
+    /// Documents read at the start of the batch, under its lock (`.some(nil)`: absent), before any update.
+    var prefetched: [String: StoredDocument?] = [:]
 
     private struct ChannelKey: Hashable {
         var channel: String
@@ -134,8 +136,12 @@ final class PostgresWriteBatch {
                 """)
         }
         if last != first {
-            try link.query("UPDATE counter SET last = \(Int64(last)) WHERE id = 1")
-            try link.query("SELECT pg_notify('couchette', \(schema + " " + String(last)))")
+            // The notification goes out once the transaction commits.
+            try link.query(
+                """
+                WITH advanced AS (UPDATE counter SET last = \(Int64(last)) WHERE id = 1)
+                SELECT pg_notify('couchette', \(schema + " " + String(last)))
+                """)
         }
     }
 }

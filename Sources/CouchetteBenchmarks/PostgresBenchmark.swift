@@ -1,0 +1,93 @@
+import AsyncHTTPClient
+import CouchetteCore
+import CouchetteGateway
+import CouchetteTestSupport
+import Foundation
+import NIOCore
+
+/// The gateway on PostgreSQL, on a private server started here (Debian's `postgresql`, as the tests use):
+///
+/// - `postgres.bulk-docs`: the Todo ingest (sync function on, batches of 100 from 4 clients) into PostgreSQL ÷ the
+///   same into an SQLite file (`walrus:DIR`), goal ≥ 0.5.
+/// - `postgres.cross-node-p99-ms`: two gateway nodes (two servers in this process, each with its own connections
+///   and listener, as two processes would have) on one database; a write on node A, timed from just before it is
+///   sent, until its line arrives on each of 100 continuous feeds on node B; p99 over 1,000 writes, goal ≤ 50.
+struct PostgresBenchmark {
+    let count: Int
+    var crossNodeWrites = 1_000
+    var feeds = 100
+
+    func run() async throws {
+        let postgres = try PostgresServer.shared()
+        defer { postgres.stop() }
+        try await bulkDocs(postgres)
+        try await crossNode(postgres)
+    }
+
+    private func bulkDocs(_ postgres: PostgresServer) async throws {
+        let sync = try SyncFunctionBenchmark.todoSource()
+        let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-pg-bench-\(UUID())")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = Benchmark.loopbackGateway([
+            DatabaseConfig(name: "sqlite", server: .directory(directory), sync: sync),
+            DatabaseConfig(name: "postgres", server: try StorageLocation(parsing: try postgres.createDatabase()), sync: sync),
+        ])
+        let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
+        let serverTask = Task { try await server.run() }
+        let ports = try await server.waitUntilReady()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let ingest = SyncIngestBenchmark(count: count)
+        print("# postgres: \(count) task lists by _bulk_docs through the Todo sync function, batches of \(ingest.batchSize) from \(ingest.clients) clients")
+        let base = "http://127.0.0.1:\(ports.adminPort)"
+        let sqlite = try await ingest.ingest(ingest.makeBatches(), url: "\(base)/sqlite/_bulk_docs", http: http)
+        let pg = try await ingest.ingest(ingest.makeBatches(), url: "\(base)/postgres/_bulk_docs", http: http)
+        Benchmark.report("postgres.bulk-docs", baselineSeconds: sqlite, measuredSeconds: pg, goal: ">=0.5")
+        print("# postgres.bulk-docs: \(Int(Double(count) / pg)) documents/s into PostgreSQL, \(Int(Double(count) / sqlite)) into an SQLite file")
+        try await http.shutdown()
+        await server.triggerGracefulShutdown()
+        try await serverTask.value
+    }
+
+    private func crossNode(_ postgres: PostgresServer) async throws {
+        let location = try StorageLocation(parsing: try postgres.createDatabase())
+        let config = Benchmark.loopbackGateway([DatabaseConfig(name: "db", server: location)])
+        let nodeA = try GatewayServer(config: config, logger: Benchmark.quietLogger)
+        let nodeB = try GatewayServer(config: config, logger: Benchmark.quietLogger)
+        let taskA = Task { try await nodeA.run() }
+        let taskB = Task { try await nodeB.run() }
+        let portA = try await nodeA.waitUntilReady().adminPort
+        let portB = try await nodeB.waitUntilReady().adminPort
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool = .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: 1_000)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        for index in 0..<20 { try await ChangesBenchmark.put(client, port: portA, database: "db", id: "warm\(index)") }
+
+        guard let databaseB = await nodeB.registry.database(named: "db") else {
+            throw ChangesBenchmark.Failure("node B has no database")
+        }
+        // Node B must have heard of the warm-up writes before its feeds start from its last sequence.
+        let target = try databaseB.storage.lastSequence
+        while databaseB.changeNotifier.lastSequence < target { try await Task.sleep(for: .milliseconds(5)) }
+        let feedGroup = ChangesBenchmark.FeedGroup(client: client, port: portB, database: "db")
+        try await feedGroup.open(count: feeds, notifier: databaseB.changeNotifier)
+        var delays: [Double] = []
+        for index in 0..<crossNodeWrites {
+            let id = "cross-\(index)-\(UUID().uuidString.prefix(8))"
+            let sent = ContinuousClock.now
+            try await ChangesBenchmark.put(client, port: portA, database: "db", id: id)
+            for arrival in await feedGroup.arrivals.waitForAll(id) {
+                let delay = arrival - sent
+                delays.append(max(Double(delay.components.seconds) * 1_000 + Double(delay.components.attoseconds) / 1e15, 0))
+            }
+        }
+        print("# postgres.cross-node: \(crossNodeWrites) writes on node A × \(feeds) continuous feeds on node B; p50 \(Benchmark.format(ChangesBenchmark.percentile(delays, 0.5))) ms")
+        print("BENCH postgres.cross-node-p99-ms \(Benchmark.format(ChangesBenchmark.percentile(delays, 0.99))) <=50")
+        await nodeA.triggerGracefulShutdown()
+        await nodeB.triggerGracefulShutdown()
+        try await taskA.value
+        try await taskB.value
+        await feedGroup.close()
+        try await client.shutdown()
+    }
+}
