@@ -160,7 +160,7 @@ struct MultiNodeTests {
         }
     }
 
-    @Test("A session from one node works on another; a user or sync function changed on one is used by the others; _local checkpoints and attachments are shared")
+    @Test("A session from one node works on another; a password, sync function or offline state changed on one is used by the others; _local checkpoints and attachments are shared")
     func stateIsSharedAcrossNodes() async throws {
         let cluster = try Cluster(nodes: 2)
         defer { cluster.stop() }
@@ -195,6 +195,34 @@ struct MultiNodeTests {
         #expect(put.status == 201)
         let read = try await client.send("GET", port: b.adminPort, path: "/db/doc/file.txt")
         #expect(read.text == "shared bytes")
+        let bAdmin = b.adminPort
+        // A sync function deployed on A is the one B runs, once the deployment's sequence reaches B.
+        let source = "function (doc) { if (doc.refuse) { throw({forbidden: \"refused on every node\"}); } channel(doc.channels); }"
+        let deployed = try await client.send(
+            "PUT", port: a.adminPort, path: "/db/_config/sync", headers: ["Content-Type": "application/javascript"],
+            body: Array(source.utf8))
+        #expect(deployed.status == 200)
+        try await withDeadline(.seconds(10), "B running A's sync function") {
+            while try await client.send("GET", port: bAdmin, path: "/db/_config/sync").text != source {
+                try await Task.sleep(for: .milliseconds(10))  // no event reaches the test: ask again
+            }
+        }
+        let refused = try await client.send("PUT", port: b.adminPort, path: "/db/refused", json: ["refuse": true])
+        #expect(refused.status == 403)
+        // _offline on A takes B offline; _online on A brings it back.
+        #expect(try await client.send("POST", port: a.adminPort, path: "/db/_offline").status == 200)
+        try await withDeadline(.seconds(10), "B going offline") {
+            while try await client.send("GET", port: bAdmin, path: "/db/").jsonValue()["state"] != "Offline" {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        #expect(try await client.send("GET", port: b.publicPort, path: "/db/doc").status == 503)
+        #expect(try await client.send("POST", port: a.adminPort, path: "/db/_online").status == 200)
+        try await withDeadline(.seconds(10), "B coming back online") {
+            while try await client.send("GET", port: bAdmin, path: "/db/").jsonValue()["state"] != "Online" {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
         // A write on A reaches a longpoll waiting on B.
         let since = try await client.send("GET", port: b.adminPort, path: "/db/").jsonValue()["update_seq"]?.intValue ?? 0
         async let waiting = client.send("GET", port: b.adminPort, path: "/db/_changes?feed=longpoll&since=\(since)&timeout=30000")

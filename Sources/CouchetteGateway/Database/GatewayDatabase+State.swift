@@ -32,7 +32,8 @@ extension GatewayDatabase {
     }
 
     /// `POST /{db}/_offline` (spec: gateway-rest-api.md §16): an online database goes offline, which closes its
-    /// `_changes` feeds; offline, stopping and resyncing databases stay as they are.
+    /// `_changes` feeds, on every node serving a shared storage; offline, stopping and resyncing databases stay as
+    /// they are.
     ///
     /// Requests already running finish against the storage, which stays open.
     ///
@@ -41,6 +42,7 @@ extension GatewayDatabase {
         switch state {
         case .online:
             setState(.offline)
+            try shareSettings()
         case .offline, .stopping, .resyncing:
             return
         case .starting:
@@ -68,12 +70,14 @@ extension GatewayDatabase {
         case .offline, .stopping:
             guard delay > .zero else {
                 setState(.online)
+                try shareSettings()
                 return
             }
             Task { [weak self] in
                 try? await Task.sleep(for: delay)
                 guard let self, self.state == .offline || self.state == .stopping else { return }
                 self.setState(.online)
+                try? self.shareSettings()
             }
         }
     }

@@ -54,6 +54,8 @@ public final class GatewayDatabase: Sendable {
         var documents: DocumentStore
         var nextWaiterID: UInt64 = 0
         var stateWaiters: [UInt64: (state: DatabaseState, continuation: CheckedContinuation<Void, Never>)] = [:]
+        /// The version of the shared settings last applied or shared (``SharedDatabaseSettings``).
+        var settingsVersion: UInt64 = 0
     }
 
     let mutable: Mutex<Mutable>
@@ -86,8 +88,6 @@ public final class GatewayDatabase: Sendable {
             throw error
         }
         let changeNotifier = ChangeNotifier(sequence: (try? storage.lastSequence) ?? 0)
-        // Other gateway nodes on the same PostgreSQL database: their commits wake this node's feeds too.
-        storage.observeCommits(pollInterval: Self.commitPollInterval) { changeNotifier.notify($0) }
         self.name = config.name
         self.instanceStartTime = startTime
         self.storage = storage
@@ -106,6 +106,13 @@ public final class GatewayDatabase: Sendable {
             storage: storage, router: router, revsLimit: config.revsLimit, changeNotifier: changeNotifier)
         self.mutable = Mutex(
             Mutable(config: config, state: config.offline ? .offline : .online, documents: documents))
+        // Other gateway nodes on the same storage: settings they deployed apply here, and their commits wake this
+        // node's feeds and make it apply settings they deploy later.
+        if let shared = try? storage.sharedSettings() { applySharedSettings(shared) }
+        storage.observeCommits(pollInterval: Self.commitPollInterval) { [weak self] commit in
+            self?.changeNotifier.notify(commit.sequence)
+            self?.noteSharedSettings(commit.settingsVersion)
+        }
     }
 
     // MARK: - Configuration
@@ -118,11 +125,18 @@ public final class GatewayDatabase: Sendable {
     /// Replaces the configuration without touching users and roles (see ``applyConfig(_:)``).
     ///
     /// `revs_limit` and the sync function apply at once (later writes use them; stored documents keep their
-    /// channels until `_resync`); `server` (the storage location) and `offline` at the next load. The name
-    /// stays the database's.
+    /// channels until `_resync`), on every node serving a shared storage (``shareSettings()``); `server` (the storage
+    /// location) and `offline` at the next load. The name stays the database's.
     ///
-    /// - Throws: 400 naming the line when the sync function does not compile; nothing changes then.
+    /// - Throws: 400 naming the line when the sync function does not compile; nothing changes then. 503 when the
+    ///   settings cannot be shared with the other nodes (they apply here).
     public func updateConfig(_ config: DatabaseConfig) throws(GatewayError) {
+        try applyLocally(config)
+        try shareSettings()
+    }
+
+    /// ``updateConfig(_:)`` on this node only.
+    func applyLocally(_ config: DatabaseConfig) throws(GatewayError) {
         var config = config
         config.name = name
         let current = self.config

@@ -108,10 +108,19 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64) throws(GatewayError)
         -> [String: RevokedChannel]
 
-    /// Calls `handler` with sequences that other processes commit (their writes are never announced in this one),
-    /// so that this process's feeds wake for them; at least every `pollInterval`. Storages only one process writes
-    /// never call it.
-    func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (UInt64) -> Void)
+    /// Calls `handler` with what other processes commit (their writes are never announced in this one), so that
+    /// this process's feeds wake for them and it applies the settings they share; at least every `pollInterval`.
+    /// Storages only one process writes never call it.
+    func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void)
+
+    /// The settings shared by every node serving this storage, or nil when none were shared (or only one process
+    /// serves it).
+    func sharedSettings() throws(GatewayError) -> SharedDatabaseSettings?
+
+    /// Shares `settings` with every node serving this storage, as a new version, which it returns (0 when only one
+    /// process serves the storage: nothing is kept).
+    @discardableResult
+    func shareSettings(_ settings: SharedDatabaseSettings) throws(GatewayError) -> UInt64
 
     /// Closes the storage; later calls throw 503.
     func close()
@@ -124,7 +133,14 @@ extension GatewayStorage {
     }
 
     /// Nothing: only this process writes.
-    public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (UInt64) -> Void) {}
+    public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void) {}
+
+    /// None: only this process serves the storage, with the settings it holds in memory.
+    public func sharedSettings() throws(GatewayError) -> SharedDatabaseSettings? { nil }
+
+    /// Nothing to share: only this process serves the storage.
+    @discardableResult
+    public func shareSettings(_ settings: SharedDatabaseSettings) throws(GatewayError) -> UInt64 { 0 }
 }
 
 /// A channel a user's feeds served and the user then lost.

@@ -9,15 +9,17 @@ import Synchronization
 /// Tells one node of the sequences every node commits to a ``PostgresGatewayStorage``, so that its `_changes` feeds
 /// wake for writes made elsewhere.
 ///
-/// A connection of its own runs `LISTEN couchette`; a commit's `NOTIFY` (payload `SCHEMA SEQUENCE`, sent by
-/// PostgreSQL only once the transaction committed) is a prompt hint. The counter row is also read every
-/// `pollInterval` as a backstop for a missed notification or a lost connection, which is then opened again. Either
+/// A connection of its own runs `LISTEN couchette`; a commit's `NOTIFY` (payload `SCHEMA SEQUENCE`, with the
+/// version of the shared settings when it changed them; sent by PostgreSQL only once the transaction committed) is
+/// a prompt hint. The counter row and the settings' version are also read every `pollInterval` as a backstop for a missed notification or a lost connection, which is then opened again. Either
 /// way the handler only ever hears of committed sequences, and feeds read what is new from the tables.
 final class PostgresChangeListener: Sendable {
     private let pool: PostgresConnectionPool
     private let schema: String
     private let pollInterval: TimeAmount
-    private let handler: @Sendable (UInt64) -> Void
+    /// Called on ``callbacks``, never on an event loop: it may read the storage, which waits on one.
+    private let handler: @Sendable (StorageCommit) -> Void
+    private let callbacks = DispatchQueue(label: "couchette.postgres.commits")
     private struct State {
         var connection: PostgresConnection?
         var poll: RepeatedTask?
@@ -29,13 +31,14 @@ final class PostgresChangeListener: Sendable {
 
     init(
         pool: PostgresConnectionPool, schema: String, pollInterval: Duration,
-        handler: @escaping @Sendable (UInt64) -> Void
+        handler: @escaping @Sendable (StorageCommit) -> Void
     ) {
         self.pool = pool
         self.schema = schema
         let (seconds, attoseconds) = pollInterval.components
         self.pollInterval = .nanoseconds(max(1_000_000, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-        self.handler = handler
+        let callbacks = callbacks
+        self.handler = { commit in callbacks.async { handler(commit) } }
     }
 
     /// Connects and starts listening and polling; a failed connection is retried at the next poll.
@@ -76,8 +79,16 @@ final class PostgresChangeListener: Sendable {
         }
         let handler = handler
         return ready.flatMap { connection in
-            connection.query("SELECT last FROM counter WHERE id = 1", logger: connection.logger).map { result in
-                if let row = result.rows.first, let last = try? row.decode(Int64.self) { handler(UInt64(last)) }
+            connection.query(
+                """
+                SELECT c.last, coalesce((SELECT value FROM meta WHERE key = 'settings_version'), '0')
+                FROM counter c WHERE c.id = 1
+                """, logger: connection.logger
+            ).map { result in
+                guard let row = result.rows.first, let (last, settings) = try? row.decode((Int64, String).self) else {
+                    return
+                }
+                handler(StorageCommit(sequence: UInt64(last), settingsVersion: UInt64(settings) ?? 0))
             }
         }.recover { _ in }
     }
@@ -95,9 +106,10 @@ final class PostgresChangeListener: Sendable {
         let handler = handler
         return opened.flatMap { connection in
             connection.addListener(channel: "couchette") { _, notification in
+                // `SCHEMA LAST` or `SCHEMA LAST SETTINGS` (PostgresWriteBatch).
                 let parts = notification.payload.split(separator: " ")
-                guard parts.count == 2, parts[0] == schema, let sequence = UInt64(parts[1]) else { return }
-                handler(sequence)
+                guard parts.count >= 2, parts[0] == schema, let sequence = UInt64(parts[1]) else { return }
+                handler(StorageCommit(sequence: sequence, settingsVersion: parts.count > 2 ? UInt64(parts[2]) : nil))
             }
             return connection.query("LISTEN couchette", logger: connection.logger).map { _ in
                 let keep = self.state.withLock { state -> Bool in

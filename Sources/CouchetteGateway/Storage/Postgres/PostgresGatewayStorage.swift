@@ -44,11 +44,48 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         pool.close()
     }
 
-    /// Calls `handler` with every sequence committed by any node (a `NOTIFY` or the counter read every
+    /// Calls `handler` with every commit of any node (a `NOTIFY`, or the counter and settings read every
     /// `pollInterval`), until the storage closes.
-    public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (UInt64) -> Void) {
+    public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void) {
         listener.start(
             PostgresChangeListener(pool: pool, schema: schema, pollInterval: pollInterval, handler: handler))
+    }
+
+    // MARK: - Shared settings
+
+    public func sharedSettings() throws(GatewayError) -> SharedDatabaseSettings? {
+        try pool.withConnection { link throws(GatewayError) -> SharedDatabaseSettings? in
+            guard let row = try link.query("SELECT value FROM meta WHERE key = 'settings'").rows.first else { return nil }
+            let text = try PostgresLink.decode(row, as: String.self)
+            do { return try JSONDecoder().decode(SharedDatabaseSettings.self, from: Data(text.utf8)) } catch {
+                throw .internalError("The shared settings are corrupt")
+            }
+        }
+    }
+
+    /// Stores `settings` as a new version, which the commit's notification names, so every node reloads them. It
+    /// runs as a write transaction (after every write that committed before it) but takes no sequence.
+    @discardableResult
+    public func shareSettings(_ settings: SharedDatabaseSettings) throws(GatewayError) -> UInt64 {
+        try writeTransaction { batch, link throws(GatewayError) in
+            let current = try link.query("SELECT value FROM meta WHERE key = 'settings_version'").rows.first
+            let version = try (current.map { row throws(GatewayError) in
+                UInt64(try PostgresLink.decode(row, as: String.self)) ?? 0
+            } ?? 0) + 1
+            var settings = settings
+            settings.version = version
+            let text: String
+            do { text = String(decoding: try JSONEncoder().encode(settings), as: UTF8.self) } catch {
+                throw .internalError("Cannot encode the shared settings: \(error)")
+            }
+            try link.query(
+                """
+                INSERT INTO meta (key, value) VALUES ('settings', \(text)), ('settings_version', \(String(version)))
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """)
+            batch.settingsVersion = version
+            return version
+        }
     }
 
     // MARK: - Sequences

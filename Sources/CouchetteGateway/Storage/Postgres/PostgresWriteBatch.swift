@@ -19,6 +19,8 @@ final class PostgresWriteBatch {
     var documents: [String: StoredDocument] = [:]
     /// Documents to delete (purge).
     var purged: Set<String> = []
+    /// The version of the shared settings this batch stores, if it does.
+    var settingsVersion: UInt64?
     /// Documents read at the start of the batch, under its lock (`.some(nil)`: absent), before any update.
     var prefetched: [String: StoredDocument?] = [:]
 
@@ -66,10 +68,15 @@ final class PostgresWriteBatch {
         }
     }
 
+    /// `SCHEMA LAST`, or `SCHEMA LAST VERSION` when the batch changed the shared settings.
+    private func notification(schema: String) -> String {
+        [schema, String(last)].joined(separator: " ") + (settingsVersion.map { " \($0)" } ?? "")
+    }
+
     /// Writes the batch: index rows, purges, documents, then the counter and the notification (both take effect
     /// at the commit that follows).
     func flush(_ link: PostgresLink, schema: String) throws(GatewayError) {
-        guard last != first || !purged.isEmpty else { return }
+        guard last != first || !purged.isEmpty || settingsVersion != nil else { return }
         if !deletedChannels.isEmpty {
             let keys = Array(deletedChannels)
             try link.query(
@@ -135,12 +142,12 @@ final class PostgresWriteBatch {
                     rev = excluded.rev, body = excluded.body, metadata = excluded.metadata
                 """)
         }
-        if last != first {
+        if last != first || settingsVersion != nil {
             // The notification goes out once the transaction commits.
             try link.query(
                 """
                 WITH advanced AS (UPDATE counter SET last = \(Int64(last)) WHERE id = 1)
-                SELECT pg_notify('couchette', \(schema + " " + String(last)))
+                SELECT pg_notify('couchette', \(notification(schema: schema)))
                 """)
         }
     }
