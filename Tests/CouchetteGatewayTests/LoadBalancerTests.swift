@@ -52,8 +52,9 @@ struct LoadBalancerTests {
             child = try ChildProcess(URL(fileURLWithPath: nginx), ["-p", path, "-c", "\(path)/nginx.conf"])
         }
 
+        /// Kills nginx (it holds no state; in single-process mode it does not end promptly on SIGTERM).
         func stop() {
-            child.terminate()
+            child.kill()
             try? FileManager.default.removeItem(at: folder)
         }
 
