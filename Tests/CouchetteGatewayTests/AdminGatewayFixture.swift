@@ -24,7 +24,7 @@ enum AdminGatewayFixture {
         _ body: (HTTPTestClient, BoundPorts, DatabaseRegistry) async throws -> Void
     ) async throws {
         var config = config
-        config.databases = config.databases.mapValues(GatewayFixture.onTestStorage)
+        config.databases = await GatewayFixture.onTestStorage(config.databases)
         let registry = try DatabaseRegistry(config: config, hasher: PasswordHasher(cost: 4))
         let server = try GatewayServer(config: config, registry: registry, logger: GatewayFixture.logger)
         try await GatewayFixture.withRunning(server) { client, ports in try await body(client, ports, registry) }

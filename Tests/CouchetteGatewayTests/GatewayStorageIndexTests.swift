@@ -26,28 +26,28 @@ import Testing
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func aDocumentLeavingAndRejoiningAChannelHasOneEntryOnItsFeed(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "db")
-        defer { storage.close() }
-        try write(storage, "doc", channels: ["a"])  // 1
-        try write(storage, "doc", channels: ["b"])  // 2: leaves a
-        #expect(try storage.document(id: "doc")?.channelRemovals == ["a": 2])
-        try write(storage, "doc", channels: ["a", "b"])  // 3: back in a
-        #expect(try storage.document(id: "doc")?.channelRemovals == [:])
-        var feed = try storage.changes(inChannels: ["a"], since: 0, limit: nil)
-        #expect(feed.map(\.sequence) == [3])
-        #expect(feed.first?.removedFrom == [])
-        try write(storage, "doc", channels: ["b"])  // 4: leaves a again
-        feed = try storage.changes(inChannels: ["a"], since: 0, limit: nil)
-        #expect(feed.map(\.sequence) == [4])
-        #expect(feed.first?.removedFrom == ["a"])
-        // A reader of a and b sees the document still in b, once.
-        feed = try storage.changes(inChannels: ["a", "b"], since: 0, limit: nil)
-        #expect(feed.map(\.sequence) == [4])
-        #expect(feed.first?.removedFrom == [])
-        // Since the removal, nothing; between, the removal.
-        #expect(try storage.changes(inChannels: ["a"], since: 4, limit: nil).isEmpty)
-        #expect(try storage.changes(inChannels: ["a"], since: 3, limit: nil).map(\.removedFrom) == [["a"]])
+    func aDocumentLeavingAndRejoiningAChannelHasOneEntryOnItsFeed(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "db") { storage in
+            try write(storage, "doc", channels: ["a"])  // 1
+            try write(storage, "doc", channels: ["b"])  // 2: leaves a
+            #expect(try storage.document(id: "doc")?.channelRemovals == ["a": 2])
+            try write(storage, "doc", channels: ["a", "b"])  // 3: back in a
+            #expect(try storage.document(id: "doc")?.channelRemovals == [:])
+            var feed = try storage.changes(inChannels: ["a"], since: 0, limit: nil)
+            #expect(feed.map(\.sequence) == [3])
+            #expect(feed.first?.removedFrom == [])
+            try write(storage, "doc", channels: ["b"])  // 4: leaves a again
+            feed = try storage.changes(inChannels: ["a"], since: 0, limit: nil)
+            #expect(feed.map(\.sequence) == [4])
+            #expect(feed.first?.removedFrom == ["a"])
+            // A reader of a and b sees the document still in b, once.
+            feed = try storage.changes(inChannels: ["a", "b"], since: 0, limit: nil)
+            #expect(feed.map(\.sequence) == [4])
+            #expect(feed.first?.removedFrom == [])
+            // Since the removal, nothing; between, the removal.
+            #expect(try storage.changes(inChannels: ["a"], since: 4, limit: nil).isEmpty)
+            #expect(try storage.changes(inChannels: ["a"], since: 3, limit: nil).map(\.removedFrom) == [["a"]])
+        }
     }
 
     @Test("Reading by sequence (users with many channels) gives what the per-channel query gives")
@@ -78,11 +78,16 @@ import Testing
     }
 
     @Test("PostgreSQL gives the feeds, documents and grants SQLite gives, for random writes, batches and purges")
-    func postgresMatchesSQLite() throws {
+    func postgresMatchesSQLite() async throws {
+        // On a thread of its own: hundreds of PostgreSQL round trips must not hold a cooperative thread.
+        try await offCooperativeThreads { try self.comparePostgresWithSQLite() }
+    }
+
+    private func comparePostgresWithSQLite() throws {
         for seed in UInt64(1)...3 {
             var random = SplitMix64(state: seed)
-            let sqlite = try StorageBackend.sqlite.makeStorage()
-            let postgres = try StorageBackend.postgres.makeStorage()
+            let sqlite = try StorageLocation.memory.openStorage(databaseName: "db")
+            let postgres = try StorageLocation(parsing: try PostgresServer.shared().createDatabase()).openStorage(databaseName: "db")
             defer {
                 sqlite.close()
                 postgres.close()
@@ -127,40 +132,40 @@ import Testing
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "db")
-        defer { storage.close() }
-        try write(storage, "doc", channels: ["a"], grants: ["user1": ["a"]])
-        try write(storage, "doc", channels: ["b"], grants: ["user1": ["a", "b"]])
-        try write(storage, "other", channels: ["a"], grants: ["user1": ["c"]])
-        #expect(try storage.purge(documentID: "doc"))
-        #expect(try storage.changes(inChannels: ["a", "b"], since: 0, limit: nil).map(\.documentID) == ["other"])
-        #expect(try storage.documentChannelGrants(to: "user1") == ["c": 3])
-        let again = try #require(try write(storage, "doc", channels: ["a"], grants: ["user1": ["a"]]))
-        #expect(again.channelRemovals.isEmpty)
-        #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.documentID) == ["other", "doc"])
-        #expect(try storage.documentChannelGrants(to: "user1") == ["c": 3, "a": 4])
-        #expect(try storage.purge(documentID: "missing") == false)
+    func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "db") { storage in
+            try write(storage, "doc", channels: ["a"], grants: ["user1": ["a"]])
+            try write(storage, "doc", channels: ["b"], grants: ["user1": ["a", "b"]])
+            try write(storage, "other", channels: ["a"], grants: ["user1": ["c"]])
+            #expect(try storage.purge(documentID: "doc"))
+            #expect(try storage.changes(inChannels: ["a", "b"], since: 0, limit: nil).map(\.documentID) == ["other"])
+            #expect(try storage.documentChannelGrants(to: "user1") == ["c": 3])
+            let again = try #require(try write(storage, "doc", channels: ["a"], grants: ["user1": ["a"]]))
+            #expect(again.channelRemovals.isEmpty)
+            #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.documentID) == ["other", "doc"])
+            #expect(try storage.documentChannelGrants(to: "user1") == ["c": 3, "a": 4])
+            #expect(try storage.purge(documentID: "missing") == false)
+        }
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func aRepeatedGrantKeepsItsFirstSequenceAndADroppedOneGoes(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "db")
-        defer { storage.close() }
-        try write(storage, "list", channels: [], grants: ["user1": ["x"], "role:moderator": ["x"]])  // 1
-        try write(storage, "list", channels: [], grants: ["user1": ["x", "y"]])  // 2
-        #expect(try storage.documentChannelGrants(to: "user1") == ["x": 1, "y": 2])
-        #expect(try storage.documentChannelGrants(to: "role:moderator") == [:])
-        let stored = try #require(try storage.document(id: "list"))
-        #expect(stored.grantSequences[DocumentGrant(kind: .channel, principal: "user1", target: "x")] == 1)
-        // `_raw` reports each grant's own sequence.
-        let raw = RawDocumentJSON.make(stored)
-        #expect(raw["_sync"]?["access"] == ["user1": ["x": 1, "y": 2]])
-        try write(storage, "list", channels: [], grants: ["user1": ["y"]])  // 3
-        #expect(try storage.documentChannelGrants(to: "user1") == ["y": 2])
-        // Another document granting the same channel: the earliest sequence counts.
-        try write(storage, "other", channels: [], grants: ["user1": ["y"]])  // 4
-        #expect(try storage.documentChannelGrants(to: "user1") == ["y": 2])
+    func aRepeatedGrantKeepsItsFirstSequenceAndADroppedOneGoes(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "db") { storage in
+            try write(storage, "list", channels: [], grants: ["user1": ["x"], "role:moderator": ["x"]])  // 1
+            try write(storage, "list", channels: [], grants: ["user1": ["x", "y"]])  // 2
+            #expect(try storage.documentChannelGrants(to: "user1") == ["x": 1, "y": 2])
+            #expect(try storage.documentChannelGrants(to: "role:moderator") == [:])
+            let stored = try #require(try storage.document(id: "list"))
+            #expect(stored.grantSequences[DocumentGrant(kind: .channel, principal: "user1", target: "x")] == 1)
+            // `_raw` reports each grant's own sequence.
+            let raw = RawDocumentJSON.make(stored)
+            #expect(raw["_sync"]?["access"] == ["user1": ["x": 1, "y": 2]])
+            try write(storage, "list", channels: [], grants: ["user1": ["y"]])  // 3
+            #expect(try storage.documentChannelGrants(to: "user1") == ["y": 2])
+            // Another document granting the same channel: the earliest sequence counts.
+            try write(storage, "other", channels: [], grants: ["user1": ["y"]])  // 4
+            #expect(try storage.documentChannelGrants(to: "user1") == ["y": 2])
+        }
     }
 
     @Test func aWriteFailingHalfwayStoresNothingOfItsDocumentOrItsBatch() throws {

@@ -1,4 +1,5 @@
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -22,81 +23,85 @@ import Testing
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func storesDocumentsWithSequencesAndReadsThemBack(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "todo")
-        defer { storage.close() }
-        #expect(try storage.lastSequence == 0)
-        let first = try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 1], channels: ["x"]) }
-        #expect(first?.sequence == 1)
-        try storage.update(documentID: "b") { try? edited($0, id: "b", body: ["v": 2]) }
-        let second = try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 3], channels: ["y"]) }
-        #expect(second?.sequence == 3)
-        let read = try #require(try storage.document(id: "a"))
-        #expect(read.sequence == 3)
-        #expect(read.winner?.body == ["v": 3])
-        #expect(read.tree.count == 2)
-        #expect(read.currentChannels == ["y"])
-        #expect(read.channels.count == 2)
-        #expect(try storage.document(id: "missing") == nil)
-        #expect(try storage.changes(since: 0, limit: nil).map(\.documentID) == ["b", "a"])
-        #expect(try storage.changes(since: 2, limit: nil).map(\.sequence) == [3])
-        #expect(try storage.changes(since: 0, limit: 1).map(\.documentID) == ["b"])
-        #expect(try storage.documentIDs(from: nil, to: nil, limit: nil) == ["a", "b"])
-        #expect(try storage.documentIDs(from: "b", to: nil, limit: nil) == ["b"])
-    }
-
-    @Test(arguments: StorageBackend.allCases)
-    func aTransformReturningNilOrThrowingChangesNothing(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "todo")
-        defer { storage.close() }
-        #expect(try storage.update(documentID: "a") { _ in nil } == nil)
-        #expect(throws: GatewayError.self) {
-            try storage.update(documentID: "a") { _ throws(GatewayError) in throw .forbidden("no") }
+    func storesDocumentsWithSequencesAndReadsThemBack(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            #expect(try storage.lastSequence == 0)
+            let first = try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 1], channels: ["x"]) }
+            #expect(first?.sequence == 1)
+            try storage.update(documentID: "b") { try? edited($0, id: "b", body: ["v": 2]) }
+            let second = try storage.update(documentID: "a") { try? edited($0, id: "a", body: ["v": 3], channels: ["y"]) }
+            #expect(second?.sequence == 3)
+            let read = try #require(try storage.document(id: "a"))
+            #expect(read.sequence == 3)
+            #expect(read.winner?.body == ["v": 3])
+            #expect(read.tree.count == 2)
+            #expect(read.currentChannels == ["y"])
+            #expect(read.channels.count == 2)
+            #expect(try storage.document(id: "missing") == nil)
+            #expect(try storage.changes(since: 0, limit: nil).map(\.documentID) == ["b", "a"])
+            #expect(try storage.changes(since: 2, limit: nil).map(\.sequence) == [3])
+            #expect(try storage.changes(since: 0, limit: 1).map(\.documentID) == ["b"])
+            #expect(try storage.documentIDs(from: nil, to: nil, limit: nil) == ["a", "b"])
+            #expect(try storage.documentIDs(from: "b", to: nil, limit: nil) == ["b"])
         }
-        #expect(try storage.lastSequence == 0)
-        #expect(try storage.document(id: "a") == nil)
-        try storage.update(documentID: "a") { try? edited($0, id: "a", body: [:]) }
-        #expect(try storage.lastSequence == 1)
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func channelFeedsShowDocumentsInTheChannelsAndRemovals(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "todo")
-        defer { storage.close() }
-        try storage.update(documentID: "list") { try? edited($0, id: "list", body: [:], channels: ["user1", "moderators"]) }
-        try storage.update(documentID: "other") { try? edited($0, id: "other", body: [:], channels: ["user2"]) }
-        var user1 = try storage.changes(inChannels: ["user1"], since: 0, limit: nil)
-        #expect(user1.map(\.documentID) == ["list"])
-        #expect(user1.first?.removedFrom.isEmpty == true)
-        // The list leaves user1's channel but stays in moderators.
-        try storage.update(documentID: "list") { try? edited($0, id: "list", body: ["v": 2], channels: ["moderators"]) }
-        user1 = try storage.changes(inChannels: ["user1"], since: 0, limit: nil)
-        #expect(user1.map(\.documentID) == ["list"])
-        #expect(user1.first?.removedFrom == ["user1"])
-        #expect(user1.first?.sequence == 3)
-        let moderators = try storage.changes(inChannels: ["moderators", "user1"], since: 0, limit: nil)
-        #expect(moderators.first?.removedFrom.isEmpty == true)
-        #expect(try storage.changes(inChannels: ["user1"], since: 3, limit: nil).isEmpty)
-        #expect(try storage.changes(inChannels: ["user2", "user1"], since: 0, limit: nil).map(\.documentID) == ["other", "list"])
-        #expect(try storage.changes(inChannels: [], since: 0, limit: nil).isEmpty)
+    func aTransformReturningNilOrThrowingChangesNothing(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            #expect(try storage.update(documentID: "a") { _ in nil } == nil)
+            #expect(throws: GatewayError.self) {
+                try storage.update(documentID: "a") { _ throws(GatewayError) in throw .forbidden("no") }
+            }
+            #expect(try storage.lastSequence == 0)
+            #expect(try storage.document(id: "a") == nil)
+            try storage.update(documentID: "a") { try? edited($0, id: "a", body: [:]) }
+            #expect(try storage.lastSequence == 1)
+        }
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func channelFeedsShowDocumentsInTheChannelsAndRemovals(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            try storage.update(documentID: "list") { try? edited($0, id: "list", body: [:], channels: ["user1", "moderators"]) }
+            try storage.update(documentID: "other") { try? edited($0, id: "other", body: [:], channels: ["user2"]) }
+            var user1 = try storage.changes(inChannels: ["user1"], since: 0, limit: nil)
+            #expect(user1.map(\.documentID) == ["list"])
+            #expect(user1.first?.removedFrom.isEmpty == true)
+            // The list leaves user1's channel but stays in moderators.
+            try storage.update(documentID: "list") { try? edited($0, id: "list", body: ["v": 2], channels: ["moderators"]) }
+            user1 = try storage.changes(inChannels: ["user1"], since: 0, limit: nil)
+            #expect(user1.map(\.documentID) == ["list"])
+            #expect(user1.first?.removedFrom == ["user1"])
+            #expect(user1.first?.sequence == 3)
+            let moderators = try storage.changes(inChannels: ["moderators", "user1"], since: 0, limit: nil)
+            #expect(moderators.first?.removedFrom.isEmpty == true)
+            #expect(try storage.changes(inChannels: ["user1"], since: 3, limit: nil).isEmpty)
+            #expect(try storage.changes(inChannels: ["user2", "user1"], since: 0, limit: nil).map(\.documentID) == ["other", "list"])
+            #expect(try storage.changes(inChannels: [], since: 0, limit: nil).isEmpty)
+        }
     }
 
     @Test(arguments: StorageBackend.allCases)
     func concurrentUpdatesOfOneDocumentAreSerialized(backend: StorageBackend) async throws {
-        let storage = try backend.makeStorage(databaseName: "todo")
+        let storage = try await backend.makeStorage(databaseName: "todo")
         defer { storage.close() }
         try storage.update(documentID: "counter") { try? edited($0, id: "counter", body: ["n": 0]) }
-        await withTaskGroup(of: Void.self) { group in
+        // Eight writers, each on a thread of its own (PostgreSQL calls wait, and must not hold cooperative threads).
+        try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    for _ in 0..<25 {
-                        _ = try? storage.update(documentID: "counter") { current in
-                            let n = current?.winner?.body?["n"]?.intValue ?? 0
-                            return try? self.edited(current, id: "counter", body: ["n": .int(n + 1)])
+                    try await offCooperativeThreads {
+                        for _ in 0..<25 {
+                            _ = try? storage.update(documentID: "counter") { current in
+                                let n = current?.winner?.body?["n"]?.intValue ?? 0
+                                return try? self.edited(current, id: "counter", body: ["n": .int(n + 1)])
+                            }
                         }
                     }
                 }
             }
+            try await group.waitForAll()
         }
         let final = try #require(try storage.document(id: "counter"))
         #expect(final.winner?.body == ["n": 200])
@@ -104,28 +109,57 @@ import Testing
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func localDocumentsHaveTheirOwnRevisions(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "todo")
-        defer { storage.close() }
-        #expect(try storage.putLocalDocument(id: "cp", body: ["seq": 1], expectedRevision: nil) == "0-1")
-        #expect(throws: GatewayError.self) { try storage.putLocalDocument(id: "cp", body: [:], expectedRevision: nil) }
-        #expect(try storage.putLocalDocument(id: "cp", body: ["seq": 2], expectedRevision: "0-1") == "0-2")
-        #expect(try storage.localDocument(id: "cp")?.body == ["seq": 2])
-        #expect(throws: GatewayError.self) { try storage.deleteLocalDocument(id: "cp", expectedRevision: "0-1") }
-        try storage.deleteLocalDocument(id: "cp", expectedRevision: "0-2")
-        #expect(try storage.localDocument(id: "cp") == nil)
-        #expect(try storage.changes(since: 0, limit: nil).isEmpty)
+    func expiredDocumentsAreFoundAndPurgedOnlyWhileExpired(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            let now = Date(timeIntervalSince1970: 1_800_000_000)
+            for (id, offset) in [("soon", 10.0), ("later", 100.0), ("never", nil)] as [(String, Double?)] {
+                try storage.update(documentID: id) { current in
+                    var document = try? edited(current, id: id, body: [:])
+                    document?.expiry = offset.map { now.addingTimeInterval($0) }
+                    return document
+                }
+            }
+            #expect(try storage.expiredDocumentIDs(at: now, limit: 10).isEmpty)
+            #expect(try storage.expiredDocumentIDs(at: now.addingTimeInterval(50), limit: 10) == ["soon"])
+            #expect(try storage.expiredDocumentIDs(at: now.addingTimeInterval(500), limit: 10) == ["soon", "later"])
+            #expect(try storage.expiredDocumentIDs(at: now.addingTimeInterval(500), limit: 1) == ["soon"])
+            // Given a later expiry since it was found, a document stays; an expired one goes; one without stays.
+            try storage.update(documentID: "soon") { current in
+                var document = try? edited(current, id: "soon", body: ["v": 2])
+                document?.expiry = now.addingTimeInterval(1_000)
+                return document
+            }
+            #expect(try !storage.purge(documentID: "soon", expiredBy: now.addingTimeInterval(50)))
+            #expect(try storage.purge(documentID: "later", expiredBy: now.addingTimeInterval(500)))
+            #expect(try !storage.purge(documentID: "never", expiredBy: now.addingTimeInterval(500)))
+            #expect(try storage.document(id: "soon") != nil && storage.document(id: "later") == nil)
+            #expect(try storage.expiredDocumentIDs(at: now.addingTimeInterval(5_000), limit: 10) == ["soon"])
+        }
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func attachmentsAreStoredOncePerDigest(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "todo")
-        defer { storage.close() }
-        let digest = try storage.putAttachment(Array("hello".utf8))
-        #expect(digest == "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=")
-        #expect(try storage.putAttachment(Array("hello".utf8)) == digest)
-        #expect(try storage.attachment(digest: digest) == Array("hello".utf8))
-        #expect(try storage.attachment(digest: "sha1-nope") == nil)
+    func localDocumentsHaveTheirOwnRevisions(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            #expect(try storage.putLocalDocument(id: "cp", body: ["seq": 1], expectedRevision: nil) == "0-1")
+            #expect(throws: GatewayError.self) { try storage.putLocalDocument(id: "cp", body: [:], expectedRevision: nil) }
+            #expect(try storage.putLocalDocument(id: "cp", body: ["seq": 2], expectedRevision: "0-1") == "0-2")
+            #expect(try storage.localDocument(id: "cp")?.body == ["seq": 2])
+            #expect(throws: GatewayError.self) { try storage.deleteLocalDocument(id: "cp", expectedRevision: "0-1") }
+            try storage.deleteLocalDocument(id: "cp", expectedRevision: "0-2")
+            #expect(try storage.localDocument(id: "cp") == nil)
+            #expect(try storage.changes(since: 0, limit: nil).isEmpty)
+        }
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func attachmentsAreStoredOncePerDigest(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            let digest = try storage.putAttachment(Array("hello".utf8))
+            #expect(digest == "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=")
+            #expect(try storage.putAttachment(Array("hello".utf8)) == digest)
+            #expect(try storage.attachment(digest: digest) == Array("hello".utf8))
+            #expect(try storage.attachment(digest: "sha1-nope") == nil)
+        }
     }
 
     @Test(arguments: ["directory", "file"])
@@ -159,20 +193,20 @@ import Testing
     }
 
     @Test(arguments: StorageBackend.allCases)
-    func metadataRoundTripsAccessGrantsAndExpiry(backend: StorageBackend) throws {
-        let storage = try backend.makeStorage(databaseName: "todo")
-        defer { storage.close() }
-        let expiry = Date(timeIntervalSince1970: 1_800_000_000)
-        try storage.update(documentID: "list") { current in
-            var document = try? edited(current, id: "list", body: ["owner": "user1"], channels: ["task-list.list"])
-            document?.access = ["user1": ["task-list.list", "task-list.list.users"]]
-            document?.roleAccess = ["user1": ["moderator"]]
-            document?.expiry = expiry
-            return document
+    func metadataRoundTripsAccessGrantsAndExpiry(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            let expiry = Date(timeIntervalSince1970: 1_800_000_000)
+            try storage.update(documentID: "list") { current in
+                var document = try? edited(current, id: "list", body: ["owner": "user1"], channels: ["task-list.list"])
+                document?.access = ["user1": ["task-list.list", "task-list.list.users"]]
+                document?.roleAccess = ["user1": ["moderator"]]
+                document?.expiry = expiry
+                return document
+            }
+            let read = try #require(try storage.document(id: "list"))
+            #expect(read.access == ["user1": ["task-list.list", "task-list.list.users"]])
+            #expect(read.roleAccess == ["user1": ["moderator"]])
+            #expect(read.expiry == expiry)
         }
-        let read = try #require(try storage.document(id: "list"))
-        #expect(read.access == ["user1": ["task-list.list", "task-list.list.users"]])
-        #expect(read.roleAccess == ["user1": ["moderator"]])
-        #expect(read.expiry == expiry)
     }
 }

@@ -88,7 +88,7 @@ struct LoadBalancerTests {
 
     @Test("Lite replicators through nginx and a PouchDB-style client on the nodes converge")
     func replicationThroughTheBalancerConverges() async throws {
-        let cluster = try MultiNodeTests.Cluster(nodes: 3)
+        let cluster = try await MultiNodeTests.Cluster(nodes: 3)
         defer { cluster.stop() }
         let nginx = try Nginx(publicPorts: cluster.nodes.map(\.publicPort))
         defer { nginx.stop() }

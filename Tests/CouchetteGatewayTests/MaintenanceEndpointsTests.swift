@@ -89,6 +89,25 @@ struct MaintenanceEndpointsTests {
         }
     }
 
+    @Test("_exp sets a document's expiry (shown with show_exp); the sweep purges it once passed; a bad _exp is 400")
+    func expiry() async throws {
+        try await Fixture.run { client, ports, registry in
+            let admin = ports.adminPort
+            #expect(try await client.send("PUT", port: admin, path: "/todo/brief", json: ["_exp": 3600, "v": 1]).status == 201)
+            #expect(try await client.send("PUT", port: admin, path: "/todo/kept", json: ["v": 1]).status == 201)
+            #expect(try await client.send("PUT", port: admin, path: "/todo/bad", json: ["_exp": "soon"]).status == 400)
+            let shown = try await client.send(port: admin, path: "/todo/brief?show_exp=true").jsonValue()
+            let expiry = try #require(shown["_exp"]?.stringValue.flatMap { try? Date($0, strategy: .iso8601) })
+            #expect(abs(expiry.timeIntervalSinceNow - 3600) < 60)
+            #expect(shown["v"] == 1)
+            let database = try await registry.requireDatabase(named: "todo")
+            #expect(try database.purgeExpiredDocuments() == 0)
+            #expect(try database.purgeExpiredDocuments(now: Date().addingTimeInterval(7200)) == 1)
+            #expect(try await client.send(port: admin, path: "/todo/brief").status == 404)
+            #expect(try await client.send(port: admin, path: "/todo/kept").status == 200)
+        }
+    }
+
     @Test("_purge removes exactly the documents given as [\"*\"]")
     func purge() async throws {
         try await Fixture.run { client, ports, _ in

@@ -3,6 +3,8 @@ import CouchetteTestSupport
 import Foundation
 import Testing
 
+@testable import CouchetteGateway
+
 // MARK: - MultiNodeTests
 
 /// Three `couchette-gateway` processes serving one PostgreSQL database (issue 20): what one node writes, every node's
@@ -17,10 +19,12 @@ struct MultiNodeTests {
         let databaseName: String
         var nodes: [GatewayProcess] = []
 
-        init(nodes count: Int, sync: String? = nil) throws {
-            server = try PostgresServer.shared()
-            let url = try server.createDatabase()
+        init(nodes count: Int, sync: String? = nil) async throws {
+            server = try await PostgresServer.sharedServer()
+            let url = try await server.newDatabase()
             databaseName = String(url.split(separator: "/").last ?? "")
+            // A server process whose client died notices it within 50 ms, even inside a long statement.
+            _ = try server.psql("ALTER DATABASE \(databaseName) SET client_connection_check_interval = '50ms'")
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("nodes-\(UUID())")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             configPath = directory.appendingPathComponent("config.json").path
@@ -33,12 +37,18 @@ struct MultiNodeTests {
                 "interface": "127.0.0.1:0", "adminInterface": "127.0.0.1:0", "databases": ["db": .object(database)],
             ]
             try Data(config.serialized()).write(to: URL(fileURLWithPath: configPath))
-            for _ in 0..<count { nodes.append(try GatewayProcess(configPath: configPath)) }
+            for _ in 0..<count {
+                let configPath = configPath
+                nodes.append(try await offCooperativeThreads { try GatewayProcess(configPath: configPath) })
+            }
         }
 
-        /// Runs SQL in the cluster's database.
+        /// Runs SQL in the cluster's database (`psql`, waited for on a thread of its own).
         @discardableResult
-        func psql(_ sql: String) throws -> String { try server.psql(sql, database: databaseName) }
+        func psql(_ sql: String) async throws -> String {
+            let (server, databaseName) = (server, databaseName)
+            return try await offCooperativeThreads { try server.psql(sql, database: databaseName) }
+        }
 
         func stop() {
             for node in nodes { node.terminate() }
@@ -70,21 +80,21 @@ struct MultiNodeTests {
 
     @Test("Writers on three nodes with late commits, rollbacks and a node killed mid-batch: every feed on every node delivers every committed sequence once, in order; nothing acknowledged is lost")
     func feedsOnEveryNodeDeliverEveryCommitInOrder() async throws {
-        let cluster = try Cluster(nodes: 3)
+        let cluster = try await Cluster(nodes: 3)
         defer { cluster.stop() }
         let client = HTTPTestClient()
         defer { client.close() }
         // Commits arrive late (a random pause in the batch's statement), documents named rollback-… fail their whole
-        // transaction, as a failing disk or a constraint would, and the large batch stays open long enough (2 s) for
-        // the test to see it and kill its node.
-        try cluster.psql(
+        // transaction, as a failing disk or a constraint would, and the large batch pauses inside its transaction,
+        // holding the counter, until the test has killed its node (PostgreSQL then ends the pause and rolls back).
+        try await cluster.psql(
             """
             CREATE FUNCTION couchette_db.late() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN PERFORM pg_sleep(random() * 0.02); RETURN NULL; END $$;
             CREATE TRIGGER late AFTER INSERT ON couchette_db.documents FOR EACH STATEMENT EXECUTE FUNCTION couchette_db.late();
             CREATE FUNCTION couchette_db.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN IF NEW.id LIKE 'rollback-%' THEN RAISE EXCEPTION 'deliberate rollback'; END IF;
-            IF NEW.id = 'big-0' THEN PERFORM pg_sleep(2); END IF;
+            IF NEW.id = 'big-0' THEN PERFORM pg_sleep(30); END IF;
             RETURN NEW; END $$;
             CREATE TRIGGER refuse BEFORE INSERT ON couchette_db.documents FOR EACH ROW EXECUTE FUNCTION couchette_db.refuse();
             """)
@@ -115,16 +125,16 @@ struct MultiNodeTests {
             }
             // The third node takes one large batch and is killed while its transaction is open.
             let victim = cluster.nodes[2]
-            let victimApplication = "couchette-gateway \(victim.child.process.processIdentifier)"
+            let victimApplication = "couchette-gateway \(victim.child.processIdentifier)"
             let victimPort = victim.adminPort
             group.addTask {
                 let docs = JSONValue.array((0..<3_000).map { ["_id": .string("big-\($0)")] })
                 _ = try? await client.send("POST", port: victimPort, path: "/db/_bulk_docs", json: ["docs": docs])
             }
-            // Its write transaction holds a transaction ID once it has locked the counter row.
+            // Its write transaction is paused in the trigger, writing its documents.
             try await withDeadline(.seconds(60), "the large batch's transaction") {
-                while try cluster.psql(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(victimApplication)' AND backend_xid IS NOT NULL"
+                while try await cluster.psql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(victimApplication)' AND wait_event = 'PgSleep'"
                 ).trimmingCharacters(in: .whitespacesAndNewlines) == "0" {
                     try await Task.sleep(for: .milliseconds(5))  // PostgreSQL has no event to wait on: ask again
                 }
@@ -134,18 +144,18 @@ struct MultiNodeTests {
         }
 
         let storedSequences = Set(
-            try cluster.psql("SELECT sequence FROM couchette_db.documents").split(separator: "\n").compactMap {
+            try await cluster.psql("SELECT sequence FROM couchette_db.documents").split(separator: "\n").compactMap {
                 UInt64($0.trimmingCharacters(in: .whitespaces))
             })
         let storedIDs = Set(
-            try cluster.psql("SELECT id FROM couchette_db.documents").split(separator: "\n").map {
+            try await cluster.psql("SELECT id FROM couchette_db.documents").split(separator: "\n").map {
                 $0.trimmingCharacters(in: .whitespaces)
             })
         // Nothing acknowledged is lost; nothing refused is stored; the killed batch is all there or not at all.
         #expect(Set(await acknowledged.ids).isSubset(of: storedIDs))
         #expect(Set(await refused.ids).isDisjoint(with: storedIDs))
         let big = storedIDs.filter { $0.hasPrefix("big-") }.count
-        // Killed while its transaction was open (it pauses 2 s before writing its documents): none of it is stored.
+        // Killed while its transaction was open: none of it is stored.
         #expect(big == 0, "the killed node's batch is stored: \(big) documents")
         #expect(await acknowledged.ids.count >= 4 * 12 * 10)
 
@@ -166,7 +176,7 @@ struct MultiNodeTests {
 
     @Test("A session from one node works on another; a password, sync function or offline state changed on one is used by the others; _local checkpoints, attachments, compaction and purges are shared")
     func stateIsSharedAcrossNodes() async throws {
-        let cluster = try Cluster(nodes: 2)
+        let cluster = try await Cluster(nodes: 2)
         defer { cluster.stop() }
         let client = HTTPTestClient()
         defer { client.close() }
@@ -242,5 +252,27 @@ struct MultiNodeTests {
         _ = try await client.send("PUT", port: a.adminPort, path: "/db/late", json: ["v": 1])
         let woken = try await waiting
         #expect(try woken.jsonValue()["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["late"])
+    }
+
+    @Test("A document written with _exp on one node is purged by another node's sweep once it expires")
+    func expiryAcrossNodes() async throws {
+        let location = try await StorageBackend.postgres.newLocation()
+        let config = DatabaseConfig(name: "db", server: location)
+        // On a thread of its own: PostgreSQL calls wait, and must not hold cooperative threads.
+        try await offCooperativeThreads {
+            let nodeA = try GatewayDatabase(config: config, startTime: 0)
+            let nodeB = try GatewayDatabase(config: config, startTime: 0)
+            defer {
+                nodeA.close()
+                nodeB.close()
+            }
+            try nodeA.documents.put(id: "brief", body: ["_exp": 60, "v": 1])
+            try nodeA.documents.put(id: "kept", body: ["v": 1])
+            #expect(try nodeB.purgeExpiredDocuments() == 0)
+            #expect(try nodeB.purgeExpiredDocuments(now: Date().addingTimeInterval(120)) == 1)
+            #expect(try nodeA.storage.document(id: "brief") == nil)
+            #expect(try nodeA.storage.document(id: "kept") != nil)
+            #expect(try nodeA.purgeExpiredDocuments(now: Date().addingTimeInterval(120)) == 0)
+        }
     }
 }

@@ -9,10 +9,10 @@ import Testing
 @Suite("Private PostgreSQL server", .timeLimit(.minutes(3)))
 struct PostgresServerTests {
     @Test("Starts on a free loopback port and gives each test its own database, which stores and reads rows")
-    func startsAndServesDatabases() throws {
-        let server = try PostgresServer.shared()
-        let first = try server.createDatabase()
-        let second = try server.createDatabase()
+    func startsAndServesDatabases() async throws {
+        let server = try await PostgresServer.sharedServer()
+        let first = try await server.newDatabase()
+        let second = try await server.newDatabase()
         #expect(first != second)
         #expect(first.hasPrefix("postgres://\(PostgresServer.user)@127.0.0.1:\(server.port)/"))
         let name = try #require(first.split(separator: "/").last.map(String.init))

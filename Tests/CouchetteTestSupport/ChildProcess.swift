@@ -20,17 +20,24 @@ public final class ChildProcess: @unchecked Sendable {
         public let description: String
     }
 
-    /// The running program.
-    public let process = Process()
+    /// The child's process ID.
+    public let processIdentifier: pid_t
     private let condition = NSCondition()
     private var collected = Data()  // guarded by `condition`
     private var collectedErrors = Data()  // guarded by `condition`
     private var openPipes = 1  // guarded by `condition`
     private var outputEnded = false  // guarded by `condition`
     private var exited = false  // guarded by `condition`
+    private var status: Int32 = 0  // guarded by `condition`: the exit code, or the signal that ended it
+    private var signalled = false  // guarded by `condition`
     private let name: String
 
     /// Starts `executable` with `arguments`.
+    ///
+    /// The child is spawned with `posix_spawn`; threads of this object read its output with blocking reads and
+    /// reap it with `waitpid`. (Foundation's `Process` and `FileHandle.readabilityHandler`, built on Dispatch
+    /// sources, crashed libdispatch's event loop on Linux when many tests started and stopped children at once.)
+    /// The pipes are close-on-exec, so children started later by other tests do not hold them open.
     ///
     /// - Parameter separateErrors: Keep standard error out of ``output`` (in ``errors``); by default the two are
     ///   collected together, in the order they come.
@@ -38,36 +45,86 @@ public final class ChildProcess: @unchecked Sendable {
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false
     ) throws {
         name = ([executable.lastPathComponent] + arguments).joined(separator: " ")
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil }
-            self?.received(chunk, isError: false)
+        var output: [Int32] = [-1, -1]
+        var errorOutput: [Int32] = [-1, -1]
+        guard Self.closeOnExecPipe(&output) else { throw Failure(description: "pipe() failed") }
+        if separateErrors, !Self.closeOnExecPipe(&errorOutput) {
+            close(output[0])
+            close(output[1])
+            throw Failure(description: "pipe() failed")
         }
-        if separateErrors {
-            openPipes = 2
-            let errorPipe = Pipe()
-            process.standardError = errorPipe
-            errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let chunk = handle.availableData
-                if chunk.isEmpty { handle.readabilityHandler = nil }
-                self?.received(chunk, isError: true)
-            }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, separateErrors ? errorOutput[1] : output[1], 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let environmentStrings = environment.map { $0.map { "\($0.key)=\($0.value)" } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environmentStrings.map { $0.map { strdup($0) } + [nil] }
+        defer { envp?.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = envp.map { envp in posix_spawn(&pid, executable.path, &actions, nil, argv, envp) }
+            ?? posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        close(output[1])
+        if separateErrors { close(errorOutput[1]) }
+        guard spawned == 0 else {
+            close(output[0])
+            if separateErrors { close(errorOutput[0]) }
+            throw Failure(description: "cannot start \(executable.path): error \(spawned)")
         }
-        process.terminationHandler = { [weak self] _ in
-            guard let self else { return }
+        processIdentifier = pid
+        if separateErrors { openPipes = 2 }
+        startReading(output[0], isError: false)
+        if separateErrors { startReading(errorOutput[0], isError: true) }
+        let child = pid
+        let reaper = Thread { [self] in
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) == -1, errno == EINTR {}
             condition.withLock {
+                // WIFSIGNALED / WTERMSIG / WEXITSTATUS, spelled out (the macros do not import).
+                let signal = status & 0x7f
+                signalled = signal != 0 && signal != 0x7f
+                self.status = signalled ? signal : (status >> 8) & 0xff
                 exited = true
                 condition.broadcast()
             }
         }
-        try process.run()
+        reaper.start()
     }
+
+    /// A pipe whose ends are closed in children (`pipe2(O_CLOEXEC)`, which Glibc's module does not export).
+    private static func closeOnExecPipe(_ ends: inout [Int32]) -> Bool {
+        guard pipe(&ends) == 0 else { return false }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        return true
+    }
+
+    /// Reads `descriptor` to its end on a thread of its own.
+    private func startReading(_ descriptor: Int32, isError: Bool) {
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    received(Data(buffer[0..<count]), isError: isError)
+                } else if count == -1, errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            close(descriptor)
+            received(Data(), isError: isError)
+        }.start()
+    }
+
+    /// Whether the child is still running.
+    public var isRunning: Bool { condition.withLock { !exited } }
+
+    /// Whether the child was ended by a signal (SIGKILL, a crash), once it has exited.
+    public var wasKilledBySignal: Bool { condition.withLock { signalled } }
 
     /// Runs a command looked up in `PATH` to its end and returns what it printed; throws when it fails or outlives
     /// `limit`.
@@ -127,13 +184,13 @@ public final class ChildProcess: @unchecked Sendable {
             kill()
             throw Failure(description: "\(name) did not exit within \(limit): \(output.suffix(2_000))")
         }
-        return process.terminationStatus
+        return condition.withLock { status }
     }
 
     /// Sends SIGKILL and waits (bounded) for the child to go.
     public func kill() {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        guard isRunning else { return }
+        Glibc.kill(processIdentifier, SIGKILL)
         _ = condition.withLock {
             let deadline = Date().addingTimeInterval(30)
             while !exited { if !condition.wait(until: deadline) { return false } }
@@ -143,8 +200,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends SIGTERM and waits for the child to exit; after `limit` it is killed instead.
     public func terminate(within limit: Duration = .seconds(30)) {
-        guard process.isRunning else { return }
-        process.terminate()
+        guard isRunning else { return }
+        Glibc.kill(processIdentifier, SIGTERM)
         _ = try? waitForExit(within: limit)
     }
 

@@ -98,6 +98,19 @@ public final class PostgresServer: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    // MARK: - Off Swift's cooperative threads
+
+    /// ``shared()`` for async tests: starting the server takes seconds of waiting for `initdb` and `pg_ctl`, which
+    /// must not hold one of Swift's few cooperative threads (every other test's tasks would stall meanwhile).
+    public static func sharedServer() async throws -> PostgresServer {
+        try await CouchetteTestSupport.offCooperativeThreads { try shared() }
+    }
+
+    /// ``createDatabase()`` for async tests, waiting for `createdb` on a thread of its own.
+    public func newDatabase() async throws -> String {
+        try await CouchetteTestSupport.offCooperativeThreads { try self.createDatabase() }
+    }
+
     // MARK: - Databases
 
     /// Creates a new, empty database and returns its URL, in the form a gateway config's `server` takes.

@@ -17,7 +17,7 @@ import Testing
         // Read until enough saves have returned, then kill the writer mid-loop.
         try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1_000 }
         child.kill()
-        #expect(child.process.terminationReason == .uncaughtSignal)
+        #expect(child.wasKilledBySignal)
 
         let saved = child.output.split(separator: "\n")
             .filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) }
@@ -49,7 +49,7 @@ import Testing
             // Let it finish a few changes (more each round), then kill it wherever it is.
             try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1 + round % 3 }
             child.kill()
-            if child.process.terminationReason == .uncaughtSignal { kills += 1 }
+            if child.wasKilledBySignal { kills += 1 }
 
             let opened = try Self.passwordsThatOpen(directory, documents: 2_000)
             #expect(opened.count == 1, "round \(round): opened with \(opened)")

@@ -1,3 +1,4 @@
+import Foundation
 import CouchetteCore
 
 // MARK: - Maintenance
@@ -37,6 +38,37 @@ extension GatewayDatabase {
         }
         GatewayMetrics.shared.documentsPurged(purged.count)
         return .object(["purged": .object(purged)])
+    }
+
+    /// Purges the documents whose expiry (`_exp`, or the sync function's `expiry()`) is at or before `now`, as
+    /// Couchbase Server's expiry does under Sync Gateway: gone entirely, with no `_changes` entry. Each node runs
+    /// it every ``expirySweepInterval`` while the database is online; nodes sweeping one shared storage at once
+    /// purge each document once, and a document given a later expiry meanwhile stays.
+    ///
+    /// - Returns: How many documents were purged.
+    @discardableResult
+    public func purgeExpiredDocuments(now: Date = Date()) throws(GatewayError) -> Int {
+        var purged = 0
+        while true {
+            let ids = try storage.expiredDocumentIDs(at: now, limit: 500)
+            for id in ids where try storage.purge(documentID: id, expiredBy: now) { purged += 1 }
+            if ids.count < 500 { break }
+        }
+        GatewayMetrics.shared.documentsPurged(purged)
+        return purged
+    }
+
+    /// Runs ``purgeExpiredDocuments(now:)`` every ``expirySweepInterval`` while the database is online, until it
+    /// closes.
+    func startExpirySweep() {
+        let task = Task.detached(priority: .background) { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: GatewayDatabase.expirySweepInterval)
+                guard let self, !Task.isCancelled else { return }
+                if self.state == .online { _ = try? self.purgeExpiredDocuments() }
+            }
+        }
+        expirySweep.withLock { $0 = task }
     }
 
     /// `GET /{db}/_raw/{doc}` (spec: gateway-rest-api.md §16): the current body with the `_sync` metadata

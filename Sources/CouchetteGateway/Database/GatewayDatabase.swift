@@ -63,6 +63,12 @@ public final class GatewayDatabase: Sendable {
     /// How often a storage that other nodes write is checked for their commits when no notification came.
     static let commitPollInterval = Duration.milliseconds(250)
 
+    /// How often expired documents are purged (``purgeExpiredDocuments(now:)``).
+    public static let expirySweepInterval = Duration.seconds(60)
+
+    /// The task running the expiry sweep, cancelled at ``close()``.
+    let expirySweep = Mutex<Task<Void, Never>?>(nil)
+
     /// Serializes read-modify-write changes of users and roles.
     let principalLock = Mutex(())
 
@@ -113,6 +119,7 @@ public final class GatewayDatabase: Sendable {
             self?.changeNotifier.notify(commit.sequence)
             self?.noteSharedSettings(commit.settingsVersion)
         }
+        startExpirySweep()
     }
 
     // MARK: - Configuration
@@ -213,6 +220,7 @@ public final class GatewayDatabase: Sendable {
 
     /// Closes feeds and the storage; later calls fail with 503.
     public func close() {
+        expirySweep.withLock { $0?.cancel() }
         changeNotifier.close()
         storage.close()
     }

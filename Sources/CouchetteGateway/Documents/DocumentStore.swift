@@ -146,6 +146,7 @@ public final class DocumentStore: Sendable {
         let parentText = parentRevision ?? members["_rev"]?.stringValue
         let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         let deleted = members["_deleted"]?.boolValue ?? false
+        let expiry = try DocumentValidation.expiry(members, now: Date())
         return try prepare(id: id, snapshots: snapshots) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             try Self.checkEditable(document, parent: parent)
@@ -164,6 +165,7 @@ public final class DocumentStore: Sendable {
             } catch {
                 throw .internalError("\(error)")
             }
+            if let expiry { document.expiry = expiry.date }
             try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
             return DocumentEditResult(document: document, revision: revision, attachments: attachments)
@@ -215,6 +217,7 @@ public final class DocumentStore: Sendable {
         }
         let revision = history[0]
         let deleted = members["_deleted"]?.boolValue ?? false
+        let expiry = try DocumentValidation.expiry(members, now: Date())
         return try prepare(id: id, snapshots: snapshots) { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             if document.tree.contains(revision) { return DocumentEditResult(document: nil, revision: revision) }
@@ -227,6 +230,7 @@ public final class DocumentStore: Sendable {
             } catch {
                 throw .badRequest("Bad _revisions")
             }
+            if let expiry { document.expiry = expiry.date }
             try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
             document.tree.prune(toDepth: self.revsLimit)
             return DocumentEditResult(document: document, revision: revision, attachments: attachments)

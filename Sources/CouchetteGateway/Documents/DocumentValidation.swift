@@ -1,4 +1,5 @@
 import CouchetteCore
+import Foundation
 
 /// The checks every document write goes through (gateway-rest-api.md §1.5).
 enum DocumentValidation {
@@ -37,5 +38,15 @@ enum DocumentValidation {
 
     static func parseRevision(_ text: String) throws(GatewayError) -> RevisionID {
         do { return try RevisionID(parsing: text) } catch { throw .badRequest("Invalid revision ID") }
+    }
+
+    /// The document's `_exp`, read as the sync function's `expiry()` reads its value (``SyncExpiry``): seconds from
+    /// now up to 30 days, a Unix time beyond, an RFC 3339 date-time, or `0` for none. Nil when the body has none.
+    ///
+    /// - Throws: 400 `Invalid _exp` for any other value.
+    static func expiry(_ members: [String: JSONValue], now: Date) throws(GatewayError) -> SyncExpiry? {
+        guard let value = members["_exp"], value != .null else { return nil }
+        guard let expiry = SyncExpiry(value, now: now) else { throw .badRequest("Invalid _exp") }
+        return expiry
     }
 }

@@ -38,8 +38,11 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
 
     /// Removes a document entirely (purge); returns whether it existed.
+    ///
+    /// - Parameter expiredBy: When given, the document is removed only if its expiry is at or before this date,
+    ///   checked in the purge's own transaction (so a document given a later expiry meanwhile stays).
     @discardableResult
-    func purge(documentID: String) throws(GatewayError) -> Bool
+    func purge(documentID: String, expiredBy: Date?) throws(GatewayError) -> Bool
 
     /// Every document's latest change after `since`, in sequence order.
     func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry]
@@ -47,6 +50,10 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// The latest changes after `since` of documents that are, or were until that change, in one of
     /// `channels`; entries of documents that left all of them carry ``ChangeEntry/removedFrom``.
     func changes(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry]
+
+    /// IDs of documents whose expiry (``StoredDocument/expiry``) is at or before `date`, soonest first, at most
+    /// `limit`: what the expiry sweep purges.
+    func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String]
 
     /// Document IDs in order, for `_all_docs`.
     func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String]
@@ -127,6 +134,12 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 }
 
 extension GatewayStorage {
+    /// Removes a document entirely (purge); returns whether it existed.
+    @discardableResult
+    public func purge(documentID: String) throws(GatewayError) -> Bool {
+        try purge(documentID: documentID, expiredBy: nil)
+    }
+
     /// ``inBatch(_:)``: each update reads its document.
     public func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
         try inBatch(body)

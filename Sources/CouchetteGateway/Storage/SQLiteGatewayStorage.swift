@@ -233,7 +233,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     private func insertRow(of document: StoredDocument, winner: RevisionTree.Node, _ connection: Connection) throws {
         try connection.execute(
-            "INSERT INTO documents (sequence, id, deleted, rev, body, metadata) VALUES (?, ?, ?, ?, ?, ?)"
+            "INSERT INTO documents (sequence, id, deleted, rev, body, metadata, expiry) VALUES (?, ?, ?, ?, ?, ?, ?)"
         ) { statement in
             try statement.bind(Int64(document.sequence), at: 1)
             try statement.bind(document.id, at: 2)
@@ -241,6 +241,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try statement.bind(winner.id.description, at: 4)
             try statement.bind((winner.body ?? .object([:])).serialized(), at: 5)
             try statement.bind(StoredDocumentCodec.encodeMetadata(document), at: 6)
+            try statement.bind(document.expiry?.timeIntervalSince1970, at: 7)
         }
     }
 
@@ -249,12 +250,13 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     @discardableResult
-    public func purge(documentID: String) throws(GatewayError) -> Bool {
+    public func purge(documentID: String, expiredBy: Date?) throws(GatewayError) -> Bool {
         try withConnection { connection in
             try atomically(connection) { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(sequence))
                 guard let document = try read(documentID, connection) else { return false }
+                if let expiredBy, !(document.expiry.map { $0 <= expiredBy } ?? false) { return false }
                 var changes = IndexChanges()
                 changes.recordDeletion(of: document)
                 try Self.apply(changes, connection)
@@ -345,6 +347,15 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try connection.query(
                 "SELECT id FROM documents WHERE id >= ? AND (? IS NULL OR id <= ?) ORDER BY id LIMIT ?",
                 startKey ?? "", endKey, endKey, Int64(limit ?? -1)
+            ).compactMap { $0[0].stringValue }
+        }
+    }
+
+    public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
+        try withConnection { connection in
+            try connection.query(
+                "SELECT id FROM documents WHERE expiry IS NOT NULL AND expiry <= ? ORDER BY expiry LIMIT ?",
+                date.timeIntervalSince1970, Int64(limit)
             ).compactMap { $0[0].stringValue }
         }
     }

@@ -13,9 +13,14 @@ import CouchetteSQLite
 ///   when each was revoked, and when the user's feeds last served them (``GatewayStorage/noteServedChannels(_:of:at:)``).
 /// - Version 5: `channel_changes` indexed by sequence too, for feeds of users with many channels
 ///   (``ChannelIndex/changesBySequence(inChannels:since:limit:_:)``).
+/// - Version 6: `documents.expiry` (Unix seconds, NULL when the document does not expire), indexed where set, for the
+///   sweep that purges expired documents (``GatewayStorage/expiredDocumentIDs(at:limit:)``).
 enum StorageSchema {
     /// The version this code writes.
-    static let version: Int32 = 5
+    static let version: Int32 = 6
+
+    /// The index of version 6.
+    static let expiryIndex = "CREATE INDEX documents_by_expiry ON documents (expiry) WHERE expiry IS NOT NULL"
 
     /// The table of version 4.
     static let servedChannels = """
@@ -43,6 +48,7 @@ enum StorageSchema {
                 if found < 3 { try migrateToVersion3(from: found, connection) }
                 if found < 4 { try connection.execute(servedChannels) }
                 try connection.execute(ChannelIndex.createSequenceIndex)
+                if found < 6 { try migrateToVersion6(connection) }
             }
             try connection.setUserVersion(version)
         }
@@ -58,7 +64,8 @@ enum StorageSchema {
                 deleted INTEGER NOT NULL,
                 rev TEXT NOT NULL,
                 body BLOB NOT NULL,
-                metadata BLOB NOT NULL
+                metadata BLOB NOT NULL,
+                expiry REAL
             );
             CREATE TABLE local_documents (id TEXT PRIMARY KEY, rev TEXT NOT NULL, body BLOB NOT NULL);
             CREATE TABLE attachments (digest TEXT PRIMARY KEY, data BLOB NOT NULL);
@@ -71,6 +78,22 @@ enum StorageSchema {
         try connection.execute(ChannelIndex.createSequenceIndex)
         try connection.execute(GrantIndex.createTable)
         try connection.execute(servedChannels)
+        try connection.execute(expiryIndex)
+    }
+
+    /// Version 5 to 6: the expiry column, filled from the metadata of documents that have one.
+    private static func migrateToVersion6(_ connection: Connection) throws {
+        try connection.execute("ALTER TABLE documents ADD COLUMN expiry REAL")
+        var expiries: [(sequence: Int64, expiry: Double)] = []
+        try connection.forEachRow("SELECT sequence, metadata FROM documents WHERE instr(metadata, '\"exp\"') > 0") { row in
+            if let seconds = try JSONValue(parsing: row.blob(at: 1))["exp"]?.doubleValue {
+                expiries.append((row.int64(at: 0), seconds))
+            }
+        }
+        for (sequence, expiry) in expiries {
+            try connection.execute("UPDATE documents SET expiry = ? WHERE sequence = ?", expiry, sequence)
+        }
+        try connection.execute(expiryIndex)
     }
 
     /// Versions 1 and 2 to 3: the sequences of channels left (from `channel_membership`) and of grants (from

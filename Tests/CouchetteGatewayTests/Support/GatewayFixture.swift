@@ -25,13 +25,15 @@ enum GatewayFixture {
     /// `database` moved to a new database of ``storageBackend`` when it is in memory: each server
     /// ``withRunningGateway(_:_:)`` starts then has empty databases in PostgreSQL when `COUCHETTE_TEST_STORAGE=postgres`
     /// (`make test-postgres` runs the gateway's end-to-end tests so).
-    static func onTestStorage(_ database: DatabaseConfig) -> DatabaseConfig {
-        guard storageBackend != .sqlite, database.server == .memory else { return database }
-        var database = database
-        do { database.server = try storageBackend.newLocation() } catch {
-            Issue.record("No \(storageBackend) storage for the test: \(error)")
+    static func onTestStorage(_ databases: [String: DatabaseConfig]) async -> [String: DatabaseConfig] {
+        guard storageBackend != .sqlite else { return databases }
+        var moved = databases
+        for (name, database) in databases where database.server == .memory {
+            do { moved[name]?.server = try await storageBackend.newLocation() } catch {
+                Issue.record("No \(storageBackend) storage for the test: \(error)")
+            }
         }
-        return database
+        return moved
     }
 
     /// An in-memory database whose `GUEST` user is enabled and reads every channel.
@@ -54,7 +56,7 @@ enum GatewayFixture {
         _ body: (HTTPTestClient, BoundPorts) async throws -> Void
     ) async throws {
         var config = config
-        config.databases = config.databases.mapValues(onTestStorage)
+        config.databases = await onTestStorage(config.databases)
         try await withRunning(try GatewayServer(config: config, logger: logger), body)
     }
 

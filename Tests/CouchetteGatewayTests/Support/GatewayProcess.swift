@@ -4,7 +4,7 @@ import Foundation
 // MARK: - GatewayProcess
 
 /// The `couchette-gateway` executable run as a child process, for tests that kill it.
-final class GatewayProcess {
+final class GatewayProcess: @unchecked Sendable {
     /// The child.
     let child: ChildProcess
     /// The bound public and admin ports, read from the startup log.

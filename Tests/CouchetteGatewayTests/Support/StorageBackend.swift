@@ -14,16 +14,27 @@ enum StorageBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
 
     var testDescription: String { rawValue }
 
-    /// A `server` location for a new, empty database of this backend.
-    func newLocation() throws -> StorageLocation {
+    /// A `server` location for a new, empty database of this backend (made off Swift's cooperative threads:
+    /// starting the server and `createdb` wait for other processes).
+    func newLocation() async throws -> StorageLocation {
         switch self {
         case .sqlite: .memory
-        case .postgres: try StorageLocation(parsing: try PostgresServer.shared().createDatabase())
+        case .postgres: try StorageLocation(parsing: try await PostgresServer.sharedServer().newDatabase())
         }
     }
 
+    /// Runs `body` with a new, empty storage, closed after, on a thread of its own: PostgreSQL calls wait for the
+    /// server, and a test holding one of Swift's few cooperative threads for its length stalls every other test.
+    func withStorage(
+        databaseName: String = "db", _ body: @escaping @Sendable (any GatewayStorage) throws -> Void
+    ) async throws {
+        let storage = try await makeStorage(databaseName: databaseName)
+        defer { storage.close() }
+        try await offCooperativeThreads { try body(storage) }
+    }
+
     /// A new, empty storage.
-    func makeStorage(databaseName: String = "db") throws -> any GatewayStorage {
-        try newLocation().openStorage(databaseName: databaseName)
+    func makeStorage(databaseName: String = "db") async throws -> any GatewayStorage {
+        try await newLocation().openStorage(databaseName: databaseName)
     }
 }

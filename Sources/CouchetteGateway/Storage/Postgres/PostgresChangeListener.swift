@@ -95,11 +95,12 @@ final class PostgresChangeListener: Sendable {
 
     private func connect(on loop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
         let opened: EventLoopFuture<PostgresConnection> = loop.submit { () throws -> Void in }.flatMap { [pool] in
-            // Opening blocks on its own event loop's answer: do it off every event loop.
+            // Opening blocks on its own event loop's answer: do it on a thread of its own, off every event loop and
+            // off the few threads Swift's tasks and Dispatch's global queues share.
             let promise = loop.makePromise(of: PostgresConnection.self)
-            DispatchQueue.global().async {
+            Thread {
                 do { promise.succeed(try pool.openConnection()) } catch { promise.fail(error) }
-            }
+            }.start()
             return promise.futureResult
         }
         let schema = schema

@@ -191,11 +191,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     @discardableResult
-    public func purge(documentID: String) throws(GatewayError) -> Bool {
+    public func purge(documentID: String, expiredBy: Date?) throws(GatewayError) -> Bool {
         try writeTransaction { batch, link throws(GatewayError) in
             let found: StoredDocument?
             if let pending = batch.pending(documentID) { found = pending } else { found = try read(documentID, link) }
             guard let document = found else { return false }
+            if let expiredBy, !(document.expiry.map { $0 <= expiredBy } ?? false) { return false }
             var changes = IndexChanges()
             changes.recordDeletion(of: document)
             batch.record(changes)
@@ -279,6 +280,19 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
                         isDeleted: deleted, removedFrom: allRemoved ? Set(removed) : []))
             }
             return entries
+        }
+    }
+
+    public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
+        try pool.withConnection { link throws(GatewayError) in
+            let rows = try link.query(
+                """
+                SELECT id FROM documents WHERE expiry IS NOT NULL AND expiry <= \(date.timeIntervalSince1970)
+                ORDER BY expiry LIMIT \(Int64(limit))
+                """)
+            var ids: [String] = []
+            for row in rows.rows { ids.append(try PostgresLink.decode(row, as: String.self)) }
+            return ids
         }
     }
 

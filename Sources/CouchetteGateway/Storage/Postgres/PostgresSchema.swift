@@ -7,7 +7,7 @@
 /// collation, so `_all_docs` orders IDs by their bytes, as SQLite does. Nodes starting together create the tables
 /// once: creation runs under a transaction-scoped advisory lock.
 ///
-/// - Version 1: this layout.
+/// - Version 1: this layout (`documents.expiry` in Unix seconds, NULL when the document does not expire).
 enum PostgresSchema {
     /// The version this code writes.
     static let version = 1
@@ -22,9 +22,11 @@ enum PostgresSchema {
             deleted BOOLEAN NOT NULL,
             rev TEXT NOT NULL,
             body BYTEA NOT NULL,
-            metadata BYTEA NOT NULL
+            metadata BYTEA NOT NULL,
+            expiry DOUBLE PRECISION
         )
         """,
+        "CREATE INDEX IF NOT EXISTS documents_by_expiry ON documents (expiry) WHERE expiry IS NOT NULL",
         """
         CREATE TABLE IF NOT EXISTS channel_changes (
             channel TEXT COLLATE "C" NOT NULL,

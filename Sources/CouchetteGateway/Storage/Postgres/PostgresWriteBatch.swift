@@ -124,6 +124,7 @@ final class PostgresWriteBatch {
             var revisions: [String] = []
             var bodies: [ByteBuffer] = []
             var metadata: [ByteBuffer] = []
+            var expiries: [Double] = []  // NaN: none (arrays of optionals do not bind)
             for document in stored {
                 guard let winner = document.tree.winner else { continue }
                 ids.append(document.id)
@@ -132,14 +133,16 @@ final class PostgresWriteBatch {
                 revisions.append(winner.id.description)
                 bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
                 metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
+                expiries.append(document.expiry?.timeIntervalSince1970 ?? .nan)
             }
             try link.query(
                 """
-                INSERT INTO documents (id, sequence, deleted, rev, body, metadata)
-                SELECT * FROM unnest(\(ids)::text[], \(sequences)::bigint[], \(deleted)::boolean[], \(revisions)::text[],
-                    \(bodies)::bytea[], \(metadata)::bytea[])
+                INSERT INTO documents (id, sequence, deleted, rev, body, metadata, expiry)
+                SELECT i, s, d, r, b, m, NULLIF(e, 'NaN'::float8)
+                FROM unnest(\(ids)::text[], \(sequences)::bigint[], \(deleted)::boolean[], \(revisions)::text[],
+                    \(bodies)::bytea[], \(metadata)::bytea[], \(expiries)::float8[]) AS u(i, s, d, r, b, m, e)
                 ON CONFLICT (id) DO UPDATE SET sequence = excluded.sequence, deleted = excluded.deleted,
-                    rev = excluded.rev, body = excluded.body, metadata = excluded.metadata
+                    rev = excluded.rev, body = excluded.body, metadata = excluded.metadata, expiry = excluded.expiry
                 """)
         }
         if last != first || settingsVersion != nil {
