@@ -1,6 +1,22 @@
 // MARK: - Channel grant sequences
 
 extension GatewayStorage {
+    /// `user` as stored, with the channels and roles documents grant it (``User/channelsFromGrants``,
+    /// ``User/rolesFromGrants``): how every storage loads a user.
+    func withDocumentGrants(_ user: User) throws(GatewayError) -> User {
+        var user = user
+        user.channelsFromGrants = Set(try documentChannelGrants(to: user.name).keys)
+        user.rolesFromGrants = Set(try documentRoleGrants(to: user.name).keys)
+        return user
+    }
+
+    /// `role` as stored, with the channels documents grant `role:NAME`: how every storage loads a role.
+    func withDocumentGrants(_ role: Role) throws(GatewayError) -> Role {
+        var role = role
+        role.channelsFromGrants = Set(try documentChannelGrants(to: PrincipalCache.rolePrincipal(role.name)).keys)
+        return role
+    }
+
     /// Every channel `user` can read, each with the sequence at which they gained it (spec: sync-function.md
     /// §7.3): `admin_channels` at the user record's sequence; channels documents granted them; for each role
     /// (explicit at the user record's sequence, or granted by a document) its `admin_channels` and the channels

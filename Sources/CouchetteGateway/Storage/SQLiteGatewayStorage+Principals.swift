@@ -48,9 +48,8 @@ extension SQLiteGatewayStorage: PrincipalStore {
         lock.lock()
         defer { lock.unlock() }
         if let cached = principalCache.user(named: name) { return cached }
-        guard var user = try load(User.self, from: "users", key: "name", value: name) else { return nil }
-        user.channelsFromGrants = Set(try documentChannelGrants(to: name).keys)
-        user.rolesFromGrants = Set(try documentRoleGrants(to: name).keys)
+        guard let stored = try load(User.self, from: "users", key: "name", value: name) else { return nil }
+        let user = try withDocumentGrants(stored)
         principalCache.store(user)
         return user
     }
@@ -159,8 +158,8 @@ extension SQLiteGatewayStorage: PrincipalStore {
         lock.lock()
         defer { lock.unlock() }
         if let cached = principalCache.role(named: name) { return cached }
-        guard var role = try load(Role.self, from: "roles", key: "name", value: name) else { return nil }
-        role.channelsFromGrants = Set(try documentChannelGrants(to: PrincipalCache.rolePrincipal(name)).keys)
+        guard let stored = try load(Role.self, from: "roles", key: "name", value: name) else { return nil }
+        let role = try withDocumentGrants(stored)
         principalCache.store(role)
         return role
     }

@@ -24,10 +24,18 @@ extension PostgresGatewayStorage: PrincipalStore {
     }
 
     private func names(_ query: PostgresQuery) throws(GatewayError) -> [String] {
+        try pool.withConnection { link throws(GatewayError) in try link.strings(query) }
+    }
+
+    /// Stores a user or role (a `name, data` table), replacing the one of that name.
+    private func store(_ principal: some Encodable, named name: String, in table: String) throws(GatewayError) {
+        let data = try encode(principal)
         try pool.withConnection { link throws(GatewayError) in
-            var names: [String] = []
-            for row in try link.query(query).rows { names.append(try PostgresLink.decode(row, as: String.self)) }
-            return names
+            try link.query(
+                """
+                INSERT INTO \(unescaped: table) (name, data) VALUES (\(name), \(data))
+                ON CONFLICT (name) DO UPDATE SET data = excluded.data
+                """)
         }
     }
 
@@ -38,21 +46,12 @@ extension PostgresGatewayStorage: PrincipalStore {
     // MARK: - Users
 
     public func user(named name: String) throws(GatewayError) -> User? {
-        guard var user = try load(User.self, "SELECT data FROM users WHERE name = \(name)", what: "user") else {
-            return nil
+        try load(User.self, "SELECT data FROM users WHERE name = \(name)", what: "user").map { user throws(GatewayError) in
+            try withDocumentGrants(user)
         }
-        user.channelsFromGrants = Set(try documentChannelGrants(to: name).keys)
-        user.rolesFromGrants = Set(try documentRoleGrants(to: name).keys)
-        return user
     }
 
-    public func putUser(_ user: User) throws(GatewayError) {
-        let data = try encode(user)
-        try pool.withConnection { link throws(GatewayError) in
-            try link.query(
-                "INSERT INTO users (name, data) VALUES (\(user.name), \(data)) ON CONFLICT (name) DO UPDATE SET data = excluded.data")
-        }
-    }
+    public func putUser(_ user: User) throws(GatewayError) { try store(user, named: user.name, in: "users") }
 
     @discardableResult
     public func deleteUser(named name: String) throws(GatewayError) -> Bool {
@@ -69,20 +68,12 @@ extension PostgresGatewayStorage: PrincipalStore {
     // MARK: - Roles
 
     public func role(named name: String) throws(GatewayError) -> Role? {
-        guard var role = try load(Role.self, "SELECT data FROM roles WHERE name = \(name)", what: "role") else {
-            return nil
+        try load(Role.self, "SELECT data FROM roles WHERE name = \(name)", what: "role").map { role throws(GatewayError) in
+            try withDocumentGrants(role)
         }
-        role.channelsFromGrants = Set(try documentChannelGrants(to: PrincipalCache.rolePrincipal(name)).keys)
-        return role
     }
 
-    public func putRole(_ role: Role) throws(GatewayError) {
-        let data = try encode(role)
-        try pool.withConnection { link throws(GatewayError) in
-            try link.query(
-                "INSERT INTO roles (name, data) VALUES (\(role.name), \(data)) ON CONFLICT (name) DO UPDATE SET data = excluded.data")
-        }
-    }
+    public func putRole(_ role: Role) throws(GatewayError) { try store(role, named: role.name, in: "roles") }
 
     @discardableResult
     public func deleteRole(named name: String) throws(GatewayError) -> Bool {

@@ -12,21 +12,19 @@ import PostgresNIO
 /// Every write transaction first locks the one `counter` row and takes its sequences from it, holding the lock until
 /// it commits: writes are serialized across nodes, so the order of sequences is the order in which they become
 /// visible, and a feed reading `sequence > since` can never pass a sequence that commits later; a rolled-back write
-/// gives its sequences back with the counter (docs/decisions.md, "Sequences across gateway nodes"). Rows are written
+/// gives its sequences back with the counter (docs/decisions.md, "Gateway storage in PostgreSQL and several nodes"). Rows are written
 /// at the end of a transaction in a few statements, whatever the number of documents. Committing sends
 /// `NOTIFY couchette`, which every node's ``PostgresChangeListener`` turns into a wake-up of its feeds.
 public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     let pool: PostgresConnectionPool
     /// The PostgreSQL schema holding this database's tables.
     let schema: String
-    private let location: PostgresLocation
     private let listener = PostgresChangeListener.Slot()
 
     /// Opens (creating its tables if needed) the storage of database `databaseName` at `location`.
     ///
     /// - Throws: 503 when PostgreSQL cannot be reached; 500 for tables written by a newer gateway.
     public init(location: PostgresLocation, databaseName: String) throws(GatewayError) {
-        self.location = location
         self.schema = "couchette_" + databaseName
         pool = PostgresConnectionPool(location: location, searchPath: schema)
         do {
@@ -109,7 +107,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Reading documents
 
     public func document(id: String) throws(GatewayError) -> StoredDocument? {
-        if let batch = currentBatch, let pending = batch.pending(id) { return pending }
+        if let batch = currentBatch, let known = batch.known(id) { return known }
         return try pool.withConnection { link throws(GatewayError) in try read(id, link) }
     }
 
@@ -135,6 +133,14 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: metadata)
     }
 
+    /// A document as the write transaction `batch` sees it: as the batch knows it, else read under its lock.
+    private func latest(_ id: String, _ batch: PostgresWriteBatch, _ link: PostgresLink) throws(GatewayError)
+        -> StoredDocument?
+    {
+        if let known = batch.known(id) { return known }
+        return try read(id, link)
+    }
+
     static func decodeDocument(id: String, sequence: Int64, body: ByteBuffer, metadata: ByteBuffer)
         throws(GatewayError) -> StoredDocument
     {
@@ -153,14 +159,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument? {
         try writeTransaction { batch, link throws(GatewayError) in
-            let current: StoredDocument?
-            if let pending = batch.pending(documentID) {
-                current = pending
-            } else if let prefetched = batch.prefetched[documentID] {
-                current = prefetched
-            } else {
-                current = try read(documentID, link)
-            }
+            let current = try latest(documentID, batch, link)
             guard var updated = try transform(current) else { return nil }
             guard updated.tree.winner != nil else { throw .internalError("A stored document needs a revision") }
             batch.last += 1
@@ -182,10 +181,9 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// statement per update.
     public func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
         try writeTransaction { batch, _ throws(GatewayError) in
-            if batch.last == batch.first, batch.documents.isEmpty, !ids.isEmpty {
-                let found = try documents(ids: ids)
-                for id in ids { batch.prefetched[id] = .some(found[id]) }
-            }
+            // Under the lock, and behind what the batch itself stores or purges (``PostgresWriteBatch/known(_:)``).
+            let found = try documents(ids: ids)
+            for id in ids { batch.prefetched[id] = .some(found[id]) }
             return try body()
         }
     }
@@ -193,9 +191,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     @discardableResult
     public func purge(documentID: String, expiredBy: Date?) throws(GatewayError) -> Bool {
         try writeTransaction { batch, link throws(GatewayError) in
-            let found: StoredDocument?
-            if let pending = batch.pending(documentID) { found = pending } else { found = try read(documentID, link) }
-            guard let document = found else { return false }
+            guard let document = try latest(documentID, batch, link) else { return false }
             if let expiredBy, !(document.expiry.map { $0 <= expiredBy } ?? false) { return false }
             var changes = IndexChanges()
             changes.recordDeletion(of: document)
@@ -285,27 +281,21 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
         try pool.withConnection { link throws(GatewayError) in
-            let rows = try link.query(
+            try link.strings(
                 """
                 SELECT id FROM documents WHERE expiry IS NOT NULL AND expiry <= \(date.timeIntervalSince1970)
                 ORDER BY expiry LIMIT \(Int64(limit))
                 """)
-            var ids: [String] = []
-            for row in rows.rows { ids.append(try PostgresLink.decode(row, as: String.self)) }
-            return ids
         }
     }
 
     public func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String] {
         try pool.withConnection { link throws(GatewayError) in
-            let rows = try link.query(
+            try link.strings(
                 """
                 SELECT id FROM documents WHERE id >= \(startKey ?? "") AND (\(endKey)::text IS NULL OR id <= \(endKey))
                 ORDER BY id LIMIT \(limit.map { Int64($0) })
                 """)
-            var ids: [String] = []
-            for row in rows.rows { ids.append(try PostgresLink.decode(row, as: String.self)) }
-            return ids
         }
     }
 

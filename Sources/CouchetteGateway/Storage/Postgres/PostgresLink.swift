@@ -36,6 +36,13 @@ final class PostgresLink: @unchecked Sendable {
         try query(PostgresQuery(unsafeSQL: sql))
     }
 
+    /// Runs a query of one text column and returns its values.
+    func strings(_ query: PostgresQuery) throws(GatewayError) -> [String] {
+        var values: [String] = []
+        for row in try self.query(query).rows { values.append(try Self.decode(row, as: String.self)) }
+        return values
+    }
+
     /// Runs a statement and returns how many rows it changed.
     func rowsChanged(by query: PostgresQuery) throws(GatewayError) -> Int {
         try self.query(query).metadata.rows ?? 0

@@ -21,7 +21,7 @@ final class PostgresWriteBatch {
     var purged: Set<String> = []
     /// The version of the shared settings this batch stores, if it does.
     var settingsVersion: UInt64?
-    /// Documents read at the start of the batch, under its lock (`.some(nil)`: absent), before any update.
+    /// Documents read under the batch's lock before its updates (`.some(nil)`: absent).
     var prefetched: [String: StoredDocument?] = [:]
 
     private struct ChannelKey: Hashable {
@@ -39,10 +39,12 @@ final class PostgresWriteBatch {
     private var insertedGrants: [GrantKey: IndexChanges.GrantRow] = [:]
     private var deletedGrants: Set<GrantKey> = []
 
-    /// The document as this batch leaves it: `.some(nil)` when it purged it, nil when the batch did not touch it.
-    func pending(_ id: String) -> StoredDocument?? {
+    /// The document as this batch knows it: as it will store it, `.some(nil)` when it purges it, as it prefetched
+    /// it; nil when the batch has to read it.
+    func known(_ id: String) -> StoredDocument?? {
         if let document = documents[id] { return .some(document) }
-        return purged.contains(id) ? .some(nil) : nil
+        if purged.contains(id) { return .some(nil) }
+        return prefetched[id]
     }
 
     init(last: UInt64) {
