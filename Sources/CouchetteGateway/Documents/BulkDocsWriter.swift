@@ -42,9 +42,10 @@ public struct BulkDocsWriter: Sendable {
         // A result names its document by its `_id`, a non-string one by its JSON text; a failed document without
         // one is named by nothing, as the seeds show Sync Gateway answering.
         let resultIDs = documentBodies.map { body in body["_id"].map { $0.stringValue ?? $0.serializedString() } }
-        let prepared = zip(documentBodies, resultIDs).map { body, id in
-            prepare(body, id: id, newEdits: newEdits, snapshots: snapshots)
+        let edits = zip(documentBodies, resultIDs).map { body, id in
+            edit(body, id: id, newEdits: newEdits, snapshots: snapshots)
         }
+        let prepared = documents.prepare(batch: edits, user: user)
         var results: [JSONValue]
         do {
             var lastSequence: UInt64?
@@ -69,22 +70,23 @@ public struct BulkDocsWriter: Sendable {
         return results
     }
 
-    /// One document's write computed on a snapshot, or why it cannot be written.
-    private func prepare(
+    /// One document's edit with the snapshot it is computed on, or why it cannot be written.
+    private func edit(
         _ body: JSONValue, id givenOrNone: String?, newEdits: Bool, snapshots: [String: StoredDocument]?
-    ) -> Result<PreparedWrite, GatewayError> {
+    ) -> Result<DocumentStore.BatchEdit, GatewayError> {
         let id = givenOrNone ?? DocumentStore.generateID()
         let givenID = body["_id"]?.stringValue
         do throws(GatewayError) {
             guard case .object = body else { throw GatewayError.badRequest("Document body must be a JSON object") }
             if body["_id"] != nil && givenID == nil { throw GatewayError.badRequest("Document id must be a string") }
             if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
-            // A generated ID is new: no snapshot to read.
-            let snapshots = givenID == nil ? [:] : snapshots
-            return .success(
+            let edit =
                 try newEdits
-                    ? documents.preparePut(id: id, body: body, user: user, snapshots: snapshots)
-                    : documents.preparePutExisting(id: id, body: body, user: user, snapshots: snapshots))
+                ? documents.putEdit(id: id, body: body) : documents.putExistingEdit(id: id, body: body)
+            // A generated ID is new: no snapshot to read.
+            let snapshot: StoredDocument? =
+                if givenID == nil { nil } else if let snapshots { snapshots[id] } else { try documents.storage.document(id: id) }
+            return .success(DocumentStore.BatchEdit(id: id, snapshot: snapshot, edit: edit))
         } catch {
             return .failure(error)
         }

@@ -141,13 +141,22 @@ public final class DocumentStore: Sendable {
         id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:],
         user: SyncUserContext? = nil, snapshots: [String: StoredDocument]? = nil
     ) throws(GatewayError) -> PreparedWrite {
+        let edit = try putEdit(id: id, body: body, parentRevision: parentRevision, attachmentBodies: attachmentBodies)
+        return try prepare(id: id, snapshots: snapshots, routed(edit, user: user))
+    }
+
+    /// The edit ``put(id:body:parentRevision:attachmentBodies:user:)`` makes, before routing: the body is checked
+    /// now, the revision added to whichever document the edit is given.
+    func putEdit(
+        id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:]
+    ) throws(GatewayError) -> UnroutedEdit {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let parentText = parentRevision ?? members["_rev"]?.stringValue
         let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         let deleted = members["_deleted"]?.boolValue ?? false
         let expiry = try DocumentValidation.expiry(members, now: Date())
-        return try prepare(id: id, snapshots: snapshots) { current throws(GatewayError) in
+        return { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             try Self.checkEditable(document, parent: parent)
             let parentBody = parent.map { document.tree[$0]?.body } ?? document.winner?.body
@@ -166,9 +175,10 @@ public final class DocumentStore: Sendable {
                 throw .internalError("\(error)")
             }
             if let expiry { document.expiry = expiry.date }
-            try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
-            document.tree.prune(toDepth: self.revsLimit)
-            return DocumentEditResult(document: document, revision: revision, attachments: attachments)
+            return .added(
+                UnroutedRevision(
+                    document: document, revision: revision, attachments: attachments,
+                    previousWinner: current?.winner?.id))
         }
     }
 
@@ -195,6 +205,15 @@ public final class DocumentStore: Sendable {
         id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil,
         snapshots: [String: StoredDocument]? = nil
     ) throws(GatewayError) -> PreparedWrite {
+        let edit = try putExistingEdit(id: id, body: body, attachmentBodies: attachmentBodies)
+        return try prepare(id: id, snapshots: snapshots, routed(edit, user: user))
+    }
+
+    /// The edit ``putExisting(id:body:attachmentBodies:user:)`` makes, before routing: the body and history are
+    /// checked now, the revision inserted into whichever document the edit is given.
+    func putExistingEdit(
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:]
+    ) throws(GatewayError) -> UnroutedEdit {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let history: [RevisionID]
@@ -218,9 +237,9 @@ public final class DocumentStore: Sendable {
         let revision = history[0]
         let deleted = members["_deleted"]?.boolValue ?? false
         let expiry = try DocumentValidation.expiry(members, now: Date())
-        return try prepare(id: id, snapshots: snapshots) { current throws(GatewayError) in
+        return { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
-            if document.tree.contains(revision) { return DocumentEditResult(document: nil, revision: revision) }
+            if document.tree.contains(revision) { return .unchanged(revision) }
             let (stored, attachments) = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: revision.generation,
                 parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first,
@@ -231,9 +250,10 @@ public final class DocumentStore: Sendable {
                 throw .badRequest("Bad _revisions")
             }
             if let expiry { document.expiry = expiry.date }
-            try self.route(&document, revision: revision, user: user, previousWinner: current?.winner?.id)
-            document.tree.prune(toDepth: self.revsLimit)
-            return DocumentEditResult(document: document, revision: revision, attachments: attachments)
+            return .added(
+                UnroutedRevision(
+                    document: document, revision: revision, attachments: attachments,
+                    previousWinner: current?.winner?.id))
         }
     }
 
@@ -251,31 +271,59 @@ public final class DocumentStore: Sendable {
         return (document.winner?.id.generation ?? 0) + 1
     }
 
-    /// Runs the sync function for a new revision and records its channels; when it wins, its grants and expiry
-    /// (spec: sync-function.md §1). When the edit made another, older revision the winner (a conflict's winner
-    /// deleted), the function re-runs on that winner, without a user, to recompute the document's grants.
-    private func route(
-        _ document: inout StoredDocument, revision: RevisionID, user: SyncUserContext?, previousWinner: RevisionID?
-    ) throws(GatewayError) {
-        let result = try routing(of: revision, in: document, user: user)
+    // MARK: - Routing
+
+    /// `edit` followed by the sync function for the revision it adds (``finish(_:routing:)``).
+    func routed(_ edit: @escaping UnroutedEdit, user: SyncUserContext?) -> DocumentEdit {
+        { current throws(GatewayError) in
+            switch try edit(current) {
+            case .unchanged(let revision):
+                return DocumentEditResult(document: nil, revision: revision)
+            case .added(let added):
+                let request = self.routingRequest(of: added.revision, in: added.document)
+                let result = try self.router.route(
+                    document: request.document, oldDocument: request.oldDocument, user: user)
+                return try self.finish(added, routing: result)
+            }
+        }
+    }
+
+    /// Records the sync function's result for a new revision: its channels, and when it wins, its grants and
+    /// expiry (spec: sync-function.md §1); then prunes the tree to ``revsLimit``. When the edit made another, older
+    /// revision the winner (a conflict's winner deleted), the function re-runs on that winner, without a user, to
+    /// recompute the document's grants.
+    func finish(_ added: UnroutedRevision, routing result: RoutingResult) throws(GatewayError) -> DocumentEditResult {
+        var document = added.document
+        let revision = added.revision
         document.channels[revision] = result.channels
         if let winner = document.winner?.id {
             if winner == revision {
                 apply(result, to: &document)
-            } else if winner != previousWinner, let rerun = try? routing(of: winner, in: document, user: nil) {
+            } else if winner != added.previousWinner, let rerun = try? routing(of: winner, in: document, user: nil) {
                 apply(rerun, to: &document)
             }
         }
         // Channels of revisions no longer in the tree are forgotten.
         document.channels = document.channels.filter { document.tree.contains($0.key) }
+        document.tree.prune(toDepth: revsLimit)
+        return DocumentEditResult(document: document, revision: revision, attachments: added.attachments)
     }
 
-    /// The sync function's result for one revision: `doc` is its body with `_id` and `_rev` (`{_id, _deleted}`
-    /// for a tombstone), `oldDoc` its parent's body with `_id` (`{_id, _deleted}` for a tombstone parent), or nil.
+    /// The sync function's result for one revision (see ``routingRequest(of:in:)``).
     func routing(of revision: RevisionID, in document: StoredDocument, user: SyncUserContext?) throws(GatewayError)
         -> RoutingResult
     {
-        guard let node = document.tree[revision] else { return RoutingResult() }
+        guard document.tree[revision] != nil else { return RoutingResult() }
+        let request = routingRequest(of: revision, in: document)
+        return try router.route(document: request.document, oldDocument: request.oldDocument, user: user)
+    }
+
+    /// The sync function's arguments for one revision: `doc` is its body with `_id` and `_rev` (`{_id, _deleted}`
+    /// for a tombstone), `oldDoc` its parent's body with `_id` (`{_id, _deleted}` for a tombstone parent), or nil.
+    func routingRequest(of revision: RevisionID, in document: StoredDocument) -> RoutingRequest {
+        guard let node = document.tree[revision] else {
+            return RoutingRequest(document: ["_id": .string(document.id), "_rev": .string(revision.description)], oldDocument: nil)
+        }
         var input: [String: JSONValue]
         if node.isDeleted {
             input = ["_id": .string(document.id), "_deleted": true]
@@ -293,7 +341,7 @@ public final class DocumentStore: Sendable {
                 old = .object(body)
             }
         }
-        return try router.route(document: .object(input), oldDocument: old, user: user)
+        return RoutingRequest(document: .object(input), oldDocument: old)
     }
 
     /// Makes `result` the document's current grants and expiry.

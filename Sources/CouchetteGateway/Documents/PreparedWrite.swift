@@ -14,6 +14,31 @@ struct DocumentEditResult: Sendable {
 /// effects (it may run twice: on a snapshot, then again at commit on the latest document).
 typealias DocumentEdit = @Sendable (StoredDocument?) throws(GatewayError) -> DocumentEditResult
 
+/// A new revision added to a document's tree, its attachments resolved, before the sync function routed it
+/// (``DocumentStore/finish(_:routing:)`` completes it).
+struct UnroutedRevision: Sendable {
+    /// The document with the revision in its tree.
+    var document: StoredDocument
+    /// The revision added.
+    let revision: RevisionID
+    /// The attachment bodies the revision brings, by digest.
+    let attachments: [String: [UInt8]]
+    /// The document's winning revision before the edit.
+    let previousWinner: RevisionID?
+}
+
+/// What an edit does to a document before routing.
+enum UnroutedEditResult: Sendable {
+    /// The revision exists already (`new_edits=false`): nothing to store.
+    case unchanged(RevisionID)
+    /// A revision was added.
+    case added(UnroutedRevision)
+}
+
+/// An edit of a stored document before routing: gets the current document (nil if absent) and adds its revision.
+/// Like ``DocumentEdit``, it has no effects.
+typealias UnroutedEdit = @Sendable (StoredDocument?) throws(GatewayError) -> UnroutedEditResult
+
 /// A document write computed on a snapshot, outside the storage's lock, waiting for ``DocumentStore/commit(_:)``:
 /// committed as is when the document did not change meanwhile, else its edit runs again under the lock.
 struct PreparedWrite: Sendable {

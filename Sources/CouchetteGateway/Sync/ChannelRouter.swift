@@ -61,6 +61,22 @@ public struct SyncUserContext: Sendable, Hashable {
     }
 }
 
+// MARK: - RoutingRequest
+
+/// One revision to route: the sync function's `doc` and `oldDoc`.
+public struct RoutingRequest: Sendable, Hashable {
+    /// The new revision's body with `_id` and `_rev` (a deletion is `{"_id", "_deleted": true}`).
+    public var document: JSONValue
+    /// The parent revision's body with `_id`, nil when creating.
+    public var oldDocument: JSONValue?
+
+    /// Creates a request.
+    public init(document: JSONValue, oldDocument: JSONValue?) {
+        self.document = document
+        self.oldDocument = oldDocument
+    }
+}
+
 // MARK: - ChannelRouter
 
 /// Decides where a new revision goes and what it grants: the sync function's job. ``PropertyChannelRouter`` is
@@ -75,6 +91,21 @@ public protocol ChannelRouter: Sendable {
     ///   - user: The user writing, or nil on the admin port (every `require*` passes).
     func route(document: JSONValue, oldDocument: JSONValue?, user: SyncUserContext?) throws(GatewayError)
         -> RoutingResult
+
+    /// Routes the revisions one user writes in one request (`_bulk_docs`), each as
+    /// ``route(document:oldDocument:user:)`` would: the same results and errors, in order. The default routes them
+    /// one by one; ``JavaScriptSyncFunction`` crosses into JavaScript once per batch.
+    func route(batch: [RoutingRequest], user: SyncUserContext?) -> [Result<RoutingResult, GatewayError>]
+}
+
+extension ChannelRouter {
+    public func route(batch: [RoutingRequest], user: SyncUserContext?) -> [Result<RoutingResult, GatewayError>] {
+        batch.map { request in
+            Result { () throws(GatewayError) in
+                try route(document: request.document, oldDocument: request.oldDocument, user: user)
+            }
+        }
+    }
 }
 
 // MARK: - PropertyChannelRouter

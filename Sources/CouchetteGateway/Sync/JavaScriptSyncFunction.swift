@@ -8,7 +8,8 @@ import Foundation
 /// The source is a function expression, as in a configuration file's `sync`. It is compiled once per
 /// JavaScriptCore context; a pool of contexts lets concurrent writes run the function in parallel, each call
 /// borrowing one context (and waiting while all are busy). Each context has its own context group, so the time
-/// limit applies per call.
+/// limit applies per call. A batch of revisions (``evaluate(_:user:)``, a `_bulk_docs` request) crosses into
+/// JavaScript once per ``batchLimit`` calls rather than once per call.
 ///
 /// ```swift
 /// let sync = try JavaScriptSyncFunction(source: """
@@ -96,37 +97,106 @@ public final class JavaScriptSyncFunction: ChannelRouter {
     ///   - oldDocument: The parent revision's body with `_id`, nil when there is none (`oldDoc` is `null`).
     ///   - user: The user writing, or nil for admin and internal writes (every `require*` passes).
     public func evaluate(document: JSONValue, oldDocument: JSONValue?, user: SyncUserContext?) -> SyncFunctionOutcome {
-        let documentJSON = document.serialized()
-        let oldDocumentJSON = oldDocument.map { $0.serialized() }
+        evaluate([RoutingRequest(document: document, oldDocument: oldDocument)], user: user)[0]
+    }
+
+    /// Runs the function for each revision of a batch one user writes, crossing into JavaScript once per
+    /// ``batchLimit`` calls, and reports each outcome as ``evaluate(document:oldDocument:user:)`` would.
+    ///
+    /// The time and memory limits apply to each call. A call that runs past the time limit fails alone (the rest
+    /// run again in a fresh context); when the heap grows past the memory limit, or a call throws, the calls
+    /// concerned run again one by one, so that each outcome and its detail are the ones a single call gives.
+    ///
+    /// - Parameters:
+    ///   - requests: The revisions and their parents.
+    ///   - user: The user writing, or nil for admin and internal writes (every `require*` passes).
+    /// - Returns: One outcome per request, in order.
+    public func evaluate(_ requests: [RoutingRequest], user: SyncUserContext?) -> [SyncFunctionOutcome] {
         let userJSON = user.map(Self.json)
+        let calls = requests.map(Self.json)
+        var outcomes = [SyncFunctionOutcome?](repeating: nil, count: requests.count)
+        var chunk: [Int] = []
+        var chunkBytes = 0
+        for (index, call) in calls.enumerated() {
+            if !chunk.isEmpty, chunk.count == Self.batchLimit || chunkBytes + call.count > Self.batchBytesLimit {
+                run(chunk, of: calls, user: userJSON, into: &outcomes)
+                chunk.removeAll(keepingCapacity: true)
+                chunkBytes = 0
+            }
+            chunk.append(index)
+            chunkBytes += call.count
+        }
+        if !chunk.isEmpty { run(chunk, of: calls, user: userJSON, into: &outcomes) }
+        return outcomes.map { $0 ?? .failed(.syncFunctionException, detail: "the sync function runtime skipped a call") }
+    }
+
+    /// The most calls one entry into JavaScript runs.
+    static let batchLimit = 100
+    /// The most bytes of documents one entry into JavaScript takes (more when a single call is larger).
+    static let batchBytesLimit = 256 << 10
+
+    /// Runs the calls at `indices` in one context and records their outcomes.
+    private func run(
+        _ indices: [Int], of calls: [[UInt8]], user: [UInt8]?, into outcomes: inout [SyncFunctionOutcome?]
+    ) {
         let runner: SyncFunctionRunner
         do {
             runner = try pool.borrow()
         } catch {
-            return .failed(.syncFunctionException, detail: "cannot start a JavaScript context: \(error.description)")
+            for index in indices {
+                outcomes[index] = .failed(
+                    .syncFunctionException, detail: "cannot start a JavaScript context: \(error.description)")
+            }
+            return
         }
-        let result = runner.run(document: documentJSON, oldDocument: oldDocumentJSON, user: userJSON)
+        let result = runner.run(calls: Self.array(indices.map { calls[$0] }), user: user)
         let now = Date()
         switch result {
-        case .timedOut:
+        case .timedOut(let call):
             pool.giveBack(runner, reusable: false)
-            return .failed(.syncFunctionTimedOut, detail: "the sync function ran longer than \(timeLimit)")
+            let stopped = indices[min(call, indices.count - 1)]
+            outcomes[stopped] = .failed(.syncFunctionTimedOut, detail: "the sync function ran longer than \(timeLimit)")
+            let rest = indices.filter { $0 != stopped }
+            if !rest.isEmpty { run(rest, of: calls, user: user, into: &outcomes) }
         case .memoryExhausted:
             pool.giveBack(runner, reusable: false)
-            return .failed(
-                .syncFunctionOutOfMemory, detail: "the sync function's heap grew past \(memoryLimit >> 20) MiB")
+            guard indices.count > 1 else {
+                outcomes[indices[0]] = .failed(
+                    .syncFunctionOutOfMemory, detail: "the sync function's heap grew past \(memoryLimit >> 20) MiB")
+                return
+            }
+            for index in indices { run([index], of: calls, user: user, into: &outcomes) }
         case .exception(let exception):
             pool.giveBack(runner, reusable: true)
-            return .failed(.syncFunctionException, detail: exception.description)
-        case .output(let bytes):
-            pool.giveBack(runner, reusable: true)
-            do {
-                let output = try SyncFunctionOutput(json: bytes)
-                for line in output.logs { console.write(line.level, line.message) }
-                return output.outcome(now: now)
-            } catch {
-                return .failed(.syncFunctionException, detail: error.description)
+            guard indices.count > 1 else {
+                outcomes[indices[0]] = .failed(.syncFunctionException, detail: exception.description)
+                return
             }
+            for index in indices { run([index], of: calls, user: user, into: &outcomes) }
+        case .outputs(let bytes):
+            pool.giveBack(runner, reusable: true)
+            guard let values = try? JSONValue(parsing: bytes).arrayValue, values.count == indices.count else {
+                for index in indices {
+                    outcomes[index] = .failed(.syncFunctionException, detail: "the sync function's output is malformed")
+                }
+                return
+            }
+            var threw: [Int] = []
+            for (index, value) in zip(indices, values) {
+                guard value != .null else {
+                    threw.append(index)
+                    continue
+                }
+                do {
+                    let output = try SyncFunctionOutput(value)
+                    for line in output.logs { console.write(line.level, line.message) }
+                    outcomes[index] = output.outcome(now: now)
+                } catch {
+                    outcomes[index] = .failed(.syncFunctionException, detail: error.description)
+                }
+            }
+            // A call that threw runs again alone, which lets its exception out with its text and line.
+            for index in threw { run([index], of: calls, user: user, into: &outcomes) }
         }
     }
 
@@ -140,10 +210,37 @@ public final class JavaScriptSyncFunction: ChannelRouter {
         try evaluate(document: document, oldDocument: oldDocument, user: user).result.get()
     }
 
+    /// Routes a batch with one entry into JavaScript per ``batchLimit`` calls (``ChannelRouter``).
+    public func route(batch: [RoutingRequest], user: SyncUserContext?) -> [Result<RoutingResult, GatewayError>] {
+        evaluate(batch, user: user).map(\.result)
+    }
+
     /// How many JavaScriptCore contexts exist now (idle or running), at most ``poolSize``.
     var contextCount: Int { pool.runnerCount }
 
     // MARK: - Helpers
+
+    /// A call as the wrapper expects it, `[doc, oldDoc]`.
+    private static func json(_ request: RoutingRequest) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes += request.document.serialized()
+        bytes.append(UInt8(ascii: ","))
+        bytes += request.oldDocument?.serialized() ?? Array("null".utf8)
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
+    }
+
+    /// The JSON array of elements already serialized.
+    private static func array(_ elements: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(elements.reduce(2) { $0 + $1.count + 1 })
+        for (offset, element) in elements.enumerated() {
+            if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += element
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return bytes
+    }
 
     /// The user context the wrapper expects, `{"name", "roles": […], "channels": […]}`.
     private static func json(_ user: SyncUserContext) -> [UInt8] {

@@ -28,16 +28,10 @@ struct SyncFunctionOutput {
     /// Creates an empty output.
     init() {}
 
-    /// Decodes the wrapper's JSON output.
+    /// Decodes one call's output, an element of the wrapper's output array.
     ///
     /// - Throws: A description of what is malformed (which only a function tampering with the runtime causes).
-    init(json bytes: [UInt8]) throws(JavaScriptException) {
-        let value: JSONValue
-        do {
-            value = try JSONValue(parsing: bytes)
-        } catch {
-            throw JavaScriptException(message: "the sync function's output is not valid JSON: \(error)")
-        }
+    init(_ value: JSONValue) throws(JavaScriptException) {
         guard let channels = value["channels"].flatMap(Self.strings), let expiry = value["expiry"]?.arrayValue,
             let access = value["access"].flatMap(Self.pairs), let roles = value["roles"].flatMap(Self.pairs)
         else {

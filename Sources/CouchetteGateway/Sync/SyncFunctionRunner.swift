@@ -15,19 +15,21 @@ import CJavaScriptCore
 final class SyncFunctionRunner: @unchecked Sendable {
     /// What one call produced.
     enum Result {
-        /// The entry point's JSON output (UTF-8).
-        case output([UInt8])
-        /// The function threw something other than `{forbidden}`/`{unauthorized}`.
+        /// The entry point's JSON output (UTF-8): an array with each call's output, `null` for a call that threw.
+        case outputs([UInt8])
+        /// A batch of one threw something other than `{forbidden}`/`{unauthorized}`.
         case exception(JavaScriptException)
-        /// The call ran past the time limit and was terminated.
-        case timedOut
-        /// The call grew the heap past the memory limit and was terminated.
-        case memoryExhausted
+        /// The call at this index of the batch ran past the time limit, and the batch was terminated.
+        case timedOut(call: Int)
+        /// The heap grew past the memory limit during the call at this index, and the batch was terminated.
+        case memoryExhausted(call: Int)
     }
 
     private let group: JSContextGroupRef
     private let context: JSGlobalContextRef
     private let entryPoint: JSObjectRef
+    /// The object whose `i` the entry point sets to the call it runs, read by the watchdog.
+    private let progress: JSObjectRef
     private let watchdog: SyncFunctionWatchdog
 
     /// Compiles `script` in a new context.
@@ -66,14 +68,19 @@ final class SyncFunctionRunner: @unchecked Sendable {
             JSContextGroupRelease(group)
             throw failure ?? JavaScriptException(message: "the sync function did not compile to a function")
         }
+        let progress = JSObjectMake(context, nil, nil)!
         JSValueProtect(context, object)
+        JSValueProtect(context, progress)
+        watchdog.watch(progress: progress)
         self.group = group
         self.context = context
         self.entryPoint = object
+        self.progress = progress
         self.watchdog = watchdog
     }
 
     deinit {
+        JSValueUnprotect(context, progress)
         JSValueUnprotect(context, entryPoint)
         JSGlobalContextRelease(context)
         JSContextGroupRelease(group)
@@ -81,29 +88,29 @@ final class SyncFunctionRunner: @unchecked Sendable {
 
     // MARK: - Calling
 
-    /// Runs the function once.
+    /// Runs the function for a batch of calls by one user, crossing into JavaScript once.
     ///
     /// - Parameters:
-    ///   - document: The new revision as JSON text.
-    ///   - oldDocument: The parent revision as JSON text, nil for `null`.
+    ///   - calls: A JSON array of `[doc, oldDoc]` pairs (`oldDoc` `null` when there is none), as UTF-8 text.
     ///   - user: The user context as JSON text (see ``SyncFunctionScript``), nil for an admin call.
-    func run(document: [UInt8], oldDocument: [UInt8]?, user: [UInt8]?) -> Result {
+    func run(calls: [UInt8], user: [UInt8]?) -> Result {
         watchdog.reset()
         let context = context
+        let progress = progress
         var exception: JSValueRef?
         // The arguments live in a stack buffer so that JavaScriptCore's conservative stack scan keeps them alive.
         let value: JSValueRef? = withUnsafeTemporaryAllocation(of: JSValueRef?.self, capacity: 3) { arguments in
             arguments.initialize(repeating: nil)
-            arguments[0] = Self.parse(document, in: context)
-            arguments[1] = oldDocument.flatMap { Self.parse($0, in: context) } ?? JSValueMakeNull(context)
-            arguments[2] = user.flatMap { Self.parse($0, in: context) } ?? JSValueMakeNull(context)
+            arguments[0] = Self.parse(calls, in: context)
+            arguments[1] = user.flatMap { Self.parse($0, in: context) } ?? JSValueMakeNull(context)
+            arguments[2] = progress
             guard arguments[0] != nil else { return nil }
             return JSObjectCallAsFunction(context, entryPoint, nil, 3, arguments.baseAddress, &exception)
         }
         if let exception {
             switch watchdog.stopReason {
-            case .timeLimit: return .timedOut
-            case .memoryLimit: return .memoryExhausted
+            case .timeLimit: return .timedOut(call: watchdog.stoppedCall)
+            case .memoryLimit: return .memoryExhausted(call: watchdog.stoppedCall)
             case .none: return .exception(JavaScriptException(exception, in: context))
             }
         }
@@ -111,7 +118,7 @@ final class SyncFunctionRunner: @unchecked Sendable {
             return .exception(JavaScriptException(message: "the sync function runtime returned no output"))
         }
         defer { JSStringRelease(text) }
-        return .output(JavaScriptText.utf8(text))
+        return .outputs(JavaScriptText.utf8(text))
     }
 
     // MARK: - Helpers

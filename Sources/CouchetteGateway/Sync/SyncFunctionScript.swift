@@ -7,19 +7,24 @@
 /// the user's own. The source lands in `var fn = SOURCE\n;`, as in Sync Gateway's `var v = %s;`: a trailing
 /// semicolon or comment is fine, and helper functions declared after the function expression are visible to it.
 ///
-/// The entry point takes `(doc, oldDoc, userContext)` — the user context `{name, roles: [role…],
-/// channels: [channel…]}` or `null` for admin calls — and returns the invocation's output as JSON text:
+/// The entry point takes a batch of calls for one user, `(calls, userContext, progress)` — `calls` an array of
+/// `[doc, oldDoc]` pairs, the user context `{name, roles: [role…], channels: [channel…]}` or `null` for admin
+/// calls, `progress` an object whose `i` the entry point sets to the index of the call it runs — and returns an
+/// array of the invocations' outputs as JSON text, each one:
 ///
 /// ```json
 /// {"channels": ["a"], "access": [[["user1"], ["a"]]], "roles": [[["user1"], ["role:moderator"]]],
 ///  "expiry": [3600], "reject": [403, "wrong user"]}
 /// ```
 ///
+/// A batch crosses the JavaScriptCore boundary once (one JSON text in, one out): most of a call's cost when the
+/// function itself is short.
+///
 /// `console.log`/`info`/`warn`/`error` lines are kept as `[level, text]` pairs in `logs` (at most 100 a call, each
 /// cut at 1,000 characters; non-string arguments as JSON). `access` and `role` calls are kept as `[names, values]` pairs (strings only, nulls dropped); `expiry` keeps each
 /// number or string passed (the last valid one wins); `reject` is the first `reject(status ≥ 400, message)` or
 /// `null`. Thrown `{forbidden}` and `{unauthorized}` objects become `reject(403|401, message)`; any other
-/// exception leaves the entry point. Validation of names happens in Swift (``SyncFunctionOutput``).
+/// exception makes the call's output `null` (in a batch of one, it leaves the entry point). Validation of names happens in Swift (``SyncFunctionOutput``).
 struct SyncFunctionScript: Sendable {
     /// The program to evaluate; its value is the entry point.
     let text: String
@@ -116,21 +121,32 @@ struct SyncFunctionScript: Sendable {
         var __couchette_syncFunction =
         """
 
-    /// The entry point, after the user's source and a newline.
+    /// The entry point, after the user's source and a newline: runs the function once per call of a batch,
+    /// `progress.i` naming the call running (for the watchdog's per-call time limit), each call's output `null`
+    /// when it threw something other than `{forbidden}`/`{unauthorized}` — except in a batch of one, which lets
+    /// the exception leave, so that its text and line can be read.
     private static let suffix = """
         if (typeof __couchette_syncFunction !== "function") { \
         throw new TypeError("the sync function must be a function expression, like function(doc, oldDoc) {…}"); } \
-        return function (doc, oldDoc, userContext) { \
-        var out = {channels: [], access: [], roles: [], expiry: [], reject: null, logs: []}; \
-        __couchette_out = out; __couchette_user = userContext; \
+        return function (calls, userContext, progress) { \
+        var outputs = [], single = calls.length === 1; \
+        __couchette_user = userContext; \
         try { \
-        try { __couchette_syncFunction(doc, oldDoc, {xattrs: {}}); } \
+        for (var i = 0; i < calls.length; i++) { \
+        progress.i = i; \
+        var out = {channels: [], access: [], roles: [], expiry: [], reject: null, logs: []}; \
+        __couchette_out = out; \
+        try { \
+        try { __couchette_syncFunction(calls[i][0], calls[i][1], {xattrs: {}}); } \
         catch (x) { \
         if (x !== null && x !== undefined && x.forbidden) { __couchette_reject(403, x.forbidden); } \
         else if (x !== null && x !== undefined && x.unauthorized) { __couchette_reject(401, x.unauthorized); } \
         else { throw x; } } \
+        } catch (x) { if (single) { throw x; } out = null; } \
+        __couchette_out = null; \
+        outputs.push(out); } \
         } finally { __couchette_out = null; __couchette_user = null; } \
-        return __couchette_stringify(out); }; \
+        return __couchette_stringify(outputs); }; \
         })()
         """
 }

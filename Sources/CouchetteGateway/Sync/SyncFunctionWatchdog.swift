@@ -13,6 +13,10 @@ import Synchronization
 /// call's CPU time with the time limit and the context group's heap (`JSGetMemoryUsageStatistics`: heap plus the
 /// extra memory of array buffers and strings) with the memory limit. Terminating raises an exception that
 /// JavaScript cannot catch. A call allocates at most what it can in one interval beyond the limit before it stops.
+///
+/// One entry into JavaScript runs a batch of calls; each check reads which one runs (the `i` of the progress
+/// object the entry point updates, see ``SyncFunctionScript``) and starts counting afresh when it changed, so
+/// the time limit applies to each call, give or take one interval, and a stop names the call it stopped.
 final class SyncFunctionWatchdog: Sendable {
     /// Why a call was stopped.
     enum Stop: UInt8 {
@@ -30,6 +34,12 @@ final class SyncFunctionWatchdog: Sendable {
     /// Checks made during the current call: each comes after ``checkInterval`` of its CPU time (JavaScriptCore
     /// counts it from each entry into JavaScript), so no clock is read on a call's fast path.
     private let checks = Atomic<Int>(0)
+    /// The progress object of the batch entry point (its address), whose `i` is the index of the running call.
+    private let progress = Atomic<Int>(0)
+    /// The index of the call running at the last check.
+    private let lastCall = Atomic<Int>(0)
+    /// The index of the call that was stopped.
+    private let stopped = Atomic<Int>(0)
     private let timeLimitNanoseconds: Int64
     private let memoryLimit: Double
 
@@ -50,10 +60,21 @@ final class SyncFunctionWatchdog: Sendable {
     /// Whether the last call (or the compilation) was stopped.
     var hasFired: Bool { stopReason != .none }
 
-    /// Starts a new call: forgets an earlier stop and starts counting CPU time.
+    /// The index in its batch of the call that was stopped (0 when nothing was).
+    var stoppedCall: Int { stopped.load(ordering: .acquiring) }
+
+    /// Starts a new batch: forgets an earlier stop and starts counting CPU time.
     func reset() {
         stop.store(Stop.none.rawValue, ordering: .releasing)
         checks.store(0, ordering: .releasing)
+        lastCall.store(0, ordering: .releasing)
+        stopped.store(0, ordering: .releasing)
+    }
+
+    /// Reads the running call's index from `object`'s `i` at each check. The object must stay alive (protected)
+    /// as long as the watchdog is installed.
+    func watch(progress object: JSObjectRef) {
+        progress.store(Int(bitPattern: UnsafeRawPointer(object)), ordering: .releasing)
     }
 
     /// Installs the checks on a context group. The group must not outlive the watchdog.
@@ -79,12 +100,19 @@ final class SyncFunctionWatchdog: Sendable {
     }
 
     private func check(_ context: JSContextRef?) -> Bool {
+        let call = context.map(runningCall) ?? 0
+        if call != lastCall.load(ordering: .acquiring) {
+            lastCall.store(call, ordering: .releasing)
+            checks.store(0, ordering: .releasing)
+        }
         let made = checks.add(1, ordering: .acquiringAndReleasing).newValue
         if Double(made) * interval * 1e9 >= Double(timeLimitNanoseconds) - 1 {
+            stopped.store(call, ordering: .releasing)
             stop.store(Stop.timeLimit.rawValue, ordering: .releasing)
             return true
         }
         if let context, Self.heapBytes(context) > memoryLimit {
+            stopped.store(call, ordering: .releasing)
             stop.store(Stop.memoryLimit.rawValue, ordering: .releasing)
             return true
         }
@@ -92,6 +120,16 @@ final class SyncFunctionWatchdog: Sendable {
             arm(JSContextGroupRef(address))
         }
         return false
+    }
+
+    /// The progress object's `i`: the index of the call running; 0 before the entry point sets it.
+    private func runningCall(_ context: JSContextRef) -> Int {
+        guard let address = UnsafeRawPointer(bitPattern: progress.load(ordering: .acquiring)) else { return 0 }
+        let object = JSObjectRef(address)
+        let value = JavaScriptText.withString("i") { JSObjectGetProperty(context, object, $0, nil) }
+        guard let value, JSValueIsNumber(context, value) else { return 0 }
+        let number = JSValueToNumber(context, value, nil)
+        return number.isFinite && number >= 0 && number < Double(Int32.max) ? Int(number) : 0
     }
 
     /// The heap and extra memory of the context's VM, in bytes.
