@@ -37,12 +37,14 @@ run: deps
 	$(SWIFT) build -c release --product couchette-gateway
 	.build/release/couchette-gateway $(CONFIG)
 
-## Run every test (every suite must carry a time limit: scripts/check-tests.py), the gateway's end-to-end tests
+## Run every test (every suite must carry a time limit: scripts/check-tests.py; handlers reach databases through
+## their facade: scripts/check-layers.py), the gateway's end-to-end tests
 ## again with their databases in PostgreSQL (test-postgres), then check the gateway against its OpenAPI descriptions
 ## with schemathesis (a short run: a few examples per operation, a fixed seed so that a run repeats; `make fuzz`
 ## draws new cases each time).
 test: deps
 	python3 scripts/check-tests.py
+	python3 scripts/check-layers.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory test-postgres

@@ -56,7 +56,7 @@ struct AuthenticatorTests {
             _ = try auth.authenticate(basic: "user1", password: "wrong")
         } catch {
             #expect(error.statusCode == 401)
-            #expect(error.headers[.wwwAuthenticate] == #"Basic realm="Couchbase Sync Gateway""#)
+            #expect(JSONRenderer().response(for: error).headers[.wwwAuthenticate] == #"Basic realm="Couchbase Sync Gateway""#)
         }
     }
 

@@ -27,8 +27,8 @@ struct GatewayErrorTests {
         #expect(GatewayError.noSuchDatabase("x").reason == #"no such database "x""#)
         #expect(GatewayError.noSuchDatabase("x").statusCode == 404)
         #expect(GatewayError.unknownURL.reason == "unknown URL")
-        #expect(GatewayError.methodNotAllowed("PUT", allowed: ["GET", "HEAD"]).headers[.allow] == "GET, HEAD")
-        #expect(GatewayError.unauthorized().headers[.wwwAuthenticate] == #"Basic realm="Couchbase Sync Gateway""#)
+        #expect(GatewayError.methodNotAllowed("PUT", allowed: ["GET", "HEAD"]).remedy == .allowedMethods(["GET", "HEAD"]))
+        #expect(GatewayError.tooManyRequests("slow down", retryAfter: .milliseconds(1500)).remedy == .retryAfter(seconds: 2))
         let config = GatewayError.invalidConfig(field: "databases.todo.revs_limit", problem: "expected an integer")
         #expect(config.reason == "databases.todo.revs_limit: expected an integer")
         #expect(config.field == "databases.todo.revs_limit")
@@ -45,6 +45,17 @@ struct GatewayErrorTests {
         #expect(response.body.contentLength == expected.utf8.count)
         let data = try JSONRenderer().data(["error": "not_found", "reason": #"no such database "nope""#])
         #expect(String(decoding: data, as: UTF8.self) == expected)
+    }
+
+    @Test("The HTTP layer gives each error the headers its status and remedy call for")
+    func responseHeaders() {
+        let renderer = JSONRenderer()
+        #expect(renderer.response(for: .unauthorized()).headers[.wwwAuthenticate] == #"Basic realm="Couchbase Sync Gateway""#)
+        #expect(renderer.response(for: .forbidden("wrong user")).headers[.wwwAuthenticate] == nil)
+        #expect(renderer.response(for: .methodNotAllowed("PUT", allowed: ["GET", "HEAD"])).headers[.allow] == "GET, HEAD")
+        #expect(renderer.response(for: .tooManyRequests("slow", retryAfter: .seconds(3))).headers[.retryAfter] == "3")
+        #expect(renderer.response(for: .rangeNotSatisfiable(length: 10)).headers[.contentRange] == "bytes */10")
+        #expect(renderer.response(for: GatewayError(statusCode: 422, reason: "r")).status.reasonPhrase == "Unprocessable Entity")
     }
 
     @Test("HEAD error responses have no body")

@@ -176,6 +176,6 @@ import Testing
                 try AttachmentByteRange(header: unsatisfiable, length: 100)
             }
         }
-        #expect(AttachmentByteRange.unsatisfiable(length: 7).headers[.contentRange] == "bytes */7")
+        #expect(JSONRenderer().response(for: AttachmentByteRange.unsatisfiable(length: 7)).headers[.contentRange] == "bytes */7")
     }
 }

@@ -39,6 +39,11 @@ public struct DatabasePrincipals: Sendable {
         return name == PrincipalName.guest ? User.defaultGuest : nil
     }
 
+    /// Every channel `user` can read: `!`, their own, their roles', and those documents grant them or their roles.
+    public func allChannels(of user: User) throws(GatewayError) -> Set<String> {
+        try database.storage.allChannels(of: user)
+    }
+
     /// The admin API's JSON for a user (``User/jsonValue(roles:)``): no password, `all_channels` and `roles`
     /// computed.
     ///

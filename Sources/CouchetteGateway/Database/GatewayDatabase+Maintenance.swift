@@ -4,6 +4,14 @@ import CouchetteCore
 // MARK: - Maintenance
 
 extension GatewayDatabase {
+    /// Re-runs the sync function over every document (`POST /{db}/_resync`, with the database offline); see
+    /// ``DocumentStore/resync()``.
+    ///
+    /// - Returns: How many documents changed.
+    public func resync() throws(GatewayError) -> Int {
+        try documents.resync()
+    }
+
     /// `POST /{db}/_compact` (spec: gateway-rest-api.md §16): drops the stored bodies of non-leaf revisions and
     /// empties tombstone bodies. Sequences do not change, so nothing shows in `_changes`.
     ///

@@ -216,6 +216,11 @@ public final class GatewayDatabase: Sendable {
         (try? storage.lastSequence) ?? changeNotifier.lastSequence
     }
 
+    /// The storage's identity (`server_uuid` in `GET /_status`), nil when it cannot be read.
+    public var storageUUID: String? {
+        try? storage.storageUUID
+    }
+
     // MARK: - Closing
 
     /// Closes feeds and the storage; later calls fail with 503.

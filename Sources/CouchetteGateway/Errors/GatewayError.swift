@@ -1,13 +1,16 @@
 import Foundation
-import Hummingbird
 
 // MARK: - GatewayError
 
-/// The gateway's one error type: an HTTP status, an error name and a human-readable reason.
+/// The gateway's one error type: a status, an error name and a human-readable reason.
 ///
-/// Every failure of the gateway, from a malformed configuration file to an unknown URL, is a `GatewayError`.
-/// It renders itself as the Sync Gateway error body `{"error": NAME, "reason": REASON}` with its status
-/// (spec: gateway-rest-api.md §1.4).
+/// Every failure of the gateway, from a malformed configuration file to an unknown URL, is a `GatewayError`;
+/// storage (SQLite and PostgreSQL), the sync function and configuration translate their failures into it where
+/// they happen. The status is the CouchDB protocol's (it also appears in `_bulk_docs` rows and in the sync
+/// function's `reject(status, …)`), but the type holds no HTTP machinery: the HTTP layer alone turns an error
+/// into a response, in one place (`GatewayError+HTTPResponseError.swift`: the status line, the body
+/// `{"error": NAME, "reason": REASON}` of spec gateway-rest-api.md §1.4, and headers from ``remedy`` and the
+/// status).
 ///
 /// ```swift
 /// throw GatewayError.noSuchDatabase("nope")
@@ -36,23 +39,33 @@ public struct GatewayError: Error, Sendable, Equatable {
     /// The configuration field the error is about, e.g. `databases.todo.revs_limit`, when there is one.
     public var field: String?
 
-    /// Extra response headers, e.g. `Allow` for a 405.
-    public var headers: HTTPFields
+    /// What a client can do about the error besides reading it (a response header says it), when there is something.
+    public var remedy: Remedy?
+
+    /// What a client can do about an error.
+    public enum Remedy: Sendable, Equatable {
+        /// Use one of these methods (405; `Allow`).
+        case allowedMethods([String])
+        /// Try again after this many seconds (429; `Retry-After`).
+        case retryAfter(seconds: Int)
+        /// Ask for a range within this many bytes (416; `Content-Range: bytes */N`).
+        case rangeWithin(length: Int)
+    }
 
     // MARK: - Initialisers
 
     /// Creates an error with a status code and a reason; the error name follows Sync Gateway's rule.
     ///
     /// - Parameters:
-    ///   - statusCode: The HTTP status code.
+    ///   - statusCode: The status code.
     ///   - reason: The human-readable explanation.
-    ///   - headers: Extra response headers.
-    public init(statusCode: Int, reason: String, headers: HTTPFields = [:]) {
+    ///   - remedy: What the client can do about it.
+    public init(statusCode: Int, reason: String, remedy: Remedy? = nil) {
         self.statusCode = statusCode
         self.error = Self.errorName(forStatus: statusCode)
         self.reason = reason
         self.field = nil
-        self.headers = headers
+        self.remedy = remedy
     }
 
     // MARK: - Factories
@@ -62,11 +75,9 @@ public struct GatewayError: Error, Sendable, Equatable {
         GatewayError(statusCode: 400, reason: reason)
     }
 
-    /// 401 Unauthorized, with the `WWW-Authenticate` challenge Couchbase Lite expects.
+    /// 401 Unauthorized (its response carries the `WWW-Authenticate` challenge Couchbase Lite expects).
     public static func unauthorized(_ reason: String = "Login required") -> GatewayError {
-        var headers = HTTPFields()
-        headers[.wwwAuthenticate] = #"Basic realm="Couchbase Sync Gateway""#
-        return GatewayError(statusCode: 401, reason: reason, headers: headers)
+        GatewayError(statusCode: 401, reason: reason)
     }
 
     /// 403 Forbidden.
@@ -87,11 +98,9 @@ public struct GatewayError: Error, Sendable, Equatable {
         GatewayError(statusCode: 404, reason: "no such database \"\(name)\"")
     }
 
-    /// 405 Method Not Allowed, listing the allowed methods in the `Allow` header.
+    /// 405 Method Not Allowed, with the allowed methods (its response's `Allow` header).
     public static func methodNotAllowed(_ method: String, allowed: [String]) -> GatewayError {
-        var headers = HTTPFields()
-        headers[.allow] = allowed.joined(separator: ", ")
-        return GatewayError(statusCode: 405, reason: "\(method) is not allowed", headers: headers)
+        GatewayError(statusCode: 405, reason: "\(method) is not allowed", remedy: .allowedMethods(allowed))
     }
 
     /// 409 conflict.
@@ -119,12 +128,20 @@ public struct GatewayError: Error, Sendable, Equatable {
         GatewayError(statusCode: 500, reason: reason)
     }
 
-    /// 429 Too Many Requests, with `Retry-After` in whole seconds (at least 1).
+    /// 429 Too Many Requests, to retry after a delay in whole seconds (at least 1; its response's `Retry-After`).
     public static func tooManyRequests(_ reason: String, retryAfter: Duration) -> GatewayError {
-        var headers = HTTPFields()
         let seconds = retryAfter.components.seconds + (retryAfter.components.attoseconds > 0 ? 1 : 0)
-        headers[.retryAfter] = String(max(1, seconds))
-        return GatewayError(statusCode: 429, reason: reason, headers: headers)
+        return GatewayError(statusCode: 429, reason: reason, remedy: .retryAfter(seconds: Int(max(1, seconds))))
+    }
+
+    /// 416 Requested Range Not Satisfiable: a byte range outside a body of `length` bytes.
+    public static func rangeNotSatisfiable(length: Int) -> GatewayError {
+        GatewayError(statusCode: 416, reason: "Requested range not satisfiable", remedy: .rangeWithin(length: length))
+    }
+
+    /// 406 Not Acceptable: no representation the request's `Accept` allows.
+    public static func notAcceptable(_ reason: String = "Response format not acceptable") -> GatewayError {
+        GatewayError(statusCode: 406, reason: reason)
     }
 
     /// 503 Service Unavailable.
@@ -171,26 +188,57 @@ public struct GatewayError: Error, Sendable, Equatable {
         }
     }
 
-    /// The HTTP reason phrase for a status, spelled as Go's `http.StatusText` (which Sync Gateway uses).
+    /// The reason phrase for a status, spelled as Go's `http.StatusText` (which Sync Gateway uses); the number
+    /// for a status Go does not name.
     public static func reasonPhrase(forStatus status: Int) -> String {
         switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"
+        case 402: "Payment Required"
         case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 406: "Not Acceptable"
+        case 407: "Proxy Authentication Required"
+        case 408: "Request Timeout"
         case 409: "Conflict"
+        case 410: "Gone"
+        case 411: "Length Required"
         case 412: "Precondition Failed"
         case 413: "Request Entity Too Large"
+        case 414: "Request URI Too Long"
         case 415: "Unsupported Media Type"
         case 416: "Requested Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 418: "I'm a teapot"
+        case 421: "Misdirected Request"
+        case 422: "Unprocessable Entity"
+        case 423: "Locked"
+        case 424: "Failed Dependency"
+        case 425: "Too Early"
+        case 426: "Upgrade Required"
+        case 428: "Precondition Required"
         case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 451: "Unavailable For Legal Reasons"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"
         case 502: "Bad Gateway"
         case 503: "Service Unavailable"
-        default: HTTPResponse.Status(code: status).reasonPhrase
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        case 506: "Variant Also Negotiates"
+        case 507: "Insufficient Storage"
+        case 508: "Loop Detected"
+        case 510: "Not Extended"
+        case 511: "Network Authentication Required"
+        default: String(status)
         }
     }
 }

@@ -69,7 +69,7 @@ public struct JSONRenderer: Sendable {
     /// HEAD requests get the status and headers without a body.
     public func response(for error: GatewayError, method: HTTPRequest.Method = .get) -> Response {
         let body = (try? data(["error": error.error, "reason": error.reason])) ?? Data()
-        var response = Self.jsonResponse(body, status: error.status, headers: error.headers)
+        var response = Self.jsonResponse(body, status: error.status, headers: error.responseHeaders)
         if method == .head { response.body = .init() }
         return response
     }

@@ -48,7 +48,7 @@ struct AcceptHeader: Sendable, Hashable {
     /// Throws 406 when neither JSON nor multipart is acceptable.
     func requireJSONOrMultipart() throws(GatewayError) {
         guard allowsJSON || allowsMultipart else {
-            throw GatewayError(statusCode: 406, reason: "Response format not acceptable")
+            throw GatewayError.notAcceptable()
         }
     }
 }

@@ -64,9 +64,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private static func translate(_ error: any Error) -> GatewayError {
         if let error = error as? GatewayError { return error }
         if let error = error as? SQLiteError {
+            // As PostgreSQL's connection and resource failures: 503, the client may retry.
             if error.primaryCode == .busy || error.primaryCode == .locked {
                 return .serviceUnavailable("The database is busy")
             }
+            if error.primaryCode == .full { return .serviceUnavailable("The disk is full") }
             return .internalError("Storage error: \(error.message)")
         }
         return .internalError("Storage error: \(error)")

@@ -52,8 +52,6 @@ struct AttachmentByteRange: Sendable, Hashable {
 
     /// The 416 error for a range outside a body of `length` bytes.
     static func unsatisfiable(length: Int) -> GatewayError {
-        var headers = HTTPFields()
-        headers[.contentRange] = "bytes */\(length)"
-        return GatewayError(statusCode: 416, reason: "Requested range not satisfiable", headers: headers)
+        .rangeNotSatisfiable(length: length)
     }
 }

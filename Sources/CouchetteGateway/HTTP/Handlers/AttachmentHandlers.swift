@@ -22,8 +22,7 @@ struct AttachmentHandlers: Sendable {
         let revision = try QueryOptions(request).string("rev").map { text throws(GatewayError) in
             try DocumentValidation.parseRevision(text)
         }
-        let content = try target.documents.attachment(
-            named: name, documentID: id, revision: revision, as: target.caller)
+        let content = try target.attachment(named: name, documentID: id, revision: revision)
         var headers = HTTPFields()
         let etag = "\"\(content.metadata.digest?.description ?? "")\""
         headers[.eTag] = etag
@@ -57,9 +56,8 @@ struct AttachmentHandlers: Sendable {
         let contentType = request.headers[.contentType].flatMap { $0.isEmpty ? nil : $0 }
             ?? AttachmentMetadata.defaultContentType
         let parent = QueryOptions(request).string("rev") ?? DocumentHandlers.ifMatch(request)
-        let revision = try target.documents.putAttachment(
-            named: name, documentID: id, data: data, contentType: contentType, parentRevision: parent,
-            as: target.caller)
+        let revision = try target.putAttachment(
+            named: name, documentID: id, data: data, contentType: contentType, parentRevision: parent)
         return DocumentHandlers.saved(id: id, revision: revision, status: .created, environment: environment)
     }
 
@@ -74,8 +72,7 @@ struct AttachmentHandlers: Sendable {
         guard let parent = QueryOptions(request).string("rev") ?? DocumentHandlers.ifMatch(request) else {
             throw GatewayError.conflict("Document update conflict")
         }
-        let revision = try target.documents.deleteAttachment(
-            named: name, documentID: id, parentRevision: parent, as: target.caller)
+        let revision = try target.deleteAttachment(named: name, documentID: id, parentRevision: parent)
         return DocumentHandlers.saved(id: id, revision: revision, status: .ok, environment: environment)
     }
 

@@ -24,12 +24,12 @@ struct BulkDocsHandler: Sendable {
         case .bool(let value)?: newEdits = value
         default: throw GatewayError.badRequest("new_edits must be a boolean")
         }
-        let results = target.documents.bulkDocs(documents, newEdits: newEdits, user: target.caller.syncContext)
+        let results = target.bulkDocs(documents, newEdits: newEdits)
         if environment.log.isEnabled(LogKeys.crud) {
             let failures = results.filter { $0["error"] != nil }.count
             environment.log(
                 LogKeys.crud,
-                "_bulk_docs on db \"\(target.database.name)\": \(results.count - failures) stored, \(failures) refused"
+                "_bulk_docs on db \"\(target.name)\": \(results.count - failures) stored, \(failures) refused"
                     + (newEdits ? "" : " (new_edits=false)"))
         }
         return environment.renderer.response(json: .array(results), status: .created)
@@ -40,19 +40,19 @@ struct BulkDocsHandler: Sendable {
     /// `POST /{db}/_revs_diff`: for each document, the offered revisions missing here and possible ancestors.
     @Sendable func revsDiff(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let (target, offered) = try await offeredRevisions(request, context: context, endpoint: "_revs_diff")
-        return environment.renderer.response(json: try target.documents.revsDiff(offered))
+        return environment.renderer.response(json: try target.revsDiff(offered))
     }
 
     /// `POST /{db}/_missing_revs` (CouchDB): `{"doc": ["1-a", "2-b"]}` → `{"missing_revs": {"doc": ["2-b"]}}`.
     @Sendable func missingRevs(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let (target, offered) = try await offeredRevisions(request, context: context, endpoint: "_missing_revs")
-        return environment.renderer.response(json: try target.documents.missingRevisions(offered))
+        return environment.renderer.response(json: try target.missingRevisions(offered))
     }
 
     /// The `{"doc": ["rev", …]}` body of `_revs_diff` and `_missing_revs` (design documents only for the admin).
     private func offeredRevisions(
         _ request: Request, context: GatewayRequestContext, endpoint: String
-    ) async throws -> (DatabaseRequest, [String: [String]]) {
+    ) async throws -> (AuthorizedDatabase, [String: [String]]) {
         let target = try await environment.resolver.resolve(request, context: context)
         let body = try await environment.body.jsonObject(of: request)
         var offered: [String: [String]] = [:]

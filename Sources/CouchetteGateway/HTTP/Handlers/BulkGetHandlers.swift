@@ -27,7 +27,7 @@ struct BulkGetHandlers: Sendable {
         }
         let items = docs.map(BulkGetItem.init(json:))
         // One read for every document (one transaction instead of one per entry).
-        let snapshots = try target.documents.storage.documents(ids: items.compactMap { $0.isValid ? $0.id : nil })
+        let snapshots = try target.snapshots(ids: items.compactMap { $0.isValid ? $0.id : nil })
         let results = items.map { Self.result(for: $0, in: target, base: base, snapshots: snapshots) }
         if accept.namesMultipart || (accept.allowsMultipart && !accept.namesJSON) {
             return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()
@@ -37,15 +37,15 @@ struct BulkGetHandlers: Sendable {
 
     /// Reads one entry as the caller.
     static func result(
-        for item: BulkGetItem, in target: DatabaseRequest, base: ReadOptions, snapshots: [String: StoredDocument]? = nil
+        for item: BulkGetItem, in target: AuthorizedDatabase, base: ReadOptions, snapshots: [String: StoredDocument]? = nil
     ) -> BulkGetResult {
         guard item.isValid, let id = item.id else {
             return .failure(
                 id: item.id, revision: item.revisionText, error: .badRequest("Invalid doc/rev ID in _bulk_get"))
         }
         do {
-            let revision = try target.documents.revision(
-                id: id, revision: item.revision, as: target.caller, options: item.options(base), in: snapshots)
+            let revision = try target.revision(
+                id: id, revision: item.revision, options: item.options(base), in: snapshots)
             return .success(revision)
         } catch {
             return .failure(id: id, revision: item.revisionText, error: error)

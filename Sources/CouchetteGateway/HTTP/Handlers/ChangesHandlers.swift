@@ -38,7 +38,7 @@ struct ChangesHandlers: Sendable {
     // MARK: - Responses
 
     /// The response for a resolved request and its parameters.
-    private func respond(to target: DatabaseRequest, parameters: [String: String], logger: Logger) async throws
+    private func respond(to target: AuthorizedDatabase, parameters: [String: String], logger: Logger) async throws
         -> Response
     {
         let notifier = target.database.changeNotifier

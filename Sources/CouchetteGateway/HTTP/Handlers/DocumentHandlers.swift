@@ -28,8 +28,8 @@ struct DocumentHandlers: Sendable {
         let options = try Self.readOptions(query)
         if let openRevs = query.string("open_revs") {
             let revisions = try Self.openRevisions(openRevs)
-            let results = try target.documents.openRevisionResults(
-                id: id, revisions: revisions, as: target.caller, options: options, latest: try query.bool("latest"))
+            let results = try target.openRevisionResults(
+                id: id, revisions: revisions, options: options, latest: try query.bool("latest"))
             if revisions == nil && results.isEmpty { throw GatewayError.notFound("missing") }
             if accept.namesMultipart || !accept.allowsJSON {
                 return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()
@@ -39,7 +39,7 @@ struct DocumentHandlers: Sendable {
         let revision = try query.string("rev").map { text throws(GatewayError) in
             try DocumentValidation.parseRevision(text)
         }
-        let loaded = try target.documents.revision(id: id, revision: revision, as: target.caller, options: options)
+        let loaded = try target.revision(id: id, revision: revision, options: options)
         let headers = Self.etag(loaded.revisionID)
         // CouchDB's conditional read: the client's copy (its ETag) is current → 304 with no body.
         if let etag = headers[.eTag], let ifNoneMatch = request.headers[.ifNoneMatch],
@@ -65,15 +65,13 @@ struct DocumentHandlers: Sendable {
         let query = QueryOptions(request)
         let document = try await Self.documentBody(of: request, reader: environment.body)
         if try !query.bool("new_edits", default: true) {
-            let revision = try target.documents.putExisting(
-                id: id, body: document.body, attachmentBodies: document.attachmentBodies,
-                user: target.caller.syncContext)
+            let revision = try target.putExisting(
+                id: id, body: document.body, attachmentBodies: document.attachmentBodies)
             return Self.saved(id: id, revision: revision, status: .created, environment: environment, etag: false)
         }
         let parent = query.string("rev") ?? Self.ifMatch(request)
-        let revision = try target.documents.put(
-            id: id, body: document.body, parentRevision: parent, attachmentBodies: document.attachmentBodies,
-            user: target.caller.syncContext)
+        let revision = try target.put(
+            id: id, body: document.body, parentRevision: parent, attachmentBodies: document.attachmentBodies)
         return Self.saved(id: id, revision: revision, status: .created, environment: environment)
     }
 
@@ -106,8 +104,7 @@ struct DocumentHandlers: Sendable {
         guard let parent = QueryOptions(request).string("rev") ?? Self.ifMatch(request) else {
             throw GatewayError.conflict("Document update conflict")
         }
-        let revision = try target.documents.put(
-            id: id, body: ["_deleted": true], parentRevision: parent, user: target.caller.syncContext)
+        let revision = try target.put(id: id, body: ["_deleted": true], parentRevision: parent)
         return Self.saved(id: id, revision: revision, status: .ok, environment: environment)
     }
 
@@ -122,9 +119,9 @@ struct DocumentHandlers: Sendable {
         }
         if members["_rev"] != nil { throw GatewayError.notFound("No previous revision to replace") }
         let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
-        let revision = try target.documents.put(id: id, body: .object(members), user: target.caller.syncContext)
+        let revision = try target.put(id: id, body: .object(members))
         var response = Self.saved(id: id, revision: revision, status: .ok, environment: environment)
-        response.headers[.location] = "/\(target.database.name)/\(Self.percentEncoded(id))"
+        response.headers[.location] = "/\(target.name)/\(Self.percentEncoded(id))"
         return response
     }
 

@@ -51,7 +51,7 @@ struct ServerAdminHandlers: Sendable {
         for database in await environment.registry.all {
             databases[database.name] = [
                 "seq": .int(Int64(database.updateSequence)),
-                "server_uuid": .string((try? database.storage.storageUUID) ?? ""),
+                "server_uuid": .string(database.storageUUID ?? ""),
                 "state": .string(database.state.rawValue),
             ]
         }

@@ -116,7 +116,7 @@ struct SessionHandlers: Sendable {
     @Sendable func getByID(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let database = try await onlineDatabase(context)
         let session = try database.principals.session(id: try Self.sessionID(from: context))
-        guard let user = try database.storage.user(named: session.username) else {
+        guard let user = try database.principals.user(named: session.username) else {
             throw GatewayError.notFound("missing")
         }
         return environment.renderer.response(json: Self.sessionInfo(user.userContext))

@@ -15,6 +15,7 @@ struct SyncHandlers: Sendable {
     /// `{"changes": N}`; online → 503 "Database must be _offline before calling /_resync".
     @Sendable func resync(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        try target.requireAdmin()
         let database = target.database
         switch database.state {
         case .offline: break
@@ -23,7 +24,7 @@ struct SyncHandlers: Sendable {
         }
         database.setState(.resyncing)
         defer { database.setState(.offline) }
-        let changed = try database.documents.resync()
+        let changed = try database.resync()
         environment.log(LogKeys.crud, "_resync of db \"\(database.name)\": \(changed) documents changed")
         return environment.renderer.response(json: ["changes": .int(Int64(changed))])
     }
@@ -46,18 +47,18 @@ struct SyncHandlers: Sendable {
     @Sendable func preview(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
         let body = try await environment.body.jsonObject(of: request)
-        let documents = target.database.documents
+        try target.requireAdmin()
         let router: any ChannelRouter
         switch body["sync"] {
         case .string(let source)?: router = try SyncFunctionLoader.router(for: source)
-        case nil, .null?: router = documents.router
+        case nil, .null?: router = target.database.router
         default: throw GatewayError.badRequest("sync must be a string")
         }
-        let user = try previewUser(body["user"], in: target.database)
+        let user = try previewUser(body["user"], in: target)
         var results: [JSONValue] = []
         if let docs = body["docs"] {
             guard case .array(let items) = docs else { throw GatewayError.badRequest("docs must be an array") }
-            for item in items { results.append(try preview(item, router: router, user: user, documents: documents)) }
+            for item in items { results.append(try preview(item, router: router, user: user, in: target)) }
         }
         var ids: [String] = []
         if let docIDs = body["doc_ids"] {
@@ -66,29 +67,21 @@ struct SyncHandlers: Sendable {
             }
             ids += items.compactMap(\.stringValue)
         }
-        if body["random"]?.boolValue == true, let id = try randomDocumentID(in: target.database) { ids.append(id) }
+        if body["random"]?.boolValue == true, let id = try target.randomDocumentID() { ids.append(id) }
         for id in ids {
-            results.append(Self.result(id: id) { () throws(GatewayError) in try documents.preview(id: id, with: router, user: user) })
+            results.append(Self.result(id: id) { () throws(GatewayError) in try target.preview(id: id, with: router, user: user) })
         }
         return environment.renderer.response(json: ["results": .array(results)])
     }
 
     /// Routes a given document body, with the stored document of the same `_id` as `oldDoc`.
-    private func preview(_ item: JSONValue, router: any ChannelRouter, user: SyncUserContext?, documents: DocumentStore)
+    private func preview(_ item: JSONValue, router: any ChannelRouter, user: SyncUserContext?, in target: AuthorizedDatabase)
         throws(GatewayError) -> JSONValue
     {
         guard case .object(var members) = item else { throw GatewayError.badRequest("docs must hold JSON objects") }
         let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
         members["_id"] = .string(id)
-        var oldDocument: JSONValue?
-        if let stored = try documents.storage.document(id: id), let winner = stored.winner {
-            if winner.isDeleted {
-                oldDocument = ["_id": .string(id), "_deleted": true]
-            } else if var old = winner.body?.objectValue {
-                old["_id"] = .string(id)
-                oldDocument = .object(old)
-            }
-        }
+        let oldDocument = try target.currentSyncInput(id: id)
         let document = JSONValue.object(members)
         return Self.result(id: id) { () throws(GatewayError) in
             try router.route(document: document, oldDocument: oldDocument, user: user)
@@ -96,16 +89,10 @@ struct SyncHandlers: Sendable {
     }
 
     /// The user context of `"user"`, or nil (admin) when absent.
-    private func previewUser(_ value: JSONValue?, in database: GatewayDatabase) throws(GatewayError) -> SyncUserContext? {
+    private func previewUser(_ value: JSONValue?, in target: AuthorizedDatabase) throws(GatewayError) -> SyncUserContext? {
         guard let value, !value.isNull else { return nil }
         guard let name = value.stringValue else { throw GatewayError.badRequest("user must be a string") }
-        guard let user = try database.storage.user(named: name) else { throw GatewayError.notFound("missing user \(name)") }
-        return Caller.user(user, channels: try database.storage.allChannels(of: user)).syncContext
-    }
-
-    private func randomDocumentID(in database: GatewayDatabase) throws(GatewayError) -> String? {
-        let ids = try database.storage.documentIDs(from: nil, to: nil, limit: 1_000)
-        return ids.randomElement()
+        return try target.syncContext(ofUser: name)
     }
 
     /// `{"id","channels","access","roles","expiry"?}` or the rejection `{"id","error","reason","status"}`.

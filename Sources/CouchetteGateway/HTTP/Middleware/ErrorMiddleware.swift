@@ -33,7 +33,7 @@ struct ErrorMiddleware: RouterMiddleware {
             if let response = unroutedResponse(for: error, request: request) {
                 return response
             }
-            let gatewayError = Self.gatewayError(from: error, logger: context.logger)
+            let gatewayError = GatewayError.from(error, logger: context.logger)
             return renderer.response(for: gatewayError, method: request.method)
         }
     }
@@ -56,27 +56,5 @@ struct ErrorMiddleware: RouterMiddleware {
             for: .methodNotAllowed(request.method.rawValue, allowed: allowed),
             method: request.method
         )
-    }
-
-    // MARK: - Mapping
-
-    /// Maps any error to a ``GatewayError``.
-    static func gatewayError(from error: any Error, logger: Logger) -> GatewayError {
-        switch error {
-        case let error as GatewayError:
-            return error
-        case let error as HTTPError:
-            var gatewayError = GatewayError(
-                statusCode: Int(error.status.code),
-                reason: error.body ?? GatewayError.reasonPhrase(forStatus: Int(error.status.code))
-            )
-            gatewayError.headers = error.headers
-            return gatewayError
-        case let error as any HTTPResponseError:
-            return GatewayError(statusCode: Int(error.status.code), reason: error.status.reasonPhrase)
-        default:
-            logger.error("Unexpected error handling request", metadata: ["error": "\(String(reflecting: error))"])
-            return .internalError("Internal error")
-        }
     }
 }

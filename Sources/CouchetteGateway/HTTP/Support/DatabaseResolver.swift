@@ -1,19 +1,6 @@
 import Foundation
 import Hummingbird
 
-// MARK: - DatabaseRequest
-
-/// A request addressed to one database, with the caller it was authenticated as.
-struct DatabaseRequest: Sendable {
-    /// The database.
-    let database: GatewayDatabase
-    /// Who is asking.
-    let caller: Caller
-
-    /// The document operations.
-    var documents: DocumentStore { database.documents }
-}
-
 // MARK: - DatabaseResolver
 
 /// Finds the database a request names and authenticates its caller (spec: gateway-rest-api.md §1.3):
@@ -43,11 +30,11 @@ struct DatabaseResolver: Sendable {
     /// - Throws: 404 for an unknown database, 401 for bad or missing credentials, 503 when offline.
     func resolve(
         _ request: Request, context: GatewayRequestContext, login: Login = .required, requireOnline: Bool = true
-    ) async throws(GatewayError) -> DatabaseRequest {
+    ) async throws(GatewayError) -> AuthorizedDatabase {
         let database = try await registry.requireDatabase(named: try Self.databaseName(from: context))
         let caller = try await authenticate(request, context: context, database: database, login: login)
         if requireOnline { try database.requireOnline() }
-        return DatabaseRequest(database: database, caller: caller)
+        return AuthorizedDatabase(database: database, caller: caller)
     }
 
     /// The caller of a request to `database`.
@@ -90,7 +77,7 @@ struct DatabaseResolver: Sendable {
 
     /// A user's caller value, with the channels they can read.
     func caller(for user: User, in database: GatewayDatabase) throws(GatewayError) -> Caller {
-        .user(user, channels: try database.storage.allChannels(of: user))
+        .user(user, channels: try database.principals.allChannels(of: user))
     }
 
     // MARK: - Path and headers

@@ -1,0 +1,175 @@
+import CouchetteCore
+import Foundation
+
+// MARK: - AuthorizedDatabase
+
+/// One database as one caller may use it: the facade request handlers go through (Sync Gateway's
+/// `DatabaseCollectionWithUser`). Reads see what the caller's channels allow, writes run the sync function as the
+/// caller, administrative operations require the admin; the storage stays behind it.
+///
+/// ```swift
+/// let alice = AuthorizedDatabase(database: todo, caller: .user(user, channels: ["lists.a"]))
+/// let revision = try alice.put(id: "a", body: ["type": "task-list", "owner": "alice"])
+/// let body = try alice.revision(id: "a").json     // 403 for a document outside alice's channels
+/// ```
+public struct AuthorizedDatabase: Sendable {
+    /// The database.
+    public let database: GatewayDatabase
+    /// Who is asking.
+    public let caller: Caller
+
+    /// Creates the facade of `database` for `caller`.
+    public init(database: GatewayDatabase, caller: Caller) {
+        self.database = database
+        self.caller = caller
+    }
+
+    /// The database's name.
+    public var name: String { database.name }
+
+    private var documents: DocumentStore { database.documents }
+
+    /// Throws 403 unless the caller is the admin (defence in depth: admin endpoints are served on the admin
+    /// listener only).
+    public func requireAdmin() throws(GatewayError) {
+        guard caller.isAdmin else { throw .forbidden("admin required") }
+    }
+
+    // MARK: - Reading documents
+
+    /// A revision (the current one when `revision` is nil) as the caller may see it
+    /// (``DocumentStore/revision(id:revision:as:options:in:)``).
+    ///
+    /// - Parameter snapshots: Documents read at once by ``snapshots(ids:)``, for requests reading many.
+    public func revision(
+        id: String, revision: RevisionID? = nil, options: ReadOptions = ReadOptions(),
+        in snapshots: [String: StoredDocument]? = nil
+    ) throws(GatewayError) -> DocumentRevision {
+        try documents.revision(id: id, revision: revision, as: caller, options: options, in: snapshots)
+    }
+
+    /// `open_revs` as the caller may see them (``DocumentStore/openRevisionResults(id:revisions:as:options:latest:)``).
+    public func openRevisionResults(
+        id: String, revisions: [RevisionID]?, options: ReadOptions = ReadOptions(), latest: Bool = false
+    ) throws(GatewayError) -> [OpenRevision] {
+        try documents.openRevisionResults(id: id, revisions: revisions, as: caller, options: options, latest: latest)
+    }
+
+    /// The stored documents with these IDs, read in one transaction, for ``revision(id:revision:options:in:)``.
+    func snapshots(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
+        try database.storage.documents(ids: ids)
+    }
+
+    /// An attachment's bytes and metadata, if the caller may see its revision.
+    public func attachment(named name: String, documentID: String, revision: RevisionID? = nil)
+        throws(GatewayError) -> AttachmentContent
+    {
+        try documents.attachment(named: name, documentID: documentID, revision: revision, as: caller)
+    }
+
+    // MARK: - Writing documents
+
+    /// Saves a new revision as the caller (``DocumentStore/put(id:body:parentRevision:attachmentBodies:user:)``).
+    @discardableResult
+    public func put(
+        id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:]
+    ) throws(GatewayError) -> RevisionID {
+        try documents.put(
+            id: id, body: body, parentRevision: parentRevision, attachmentBodies: attachmentBodies,
+            user: caller.syncContext)
+    }
+
+    /// Inserts a revision made elsewhere as the caller (``DocumentStore/putExisting(id:body:attachmentBodies:user:)``).
+    @discardableResult
+    public func putExisting(id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:])
+        throws(GatewayError) -> RevisionID
+    {
+        try documents.putExisting(id: id, body: body, attachmentBodies: attachmentBodies, user: caller.syncContext)
+    }
+
+    /// `_bulk_docs` as the caller: one result per document, the sync function run once for the batch.
+    public func bulkDocs(_ bodies: [JSONValue], newEdits: Bool) -> [JSONValue] {
+        documents.bulkDocs(bodies, newEdits: newEdits, user: caller.syncContext)
+    }
+
+    /// Adds or replaces an attachment as the caller, making a new revision.
+    @discardableResult
+    public func putAttachment(
+        named name: String, documentID: String, data: [UInt8], contentType: String, parentRevision: String?
+    ) throws(GatewayError) -> RevisionID {
+        try documents.putAttachment(
+            named: name, documentID: documentID, data: data, contentType: contentType, parentRevision: parentRevision,
+            as: caller)
+    }
+
+    /// Removes an attachment as the caller, making a new revision.
+    @discardableResult
+    public func deleteAttachment(named name: String, documentID: String, parentRevision: String)
+        throws(GatewayError) -> RevisionID
+    {
+        try documents.deleteAttachment(named: name, documentID: documentID, parentRevision: parentRevision, as: caller)
+    }
+
+    /// `_revs_diff`: for each document, the offered revisions missing here.
+    public func revsDiff(_ offered: [String: [String]]) throws(GatewayError) -> JSONValue {
+        try documents.revsDiff(offered)
+    }
+
+    /// CouchDB's `_missing_revs`.
+    public func missingRevisions(_ offered: [String: [String]]) throws(GatewayError) -> JSONValue {
+        try documents.missingRevisions(offered)
+    }
+
+    // MARK: - Local documents
+
+    /// A `_local` document's body (replication checkpoints; not replicated, not filtered by channels).
+    public func localDocument(id: String) throws(GatewayError) -> JSONValue {
+        try LocalDocumentStore(storage: database.storage).get(id: id)
+    }
+
+    /// Saves a `_local` document; returns its new revision.
+    public func putLocalDocument(id: String, body: JSONValue) throws(GatewayError) -> String {
+        try LocalDocumentStore(storage: database.storage).put(id: id, body: body)
+    }
+
+    /// Deletes a `_local` document at `revision`.
+    public func deleteLocalDocument(id: String, revision: String?) throws(GatewayError) {
+        try LocalDocumentStore(storage: database.storage).delete(id: id, revision: revision)
+    }
+
+    // MARK: - Sync function preview (admin)
+
+    /// The sync function's `oldDoc` for a document: its current revision's body with `_id` (`{_id, _deleted}` for
+    /// a tombstone), nil when absent.
+    public func currentSyncInput(id: String) throws(GatewayError) -> JSONValue? {
+        try requireAdmin()
+        guard let stored = try database.storage.document(id: id), let winner = stored.winner else { return nil }
+        if winner.isDeleted { return ["_id": .string(id), "_deleted": true] }
+        guard var body = winner.body?.objectValue else { return nil }
+        body["_id"] = .string(id)
+        return .object(body)
+    }
+
+    /// What the sync function sees of a user (`requireUser`, `requireRole`, `requireAccess`).
+    ///
+    /// - Throws: 404 `missing user NAME`.
+    public func syncContext(ofUser name: String) throws(GatewayError) -> SyncUserContext? {
+        try requireAdmin()
+        guard let user = try database.storage.user(named: name) else { throw .notFound("missing user \(name)") }
+        return Caller.user(user, channels: try database.storage.allChannels(of: user)).syncContext
+    }
+
+    /// A document ID picked at random among the first 1,000, nil for an empty database.
+    public func randomDocumentID() throws(GatewayError) -> String? {
+        try requireAdmin()
+        return try database.storage.documentIDs(from: nil, to: nil, limit: 1_000).randomElement()
+    }
+
+    /// What the sync function would decide for a stored document's current revision, as `user`, without saving.
+    public func preview(id: String, with router: any ChannelRouter, user: SyncUserContext?) throws(GatewayError)
+        -> RoutingResult
+    {
+        try requireAdmin()
+        return try documents.preview(id: id, with: router, user: user)
+    }
+}
