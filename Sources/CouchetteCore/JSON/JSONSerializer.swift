@@ -12,7 +12,7 @@ import Darwin
 /// every number as Go does after reading it as a float64. Non-finite doubles, which JSON cannot represent, are
 /// written as `null`.
 struct JSONSerializer {
-    private(set) var output: [UInt8] = []
+    var output: [UInt8] = []
     private let indentation: Int?
     private let canonical: Bool
 
@@ -90,11 +90,11 @@ struct JSONSerializer {
 
     // MARK: - Scalars
 
-    private mutating func append(_ literal: StaticString) {
+    mutating func append(_ literal: StaticString) {
         output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    private mutating func writeInteger(_ number: Int64) {
+    mutating func writeInteger(_ number: Int64) {
         if number >= 0 && number < 10 {
             output.append(UInt8(ascii: "0") + UInt8(number))
         } else if canonical {
@@ -104,7 +104,7 @@ struct JSONSerializer {
         }
     }
 
-    private mutating func writeDouble(_ number: Double) {
+    mutating func writeDouble(_ number: Double) {
         let text = canonical ? JSONNumberFormat.goText(number) : JSONNumberFormat.storedText(number)
         guard let text else {
             append("null")
@@ -115,7 +115,7 @@ struct JSONSerializer {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    private mutating func writeString(_ string: String) {
+    mutating func writeString(_ string: String) {
         output.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { bytes in

@@ -19,9 +19,13 @@ public enum PrincipalName {
 
     /// Whether `name` matches Sync Gateway's `^[-+.@%\w]*$`, with `\w` the ASCII letters, digits and `_`.
     public static func isValid(_ name: String) -> Bool {
-        name.unicodeScalars.allSatisfy { scalar in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "_", "-", "+", ".", "@", "%": true
+        // Every allowed character is ASCII, so the UTF-8 bytes can be checked one by one.
+        name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"),
+                UInt8(ascii: "."), UInt8(ascii: "@"), UInt8(ascii: "%"):
+                true
             default: false
             }
         }

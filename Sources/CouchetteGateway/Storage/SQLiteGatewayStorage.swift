@@ -168,9 +168,12 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             var changes = IndexChanges()
             changes.recordUpdate(of: &updated, previous: current)
             try Self.apply(changes, connection)
-            principalCache.apply(
-                added: Array(updated.grants.subtracting(grantsBefore)), removed: Array(grantsBefore.subtracting(updated.grants)),
-                at: updated.sequence)
+            let grantsAfter = Set(updated.grantSequences.keys)  // the current revision's grants, once recorded
+            if grantsAfter != grantsBefore {
+                principalCache.apply(
+                    added: Array(grantsAfter.subtracting(grantsBefore)), removed: Array(grantsBefore.subtracting(grantsAfter)),
+                    at: updated.sequence)
+            }
             if let current { try deleteRow(sequence: current.sequence, connection) }
             try insertRow(of: updated, winner: winner, connection)
             return updated

@@ -7,27 +7,76 @@ import Foundation
 /// made them and channels left with the sequence of leaving. The winner's body is stored apart. Grants written as
 /// arrays (before grant sequences were kept) read with the document's sequence.
 enum StoredDocumentCodec {
+    /// The metadata's JSON text, written straight from the document (it is encoded on every write).
     static func encodeMetadata(_ document: StoredDocument) -> [UInt8] {
         let nodes = document.tree.nodes
         var index: [RevisionID: Int] = [:]
-        for (offset, node) in nodes.enumerated() { index[node.id] = offset }
+        if nodes.count > 1 {
+            for (offset, node) in nodes.enumerated() { index[node.id] = offset }
+        }
         let winnerID = document.tree.winner?.id
-        let history: [JSONValue] = nodes.map { node in
-            let channels: JSONValue =
-                document.channels[node.id].map { .array($0.sorted().map(JSONValue.string)) } ?? .null
-            return .array([
-                .string(node.id.description), .int(Int64(node.parent.flatMap { index[$0] } ?? -1)),
-                .bool(node.isDeleted), node.id == winnerID ? .null : (node.body ?? .null), channels,
-            ])
+        var writer = JSONWriter(reservingCapacity: 160 + 48 * nodes.count)
+        writer.beginObject()
+        writer.key("history")
+        writer.beginArray()
+        for node in nodes {
+            writer.beginArray()
+            writer.string(node.id.description)
+            writer.int(Int64(node.parent.flatMap { index[$0] } ?? -1))
+            writer.bool(node.isDeleted)
+            if node.id != winnerID, let body = node.body { writer.value(body) } else { writer.null() }
+            if let channels = document.channels[node.id] {
+                writer.beginArray()
+                for channel in channels.sorted() { writer.string(channel) }
+                writer.endArray()
+            } else {
+                writer.null()
+            }
+            writer.endArray()
         }
-        var metadata: [String: JSONValue] = ["history": .array(history)]
-        if !document.access.isEmpty { metadata["access"] = grantsJSON(document.access, .channel, of: document) }
-        if !document.roleAccess.isEmpty { metadata["role_access"] = grantsJSON(document.roleAccess, .role, of: document) }
+        writer.endArray()
+        if !document.access.isEmpty {
+            writer.key("access")
+            writeGrants(document.access, .channel, of: document, to: &writer)
+        }
+        if !document.roleAccess.isEmpty {
+            writer.key("role_access")
+            writeGrants(document.roleAccess, .role, of: document, to: &writer)
+        }
         if !document.channelRemovals.isEmpty {
-            metadata["removed"] = .object(document.channelRemovals.mapValues { .int(Int64($0)) })
+            writer.key("removed")
+            writer.beginObject()
+            for (channel, sequence) in document.channelRemovals {
+                writer.key(channel)
+                writer.int(Int64(sequence))
+            }
+            writer.endObject()
         }
-        if let expiry = document.expiry { metadata["exp"] = .double(expiry.timeIntervalSince1970) }
-        return JSONValue.object(metadata).serialized()
+        if let expiry = document.expiry {
+            writer.key("exp")
+            writer.double(expiry.timeIntervalSince1970)
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// ``grantsJSON(_:_:of:)`` written to `writer`.
+    private static func writeGrants(
+        _ grants: [String: Set<String>], _ kind: DocumentGrant.Kind, of document: StoredDocument,
+        to writer: inout JSONWriter
+    ) {
+        writer.beginObject()
+        for (principal, targets) in grants {
+            writer.key(principal)
+            writer.beginObject()
+            for target in targets {
+                let grant = DocumentGrant(kind: kind, principal: principal, target: target)
+                writer.key(target)
+                writer.int(Int64(document.grantSequences[grant] ?? document.sequence))
+            }
+            writer.endObject()
+        }
+        writer.endObject()
     }
 
     /// `{principal: {channel or role: sequence of the grant}}`, as Sync Gateway's `_sync.access` and `role_access`.

@@ -32,8 +32,8 @@ struct SyncFunctionOutput {
     ///
     /// - Throws: A description of what is malformed (which only a function tampering with the runtime causes).
     init(_ value: JSONValue) throws(JavaScriptException) {
-        guard let channels = value["channels"].flatMap(Self.strings), let expiry = value["expiry"]?.arrayValue,
-            let access = value["access"].flatMap(Self.pairs), let roles = value["roles"].flatMap(Self.pairs)
+        guard case .array(let fields) = value, fields.count == 6, let channels = Self.strings(fields[0]),
+            let access = Self.pairs(fields[1]), let roles = Self.pairs(fields[2]), let expiry = fields[3].arrayValue
         else {
             throw JavaScriptException(message: "the sync function's output is malformed")
         }
@@ -41,13 +41,13 @@ struct SyncFunctionOutput {
         self.expiry = expiry
         self.access = access.map { (principals: $0.0, channels: $0.1) }
         self.roles = roles.map { (users: $0.0, roles: $0.1) }
-        logs = (value["logs"]?.arrayValue ?? []).compactMap { entry in
+        logs = (fields[5].arrayValue ?? []).compactMap { entry in
             guard let pair = entry.arrayValue, pair.count == 2, let level = pair[0].stringValue,
                 let message = pair[1].stringValue
             else { return nil }
             return (level, message)
         }
-        if let reject = value["reject"]?.arrayValue, reject.count == 2, let status = reject[0].intValue,
+        if let reject = fields[4].arrayValue, reject.count == 2, let status = reject[0].intValue,
             let message = reject[1].stringValue
         {
             rejection = (Int(status), message)
@@ -92,15 +92,18 @@ struct SyncFunctionOutput {
         var result = RoutingResult()
         let channelSet = Set(channels)
         result.channels = channelSet.contains(PrincipalName.allChannels) ? [PrincipalName.allChannels] : channelSet
+        // Inserted one by one into the result's sets (no intermediate sets: this runs for every write).
         for call in access {
-            let granted = Set(call.channels).subtracting([PrincipalName.allChannels])
-            guard !granted.isEmpty else { continue }
-            for principal in call.principals { result.access[principal, default: []].formUnion(granted) }
+            for principal in call.principals {
+                for channel in call.channels where channel != PrincipalName.allChannels {
+                    result.access[principal, default: []].insert(channel)
+                }
+            }
         }
         for call in roles {
-            let granted = Set(call.roles.map { String($0.dropFirst(Self.rolePrefix.count)) })
-            guard !granted.isEmpty else { continue }
-            for user in call.users { result.roles[user, default: []].formUnion(granted) }
+            for user in call.users {
+                for role in call.roles { result.roles[user, default: []].insert(String(role.dropFirst(Self.rolePrefix.count))) }
+            }
         }
         result.expiry = expiry.reversed().lazy.compactMap { SyncExpiry($0, now: now) }.first?.date
         return result

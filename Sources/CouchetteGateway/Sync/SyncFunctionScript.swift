@@ -10,11 +10,11 @@
 /// The entry point takes a batch of calls for one user, `(calls, userContext, progress)` — `calls` an array of
 /// `[doc, oldDoc]` pairs, the user context `{name, roles: [role…], channels: [channel…]}` or `null` for admin
 /// calls, `progress` an object whose `i` the entry point sets to the index of the call it runs — and returns an
-/// array of the invocations' outputs as JSON text, each one:
+/// array of the invocations' outputs as JSON text, each one an array (positional, which decodes faster than an
+/// object) of the channels, access calls, role calls, expiries, rejection and console lines:
 ///
 /// ```json
-/// {"channels": ["a"], "access": [[["user1"], ["a"]]], "roles": [[["user1"], ["role:moderator"]]],
-///  "expiry": [3600], "reject": [403, "wrong user"]}
+/// [["a"], [[["user1"], ["a"]]], [[["user1"], ["role:moderator"]]], [3600], [403, "wrong user"], [["log", "hi"]]]
 /// ```
 ///
 /// A batch crosses the JavaScriptCore boundary once (one JSON text in, one out): most of a call's cost when the
@@ -144,7 +144,7 @@ struct SyncFunctionScript: Sendable {
         else { throw x; } } \
         } catch (x) { if (single) { throw x; } out = null; } \
         __couchette_out = null; \
-        outputs.push(out); } \
+        outputs.push(out === null ? null : [out.channels, out.access, out.roles, out.expiry, out.reject, out.logs]); } \
         } finally { __couchette_out = null; __couchette_user = null; } \
         return __couchette_stringify(outputs); }; \
         })()
