@@ -69,8 +69,29 @@ public final class PostgresServer: Sendable {
         port = try Self.freePort()
         let data = directory.appendingPathComponent("data").path
         _ = try run("initdb", ["-D", data, "-U", Self.user, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"])
+        try Self.makeCertificate(in: directory)
+        // TLS is offered, not required: connections choose (sslmode).
         let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=500"
+            + " -c ssl=on -c ssl_cert_file=\(certificatePath) -c ssl_key_file=\(directory.path)/server.key"
         try start(["-D", data, "-o", options, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "start"])
+    }
+
+    /// The server's self-signed certificate (PEM, for `localhost` and `127.0.0.1`): the root a client verifying
+    /// it trusts (`sslrootcert`).
+    public var certificatePath: String { directory.appendingPathComponent("server.crt").path }
+
+    /// A self-signed certificate and its key for the server, made with `openssl`; the key readable by the server's
+    /// user alone, as PostgreSQL requires.
+    private static func makeCertificate(in directory: URL) throws {
+        let key = directory.appendingPathComponent("server.key").path
+        _ = try ChildProcess.run([
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", key, "-out", directory.appendingPathComponent("server.crt").path, "-days", "2",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ])
+        var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
+        if getuid() == 0 { attributes[.ownerAccountName] = "nobody" }
+        try FileManager.default.setAttributes(attributes, ofItemAtPath: key)
     }
 
     /// Runs `pg_ctl start`, which returns once the server accepts connections (or gives up after its `-t`).

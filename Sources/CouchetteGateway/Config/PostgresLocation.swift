@@ -14,6 +14,12 @@ import Foundation
 /// Percent-escapes in the user name and password are decoded. Every gateway node with the same URL serves the same
 /// data; each gateway database keeps its tables in a PostgreSQL schema of its own name, so several can share one
 /// PostgreSQL database.
+///
+/// TLS follows libpq's `sslmode` and `sslrootcert` query parameters
+/// (`postgres://sg@db.internal/couchette?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem`): `prefer` (the
+/// default) encrypts when the server offers TLS, `require` insists on it, `verify-ca` also checks the server's
+/// certificate against `sslrootcert` (the system's trust roots without it), `verify-full` its name too;
+/// `disable` never encrypts.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// The server's host name or address.
     public var host: String
@@ -25,14 +31,38 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var password: String?
     /// The PostgreSQL database.
     public var database: String
+    /// Whether and how connections use TLS (`sslmode`).
+    public var tlsMode: TLSMode
+    /// A PEM file of the certificates that may sign the server's (`sslrootcert`), for ``TLSMode/verifyCA`` and
+    /// ``TLSMode/verifyFull``; the system's trust roots when nil.
+    public var rootCertificatesPath: String?
+
+    /// How a connection uses TLS: libpq's `sslmode` values.
+    public enum TLSMode: String, Sendable, Hashable, CaseIterable {
+        /// Never.
+        case disable
+        /// When the server offers it, without checking its certificate (libpq's default).
+        case prefer
+        /// Always, without checking the server's certificate.
+        case require
+        /// Always, checking that a trusted authority signed the server's certificate.
+        case verifyCA = "verify-ca"
+        /// Always, checking the certificate's signer and that it names the host connected to.
+        case verifyFull = "verify-full"
+    }
 
     /// Creates a location from its parts.
-    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String) {
+    public init(
+        host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
+        tlsMode: TLSMode = .prefer, rootCertificatesPath: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.username = username
         self.password = password
         self.database = database
+        self.tlsMode = tlsMode
+        self.rootCertificatesPath = rootCertificatesPath
     }
 
     /// Parses a `postgres://` URL.
@@ -60,9 +90,30 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         if let port = components.port, !(1...65535).contains(port) {
             throw .invalidConfig(field: field, problem: "the PostgreSQL port must be between 1 and 65535")
         }
+        var tlsMode = TLSMode.prefer
+        var rootCertificatesPath: String?
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let mode = item.value.flatMap(TLSMode.init(rawValue:)) else {
+                    let modes = TLSMode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw .invalidConfig(field: field, problem: "the PostgreSQL sslmode must be one of \(modes)")
+                }
+                tlsMode = mode
+            case "sslrootcert":
+                guard let path = item.value, !path.isEmpty else {
+                    throw .invalidConfig(field: field, problem: "the PostgreSQL sslrootcert needs a file path")
+                }
+                rootCertificatesPath = path
+            default:
+                throw .invalidConfig(
+                    field: field, problem: "unknown PostgreSQL URL parameter \"\(item.name)\" (sslmode and sslrootcert are known)")
+            }
+        }
         self.init(
             host: host, port: components.port ?? 5432, username: username,
-            password: components.percentEncodedPassword?.removingPercentEncoding, database: database)
+            password: components.percentEncodedPassword?.removingPercentEncoding, database: database,
+            tlsMode: tlsMode, rootCertificatesPath: rootCertificatesPath)
     }
 
     /// The URL, password included (a configuration written back must keep it).
@@ -79,6 +130,10 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         components.host = host
         components.port = port
         components.path = "/" + database
+        var query: [URLQueryItem] = []
+        if tlsMode != .prefer { query.append(URLQueryItem(name: "sslmode", value: tlsMode.rawValue)) }
+        if let rootCertificatesPath { query.append(URLQueryItem(name: "sslrootcert", value: rootCertificatesPath)) }
+        if !query.isEmpty { components.queryItems = query }
         return components.string ?? "postgres://\(host):\(port)/\(database)"
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 
 // MARK: - PostgresConnectionPool
@@ -46,10 +47,11 @@ final class PostgresConnectionPool: @unchecked Sendable {
     ///   - location: The server and database.
     ///   - searchPath: The schema unqualified table names resolve in.
     ///   - maximumConnections: At most this many connections are open; further callers wait for one.
-    init(location: PostgresLocation, searchPath: String, maximumConnections: Int = 10) {
+    /// - Throws: 500 when the TLS settings cannot be used (an unreadable `sslrootcert`).
+    init(location: PostgresLocation, searchPath: String, maximumConnections: Int = 10) throws(GatewayError) {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
-            database: location.database, tls: .disable)
+            database: location.database, tls: try Self.tls(for: location))
         // The application name tells operators (pg_stat_activity) which gateway process holds a connection.
         configuration.options.additionalStartupParameters = [
             ("search_path", PostgresLink.quoted(searchPath)),
@@ -61,6 +63,25 @@ final class PostgresConnectionPool: @unchecked Sendable {
         var logger = Logger(label: "couchette.postgres")
         logger.logLevel = .critical
         self.logger = logger
+    }
+
+    /// PostgresNIO's TLS setting for the location's `sslmode` (see ``PostgresLocation/TLSMode``).
+    static func tls(for location: PostgresLocation) throws(GatewayError) -> PostgresConnection.Configuration.TLS {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch location.tlsMode {
+        case .disable: return .disable
+        case .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let path = location.rootCertificatesPath { tls.trustRoots = .file(path) }
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw .internalError("PostgreSQL TLS settings cannot be used (sslrootcert \(location.rootCertificatesPath ?? "-")): \(error)")
+        }
+        return location.tlsMode == .prefer ? .prefer(context) : .require(context)
     }
 
     deinit {

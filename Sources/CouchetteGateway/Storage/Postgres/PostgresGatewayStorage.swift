@@ -26,7 +26,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// - Throws: 503 when PostgreSQL cannot be reached; 500 for tables written by a newer gateway.
     public init(location: PostgresLocation, databaseName: String) throws(GatewayError) {
         self.schema = "couchette_" + databaseName
-        pool = PostgresConnectionPool(location: location, searchPath: schema)
+        pool = try PostgresConnectionPool(location: location, searchPath: schema)
         do {
             try PostgresSchema.migrate(schema: schema, pool)
         } catch {
