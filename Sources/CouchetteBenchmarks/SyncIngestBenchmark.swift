@@ -66,7 +66,13 @@ struct SyncIngestBenchmark {
     /// Seconds to post every batch from `clients` concurrent clients; every document must be accepted.
     func ingest(_ batches: [ByteBuffer], url: String, http: HTTPClient) async throws -> Double {
         let clients = clients
+        let cpuStart = Self.processCPUSeconds()
         let start = ContinuousClock.now
+        defer {
+            let wall = Benchmark.seconds(since: start)
+            let cpu = Self.processCPUSeconds() - cpuStart
+            print("# \(url.split(separator: "/").dropLast().last ?? ""): \(Benchmark.format(wall * 1e3)) ms, CPU \(Benchmark.format(cpu * 1e3)) ms (\(Int(cpu / wall * 100))% of one core; client and gateway)")
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for client in 0..<clients {
                 group.addTask {
@@ -87,6 +93,13 @@ struct SyncIngestBenchmark {
             try await group.waitForAll()
         }
         return Benchmark.seconds(since: start)
+    }
+
+    /// CPU time the whole process used so far, in seconds.
+    static func processCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     /// Time per document written straight through `DocumentStore` (no HTTP) into memory, with the Todo function
