@@ -162,7 +162,7 @@ struct SyncFunctionBatchTests {
         let results = store.bulkDocs(
             [
                 ["_id": "a", "type": "list", "owner": "alice"],
-                ["_id": "b", "owner": "alice"],
+                ["_id": "b", "owner": "alice", "_attachments": ["x.txt": ["data": "cmVmdXNlZA=="]]],
                 ["_id": "kept", "_rev": .string(first.description), "type": "list", "owner": "bob"],
                 ["_id": "loop", "type": "list", "loop": true],
                 ["_id": "kept", "_rev": .string(first.description), "type": "task", "owner": "alice"],
@@ -179,6 +179,8 @@ struct SyncFunctionBatchTests {
         #expect(kept.winner?.id.generation == 2)
         #expect(kept.access == ["alice": ["t.task"]])
         #expect(try storage.document(id: "b") == nil)
+        // The refused revision's attachment ("refused") was not stored either.
+        #expect(try storage.attachment(digest: AttachmentDigest.sha1(of: Array("refused".utf8)).description) == nil)
         #expect(try storage.document(id: "loop") == nil)
         #expect(try storage.document(id: "a")?.channels.values.first == ["t.list"])
     }

@@ -68,18 +68,20 @@ struct IndexChanges: Sendable {
         }
         document.channelRemovals = removals
 
-        let wanted = document.grants
+        // Grants are walked in the document's access maps, not gathered into a set first: this runs for every write.
         let before = previous?.grantSequences ?? [:]
         var sequences: [DocumentGrant: UInt64] = [:]
-        for (grant, sequence) in before where !wanted.contains(grant) {
+        for (grant, sequence) in before where !document.makes(grant) {
             deletedGrantRows.append((grant, sequence))
         }
-        for grant in wanted {
-            if let sequence = before[grant] {
-                sequences[grant] = sequence
+        let sequence = document.sequence
+        let documentID = document.id
+        document.forEachGrant { grant in
+            if let kept = before.isEmpty ? nil : before[grant] {
+                sequences[grant] = kept
             } else {
-                insertedGrantRows.append(GrantRow(grant: grant, sequence: document.sequence, documentID: document.id))
-                sequences[grant] = document.sequence
+                insertedGrantRows.append(GrantRow(grant: grant, sequence: sequence, documentID: documentID))
+                sequences[grant] = sequence
             }
         }
         document.grantSequences = sequences
@@ -95,7 +97,7 @@ struct IndexChanges: Sendable {
             insertedChannelRows.append(
                 ChannelRow(channel: channel, sequence: sequence, documentID: document.id, removed: true))
         }
-        for grant in document.grants {
+        document.forEachGrant { grant in
             insertedGrantRows.append(
                 GrantRow(
                     grant: grant, sequence: document.grantSequences[grant] ?? document.sequence,

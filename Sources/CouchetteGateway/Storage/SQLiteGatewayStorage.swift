@@ -164,14 +164,13 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         do {
             sequence += 1
             updated.sequence = sequence
-            let grantsBefore = Set(current?.grantSequences.keys ?? [:].keys)
             var changes = IndexChanges()
             changes.recordUpdate(of: &updated, previous: current)
             try Self.apply(changes, connection)
-            let grantsAfter = Set(updated.grantSequences.keys)  // the current revision's grants, once recorded
-            if grantsAfter != grantsBefore {
+            // The grant rows inserted and deleted are exactly the grants the write adds and takes back.
+            if !changes.insertedGrantRows.isEmpty || !changes.deletedGrantRows.isEmpty {
                 principalCache.apply(
-                    added: Array(grantsAfter.subtracting(grantsBefore)), removed: Array(grantsBefore.subtracting(grantsAfter)),
+                    added: changes.insertedGrantRows.map(\.grant), removed: changes.deletedGrantRows.map(\.grant),
                     at: updated.sequence)
             }
             if let current { try deleteRow(sequence: current.sequence, connection) }

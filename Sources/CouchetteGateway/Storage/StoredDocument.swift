@@ -55,12 +55,25 @@ public struct StoredDocument: Sendable, Hashable {
     /// The grants the current revision makes: ``access`` and ``roleAccess`` as one set.
     public var grants: Set<DocumentGrant> {
         var grants: Set<DocumentGrant> = []
+        forEachGrant { grants.insert($0) }
+        return grants
+    }
+
+    /// Calls `body` with each grant the current revision makes (each once: ``access`` and ``roleAccess`` hold sets).
+    public func forEachGrant(_ body: (DocumentGrant) throws -> Void) rethrows {
         for (principal, channels) in access {
-            for channel in channels { grants.insert(DocumentGrant(kind: .channel, principal: principal, target: channel)) }
+            for channel in channels { try body(DocumentGrant(kind: .channel, principal: principal, target: channel)) }
         }
         for (user, roles) in roleAccess {
-            for role in roles { grants.insert(DocumentGrant(kind: .role, principal: user, target: role)) }
+            for role in roles { try body(DocumentGrant(kind: .role, principal: user, target: role)) }
         }
-        return grants
+    }
+
+    /// Whether the current revision makes `grant`.
+    public func makes(_ grant: DocumentGrant) -> Bool {
+        switch grant.kind {
+        case .channel: access[grant.principal]?.contains(grant.target) ?? false
+        case .role: roleAccess[grant.principal]?.contains(grant.target) ?? false
+        }
     }
 }
