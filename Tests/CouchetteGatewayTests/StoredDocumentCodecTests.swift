@@ -39,6 +39,8 @@ import Testing
             document.grantSequences[DocumentGrant(kind: .role, principal: "bob", target: "moderator")] = document.sequence
         }
         if generator.next() % 2 == 0 { document.channelRemovals["old,\u{e9}"] = document.sequence - 1 }
+        // Left at this very change: written as null, read back as the document's sequence.
+        if generator.next() % 2 == 0 { document.channelRemovals["left"] = document.sequence }
         if generator.next() % 2 == 0 { document.expiry = Date(timeIntervalSince1970: 1_800_000_000.5) }
         return document
     }

@@ -50,9 +50,7 @@ extension DocumentStore {
                     guard let routing = routings[position] else { throw .internalError("The revision was not routed") }
                     result = try finish(added, routing: routing.get())
                 }
-                return PreparedWrite(
-                    id: edit.id, snapshotSequence: edit.snapshot?.sequence, result: result,
-                    edit: routed(edit.edit, user: user))
+                return PreparedWrite(id: edit.id, snapshot: edit.snapshot, result: result, edit: routed(edit.edit, user: user))
             }
         }
     }

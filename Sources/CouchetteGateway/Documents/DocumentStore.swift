@@ -47,7 +47,7 @@ public final class DocumentStore: Sendable {
     ) throws(GatewayError) -> PreparedWrite {
         let snapshot: StoredDocument?
         if let snapshots { snapshot = snapshots[id] } else { snapshot = try storage.document(id: id) }
-        return PreparedWrite(id: id, snapshotSequence: snapshot?.sequence, result: try edit(snapshot), edit: edit)
+        return PreparedWrite(id: id, snapshot: snapshot, result: try edit(snapshot), edit: edit)
     }
 
     /// Stores a prepared write (``store(_:)``), then announces its sequence to the feeds.
@@ -61,23 +61,14 @@ public final class DocumentStore: Sendable {
     }
 
     /// Stores a prepared write, with the attachments it brings, in one transaction, if the document did not change
-    /// since its snapshot; otherwise runs its edit again under the storage's lock, which always sees the latest
-    /// document. Feeds are not told: inside ``GatewayStorage/inBatch(_:)`` the caller announces the batch once it
+    /// since its snapshot (its rows were encoded outside the lock, ``EncodedWrite``); otherwise runs its edit again
+    /// under the storage's lock, which always sees the latest document. Feeds are not told: inside ``GatewayStorage/inBatch(_:)`` the caller announces the batch once it
     /// has committed.
     ///
     /// - Returns: The revision written, and the sequence it was stored at (nil when nothing changed).
     func store(_ write: PreparedWrite) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
-        guard let document = write.result.document else { return (write.result.revision, nil) }
-        var stale = false
-        let stored = try storage.update(documentID: write.id) { latest throws(GatewayError) in
-            guard latest?.sequence == write.snapshotSequence else {
-                stale = true
-                return nil
-            }
-            try self.storeAttachments(of: write.result)
-            return document
-        }
-        guard stale else { return (write.result.revision, stored?.sequence) }
+        guard let encoded = write.encoded else { return (write.result.revision, nil) }
+        if let sequence = try storage.store(encoded) { return (write.result.revision, sequence) }
         var revision = write.result.revision
         let redone = try storage.update(documentID: write.id) { current throws(GatewayError) in
             let result = try write.edit(current)

@@ -44,10 +44,20 @@ typealias UnroutedEdit = @Sendable (StoredDocument?) throws(GatewayError) -> Unr
 struct PreparedWrite: Sendable {
     /// The document ID.
     let id: String
-    /// The sequence of the snapshot the edit saw; nil when the document was absent.
-    let snapshotSequence: UInt64?
     /// The edit's result on the snapshot.
     let result: DocumentEditResult
     /// The edit, to run again on the latest document.
     let edit: DocumentEdit
+    /// The result's document encoded for storage against the snapshot (``GatewayStorage/store(_:)``), computed
+    /// outside the storage's lock; nil when the edit changes nothing.
+    let encoded: EncodedWrite?
+
+    init(id: String, snapshot: StoredDocument?, result: DocumentEditResult, edit: @escaping DocumentEdit) {
+        self.id = id
+        self.result = result
+        self.edit = edit
+        self.encoded = result.document.map { document in
+            EncodedWrite(document: document, previous: snapshot, attachments: Array(result.attachments.values))
+        }
+    }
 }

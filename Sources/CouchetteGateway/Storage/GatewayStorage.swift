@@ -31,6 +31,13 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument?
 
+    /// Stores a write worked out beforehand (``EncodedWrite``), with its attachments, if the document is still the
+    /// one it was computed on (its sequence is ``EncodedWrite/previousSequence``).
+    ///
+    /// - Returns: The sequence the write was stored at, or nil when the document changed meanwhile (nothing is
+    ///   stored; the caller computes the write again).
+    func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64?
+
     /// Runs `body`, whose updates commit together at its end (each update still succeeds or fails on its own).
     func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
 
@@ -134,6 +141,21 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 }
 
 extension GatewayStorage {
+    /// ``GatewayStorage/store(_:)`` through ``GatewayStorage/update(documentID:_:)``: the storage works the write
+    /// out again under its own lock.
+    public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
+        var stale = false
+        let stored = try update(documentID: write.document.id) { current throws(GatewayError) in
+            guard current?.sequence == write.previousSequence else {
+                stale = true
+                return nil
+            }
+            for data in write.attachments { try putAttachment(data) }
+            return write.document
+        }
+        return stale ? nil : stored?.sequence
+    }
+
     /// Removes a document entirely (purge); returns whether it existed.
     @discardableResult
     public func purge(documentID: String) throws(GatewayError) -> Bool {

@@ -42,6 +42,19 @@ struct IndexChanges: Sendable {
             && insertedGrantRows.isEmpty
     }
 
+    /// The changes with rows at ``EncodedWrite/pendingSequence`` moved to `sequence` (the write's, once known).
+    func settingPendingSequence(to sequence: UInt64) -> IndexChanges {
+        var changes = self
+        let pending = EncodedWrite.pendingSequence
+        for index in changes.insertedChannelRows.indices where changes.insertedChannelRows[index].sequence == pending {
+            changes.insertedChannelRows[index].sequence = sequence
+        }
+        for index in changes.insertedGrantRows.indices where changes.insertedGrantRows[index].sequence == pending {
+            changes.insertedGrantRows[index].sequence = sequence
+        }
+        return changes
+    }
+
     // MARK: - Recording
 
     /// Records a write of `document` at its new sequence, and updates its ``StoredDocument/channelRemovals`` and

@@ -147,6 +147,60 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else { throw .serviceUnavailable("The database is closed") }
+        let sequenceBefore = sequence
+        do {
+            guard inBatchTransaction else {
+                return try connection.transaction(.immediate) { connection in try storeEncoded(write, connection) }
+            }
+            return try storeEncoded(write, connection)
+        } catch {
+            if sequence != sequenceBefore { principalCache.invalidateAll() }
+            sequence = sequenceBefore
+            throw Self.translate(error)
+        }
+    }
+
+    /// Writes an encoded write's rows if the document is still at the sequence the write was computed on: under the
+    /// lock, only the database's own work remains.
+    private func storeEncoded(_ write: EncodedWrite, _ connection: Connection) throws -> UInt64? {
+        let statement = try connection.cachedStatement(sql: "SELECT sequence FROM documents WHERE id = ?")
+        try statement.bind(write.document.id, at: 1)
+        let current = try statement.step() ? UInt64(statement.int64(at: 0)) : nil
+        statement.reset()
+        guard current == write.previousSequence else { return nil }
+        for data in write.attachments { try putAttachment(data) }
+        do {
+            sequence += 1
+            let changes = write.changes.settingPendingSequence(to: sequence)
+            try Self.apply(changes, connection)
+            if !changes.insertedGrantRows.isEmpty || !changes.deletedGrantRows.isEmpty {
+                principalCache.apply(
+                    added: changes.insertedGrantRows.map(\.grant), removed: changes.deletedGrantRows.map(\.grant),
+                    at: sequence)
+            }
+            if let previous = write.previousSequence { try deleteRow(sequence: previous, connection) }
+            try connection.execute(
+                "INSERT INTO documents (sequence, id, deleted, rev, body, metadata, expiry) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            ) { statement in
+                try statement.bind(Int64(sequence), at: 1)
+                try statement.bind(write.document.id, at: 2)
+                try statement.bind(write.isDeleted, at: 3)
+                try statement.bind(write.revision, at: 4)
+                try statement.bind(write.winnerBody, at: 5)
+                try statement.bind(write.metadata, at: 6)
+                try statement.bind(write.document.expiry?.timeIntervalSince1970, at: 7)
+            }
+            return sequence
+        } catch {
+            if inBatchTransaction { batchFailure = error }
+            throw error
+        }
+    }
+
     /// Reads the document, transforms it and writes the result with its index rows.
     ///
     /// In an ``inBatch(_:)`` transaction no savepoint is needed for a document to fail alone: nothing is written

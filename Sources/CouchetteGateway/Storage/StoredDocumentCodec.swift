@@ -4,8 +4,10 @@ import Foundation
 /// Encodes a ``StoredDocument``'s metadata as JSON, in the spirit of Sync Gateway's `_sync`:
 /// `{"history": [[rev, parentIndex, deleted, body|null, [channels]|null], …], "access": {user: {ch: seq}},
 /// "role_access": {user: {role: seq}}, "removed": {ch: seq}, "exp": seconds}`, grants with the sequence that first
-/// made them and channels left with the sequence of leaving. The winner's body is stored apart. Grants written as
-/// arrays (before grant sequences were kept) read with the document's sequence.
+/// made them and channels left with the sequence of leaving; a sequence equal to the document's own is written
+/// `null` (so a write's metadata can be encoded before its sequence is known, see ``EncodedWrite``). The winner's
+/// body is stored apart. Grants written as arrays (before grant sequences were kept) read with the document's
+/// sequence.
 enum StoredDocumentCodec {
     /// The metadata's JSON text, written straight from the document (it is encoded on every write).
     static func encodeMetadata(_ document: StoredDocument) -> [UInt8] {
@@ -48,7 +50,7 @@ enum StoredDocumentCodec {
             writer.beginObject()
             for (channel, sequence) in document.channelRemovals {
                 writer.key(channel)
-                writer.int(Int64(sequence))
+                if sequence == document.sequence { writer.null() } else { writer.int(Int64(sequence)) }
             }
             writer.endObject()
         }
@@ -72,7 +74,8 @@ enum StoredDocumentCodec {
             for target in targets {
                 let grant = DocumentGrant(kind: kind, principal: principal, target: target)
                 writer.key(target)
-                writer.int(Int64(document.grantSequences[grant] ?? document.sequence))
+                let sequence = document.grantSequences[grant] ?? document.sequence
+                if sequence == document.sequence { writer.null() } else { writer.int(Int64(sequence)) }
             }
             writer.endObject()
         }
@@ -124,8 +127,11 @@ enum StoredDocumentCodec {
             document.access = readGrants(json["access"], .channel, into: &document)
             document.roleAccess = readGrants(json["role_access"], .role, into: &document)
             for (channel, sequence) in json["removed"]?.objectValue ?? [:] {
-                guard case .int(let sequence) = sequence, sequence >= 0 else { throw corrupt(id) }
-                document.channelRemovals[channel] = UInt64(sequence)
+                switch sequence {
+                case .null: document.channelRemovals[channel] = document.sequence
+                case .int(let sequence) where sequence >= 0: document.channelRemovals[channel] = UInt64(sequence)
+                default: throw corrupt(id)
+                }
             }
             if let seconds = json["exp"]?.doubleValue { document.expiry = Date(timeIntervalSince1970: seconds) }
             return document
