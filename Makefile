@@ -4,7 +4,7 @@
 SWIFT ?= swift
 CONFIG ?= examples/todo/sync-gateway-config.json
 DEBIAN_PACKAGES := libsqlite3-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev pkg-config python3-venv curl \
-	postgresql nginx openssl
+	postgresql nginx openssl chromium chromium-driver
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test test-postgres test-postgres-all bench build deps oracles fuzz clean
@@ -38,7 +38,8 @@ run: deps
 	.build/release/couchette-gateway $(CONFIG)
 
 ## Run every test (every suite must carry a time limit: scripts/check-tests.py; handlers reach databases through
-## their facade: scripts/check-layers.py), the gateway's end-to-end tests
+## their facade: scripts/check-layers.py), the Admin UI in headless Chromium (scripts/browser-run.sh), the gateway's
+## end-to-end tests
 ## again with their databases in PostgreSQL (test-postgres), then check the gateway against its OpenAPI descriptions
 ## with schemathesis (a short run: a few examples per operation, a fixed seed so that a run repeats; `make fuzz`
 ## draws new cases each time).
@@ -48,6 +49,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory test-postgres
+	scripts/browser-run.sh
 	SCHEMATHESIS_SEED=$${SCHEMATHESIS_SEED:-2026} scripts/schemathesis-run.sh --examples 8
 
 ## The gateway's REST, _changes, sync function and replicator tests with every database their servers start in a new

@@ -109,7 +109,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
-            resources: [.copy("Resources/openapi")],
+            resources: [.copy("Resources/openapi"), .copy("Resources/admin")],
             swiftSettings: swiftSettings
         ),
 

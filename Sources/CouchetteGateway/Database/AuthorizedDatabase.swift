@@ -159,17 +159,18 @@ public struct AuthorizedDatabase: Sendable {
         return Caller.user(user, channels: try database.storage.allChannels(of: user)).syncContext
     }
 
-    /// A document ID picked at random among the first 1,000, nil for an empty database.
-    public func randomDocumentID() throws(GatewayError) -> String? {
+    /// Up to `count` document IDs picked at random among the first 10,000 (fewer when the database has fewer).
+    public func randomDocumentIDs(count: Int) throws(GatewayError) -> [String] {
         try requireAdmin()
-        return try database.storage.documentIDs(from: nil, to: nil, limit: 1_000).randomElement()
+        let ids = try database.storage.documentIDs(from: nil, to: nil, limit: 10_000)
+        return Array(ids.shuffled().prefix(max(0, count)))
     }
 
-    /// What the sync function would decide for a stored document's current revision, as `user`, without saving.
-    public func preview(id: String, with router: any ChannelRouter, user: SyncUserContext?) throws(GatewayError)
-        -> RoutingResult
-    {
+    /// The sync function's arguments for a stored document's current revision (as a resync runs it), nil when the
+    /// document does not exist.
+    public func storedSyncInput(id: String) throws(GatewayError) -> RoutingRequest? {
         try requireAdmin()
-        return try documents.preview(id: id, with: router, user: user)
+        guard let stored = try database.storage.document(id: id), let winner = stored.winner else { return nil }
+        return documents.routingRequest(of: winner.id, in: stored)
     }
 }

@@ -189,6 +189,7 @@ public final class GatewayServer: Service, Sendable {
         router.add(middleware: MetricsMiddleware(listener: listener))
         if listener == .admin {
             router.add(middleware: AdminCredentialsMiddleware(credentials: config.adminCredentials, renderer: renderer))
+            router.add(middleware: AdminCSRFMiddleware(renderer: renderer))
         }
         if listener == .public {
             router.add(middleware: CORSMiddleware(cors: config.cors))

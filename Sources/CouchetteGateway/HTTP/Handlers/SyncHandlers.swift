@@ -37,28 +37,58 @@ struct SyncHandlers: Sendable {
     /// ```json
     /// {"sync": "function(doc, oldDoc){…}",      // optional: the function to try (default: the one in use)
     ///  "docs": [{"_id": "a", "type": "task-list"}],  // documents to route (oldDoc: the stored one with that _id)
+    ///  "pairs": [{"doc": {"_id": "a"}, "oldDoc": {"_id": "a", "type": "x"}}],  // documents with the oldDoc given
     ///  "doc_ids": ["b"],                          // stored documents, routed as they are
     ///  "random": true,                            // one random stored document
+    ///  "sample": 20,                              // that many random stored documents
     ///  "user": "user1"}                           // run as this user (default: the admin, require* pass)
     /// ```
     ///
-    /// → `{"results":[{"id","channels":[…],"access":{…},"roles":{…},"expiry"?} | {"id","error","reason","status"}]}`;
-    /// a function that does not compile → 400 naming the line.
+    /// → `{"results":[{"id","channels":[…],"access":{…},"roles":{…},"expiry"?} | {"id","error","reason","status",
+    /// "detail"?}]}`, each with the `console` lines it wrote as `"logs": [{"level","message"}]` when there are any and,
+    /// for a failure, what went wrong (`detail`: an exception's text and line; it may quote the document, and only
+    /// the admin sees it). A function that does not compile → 400 naming the line.
     @Sendable func preview(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
-        let body = try await environment.body.jsonObject(of: request)
         try target.requireAdmin()
-        let router: any ChannelRouter
+        let body = try await environment.body.jsonObject(of: request)
+        let source: String?
         switch body["sync"] {
-        case .string(let source)?: router = try SyncFunctionLoader.router(for: source)
-        case nil, .null?: router = target.database.router
+        case .string(let text)?: source = text
+        case nil, .null?: source = target.database.config.sync
         default: throw GatewayError.badRequest("sync must be a string")
         }
+        let lines = PreviewConsole()
+        let router = try SyncFunctionLoader.router(for: source, console: lines.console)
         let user = try previewUser(body["user"], in: target)
-        var results: [JSONValue] = []
+        var inputs: [(id: String, request: RoutingRequest?)] = []
         if let docs = body["docs"] {
             guard case .array(let items) = docs else { throw GatewayError.badRequest("docs must be an array") }
-            for item in items { results.append(try preview(item, router: router, user: user, in: target)) }
+            for item in items {
+                guard case .object(var members) = item else { throw GatewayError.badRequest("docs must hold JSON objects") }
+                let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
+                members["_id"] = .string(id)
+                inputs.append((id, RoutingRequest(document: .object(members), oldDocument: try target.currentSyncInput(id: id))))
+            }
+        }
+        if let pairs = body["pairs"] {
+            guard case .array(let items) = pairs else { throw GatewayError.badRequest("pairs must be an array") }
+            for item in items {
+                guard case .object(var members)? = item["doc"] else {
+                    throw GatewayError.badRequest("each pair needs a doc object")
+                }
+                let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
+                members["_id"] = .string(id)
+                var oldDocument: JSONValue?
+                switch item["oldDoc"] {
+                case nil, .null?: oldDocument = nil
+                case .object(var old)?:
+                    old["_id"] = .string(id)
+                    oldDocument = .object(old)
+                default: throw GatewayError.badRequest("a pair's oldDoc must be an object or null")
+                }
+                inputs.append((id, RoutingRequest(document: .object(members), oldDocument: oldDocument)))
+            }
         }
         var ids: [String] = []
         if let docIDs = body["doc_ids"] {
@@ -67,25 +97,18 @@ struct SyncHandlers: Sendable {
             }
             ids += items.compactMap(\.stringValue)
         }
-        if body["random"]?.boolValue == true, let id = try target.randomDocumentID() { ids.append(id) }
-        for id in ids {
-            results.append(Self.result(id: id) { () throws(GatewayError) in try target.preview(id: id, with: router, user: user) })
+        if body["random"]?.boolValue == true { ids += try target.randomDocumentIDs(count: 1) }
+        if let sample = body["sample"] {
+            guard let count = sample.intValue, count >= 0, count <= 1_000 else {
+                throw GatewayError.badRequest("sample must be an integer from 0 to 1000")
+            }
+            ids += try target.randomDocumentIDs(count: Int(count))
+        }
+        for id in ids { inputs.append((id, try target.storedSyncInput(id: id))) }
+        let results = inputs.map { input in
+            Self.result(id: input.id, request: input.request, router: router, user: user, lines: lines)
         }
         return environment.renderer.response(json: ["results": .array(results)])
-    }
-
-    /// Routes a given document body, with the stored document of the same `_id` as `oldDoc`.
-    private func preview(_ item: JSONValue, router: any ChannelRouter, user: SyncUserContext?, in target: AuthorizedDatabase)
-        throws(GatewayError) -> JSONValue
-    {
-        guard case .object(var members) = item else { throw GatewayError.badRequest("docs must hold JSON objects") }
-        let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
-        members["_id"] = .string(id)
-        let oldDocument = try target.currentSyncInput(id: id)
-        let document = JSONValue.object(members)
-        return Self.result(id: id) { () throws(GatewayError) in
-            try router.route(document: document, oldDocument: oldDocument, user: user)
-        }
     }
 
     /// The user context of `"user"`, or nil (admin) when absent.
@@ -95,14 +118,38 @@ struct SyncHandlers: Sendable {
         return try target.syncContext(ofUser: name)
     }
 
-    /// `{"id","channels","access","roles","expiry"?}` or the rejection `{"id","error","reason","status"}`.
-    static func result(id: String, _ body: () throws(GatewayError) -> RoutingResult) -> JSONValue {
-        do {
-            guard case .object(var members) = try body().json else { return [:] }
-            members["id"] = .string(id)
-            return .object(members)
-        } catch {
-            return BulkDocsWriter.failure(id: id, error: error)
+    /// `{"id","channels","access","roles","expiry"?,"logs"?}` or the rejection `{"id","error","reason","status",
+    /// "detail"?,"logs"?}`; 404 `missing` for a stored document that does not exist.
+    static func result(
+        id: String, request: RoutingRequest?, router: any ChannelRouter, user: SyncUserContext?, lines: PreviewConsole
+    ) -> JSONValue {
+        guard let request else { return BulkDocsWriter.failure(id: id, error: GatewayError.notFound("missing")) }
+        lines.clear()
+        var members: [String: JSONValue]
+        let outcome: SyncFunctionOutcome
+        if let function = router as? JavaScriptSyncFunction {
+            outcome = function.evaluate(document: request.document, oldDocument: request.oldDocument, user: user)
+        } else {
+            do {
+                outcome = .routed(try router.route(document: request.document, oldDocument: request.oldDocument, user: user))
+            } catch {
+                outcome = .rejected(error)
+            }
         }
+        switch outcome {
+        case .routed(let routing):
+            members = routing.json.objectValue ?? [:]
+            members["id"] = .string(id)
+        case .rejected(let error):
+            members = BulkDocsWriter.failure(id: id, error: error).objectValue ?? [:]
+        case .failed(let error, let detail):
+            members = BulkDocsWriter.failure(id: id, error: error).objectValue ?? [:]
+            members["detail"] = .string(detail)
+        }
+        let logs = lines.take()
+        if !logs.isEmpty {
+            members["logs"] = .array(logs.map { ["level": .string($0.level), "message": .string($0.message)] })
+        }
+        return .object(members)
     }
 }

@@ -7,6 +7,7 @@ enum GatewayRoutes {
     static func table(_ environment: RouteEnvironment) -> RouteTable {
         RouteTable(
             ServerRoutes.routes(environment)
+                + AdminUIRoutes.routes(environment)
                 + DatabaseRoutes.routes(environment)
                 + SessionRoutes.routes(environment)
                 + PrincipalRoutes.routes(environment)

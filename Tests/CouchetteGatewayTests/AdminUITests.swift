@@ -1,0 +1,111 @@
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+// MARK: - AdminUITests
+
+/// The Admin UI's server side over HTTP (its pages are driven in a browser by Tests/Browser): the page at every deep
+/// link of the admin port, its assets, the CSRF defence of mutating admin calls, and the Live Preview's
+/// `_sync_preview` inputs and outputs.
+@Suite("Admin UI: pages, CSRF defence, Live Preview API", .timeLimit(.minutes(3)))
+struct AdminUITests {
+    typealias Fixture = AdminGatewayFixture
+
+    @Test("The page answers at /_admin/ and every deep link, with its assets; not on the public port")
+    func pagesAndAssets() async throws {
+        try await Fixture.run { client, ports, _ in
+            for path in ["/_admin", "/_admin/", "/_admin/db/todo", "/_admin/db/todo/users", "/_admin/db/todo/sync",
+                         "/_admin/db/todo/documents/a%2Fb", "/_admin/db/todo/users/user1"] {
+                let page = try await client.send(port: ports.adminPort, path: path)
+                #expect(page.status == 200, "\(path)")
+                #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+                #expect(page.text.contains(#"<script type="module" src="/_admin/assets/app.js">"#))
+                #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+            }
+            for (asset, type) in [("app.js", "text/javascript"), ("sync.js", "text/javascript"), ("admin.css", "text/css")] {
+                let reply = try await client.send(port: ports.adminPort, path: "/_admin/assets/\(asset)")
+                #expect(reply.status == 200)
+                #expect(reply.header("Content-Type")?.hasPrefix(type) == true)
+            }
+            #expect(try await client.send(port: ports.adminPort, path: "/_admin/assets/nope.js").status == 404)
+            #expect(try await client.send(port: ports.adminPort, path: "/_admin/assets/..%2Fopenapi").status == 404)
+            #expect(try await client.send(port: ports.publicPort, path: "/_admin/").status == 404)
+        }
+    }
+
+    @Test("A cross-site browser request that changes something is refused; same-origin and scripts pass")
+    func crossSiteWrites() async throws {
+        try await Fixture.run { client, ports, _ in
+            let admin = ports.adminPort
+            let evil = try await client.send(
+                "PUT", port: admin, path: "/todo/a", json: ["x": 1], headers: ["Origin": "http://evil.example"])
+            #expect(evil.status == 403)
+            #expect(try evil.jsonValue()["reason"] == "Cross-site request refused")
+            let fetchSite = try await client.send(
+                "DELETE", port: admin, path: "/todo/_config/sync", headers: ["Sec-Fetch-Site": "cross-site"])
+            #expect(fetchSite.status == 403)
+            let nullOrigin = try await client.send(
+                "POST", port: admin, path: "/todo/_offline", headers: ["Origin": "null"])
+            #expect(nullOrigin.status == 403)
+            #expect(try await client.send(port: admin, path: "/todo/a").status == 404)  // nothing was stored
+            // The Admin UI's own calls (same origin) and scripts (no Origin) pass; reads always pass.
+            let sameOrigin = try await client.send(
+                "PUT", port: admin, path: "/todo/a", json: ["x": 1],
+                headers: ["Origin": "http://127.0.0.1:\(admin)", "Sec-Fetch-Site": "same-origin"])
+            #expect(sameOrigin.status == 201)
+            #expect(try await client.send("PUT", port: admin, path: "/todo/b", json: ["x": 1]).status == 201)
+            let read = try await client.send(port: admin, path: "/todo/a", headers: ["Origin": "http://evil.example"])
+            #expect(read.status == 200)
+        }
+    }
+
+    @Test("Live Preview: pasted doc/oldDoc pairs, a sample of stored documents, console lines and failure details")
+    func previewInputsAndOutputs() async throws {
+        try await Fixture.run { client, ports, _ in
+            let admin = ports.adminPort
+            for id in ["s1", "s2", "s3"] {
+                _ = try await client.send("PUT", port: admin, path: "/todo/\(id)", json: ["type": "list"])
+            }
+            let source = """
+                function(doc, oldDoc) {
+                  console.log("saw", doc._id, oldDoc ? oldDoc.type : null);
+                  if (doc.boom) { doc.missing.property; }
+                  if (oldDoc && oldDoc.type != doc.type) { throw({forbidden: "type is fixed"}); }
+                  channel("t." + doc.type);
+                }
+                """
+            let reply = try await client.send(
+                "POST", port: admin, path: "/todo/_sync_preview",
+                json: [
+                    "sync": .string(source),
+                    "pairs": [
+                        ["doc": ["_id": "p", "type": "a"], "oldDoc": ["type": "b"]],
+                        ["doc": ["_id": "q", "type": "a"], "oldDoc": .null],
+                        ["doc": ["_id": "r", "boom": true]],
+                    ],
+                    "sample": 2,
+                ])
+            #expect(reply.status == 200, "\(reply.text)")
+            let results = try #require(try reply.jsonValue()["results"]?.arrayValue)
+            #expect(results.count == 5)
+            #expect(results[0]["status"] == 403 && results[0]["reason"] == "type is fixed")
+            #expect(results[0]["logs"] == [["level": "log", "message": "saw p b"]])
+            #expect(results[1]["channels"] == ["t.a"])
+            #expect(results[1]["logs"] == [["level": "log", "message": "saw q null"]])
+            #expect(results[2]["status"] == 500)
+            #expect(results[2]["detail"]?.stringValue?.hasPrefix("TypeError") == true)
+            let sampled = Set(results[3...].compactMap { $0["id"]?.stringValue })
+            #expect(sampled.count == 2 && sampled.isSubset(of: ["s1", "s2", "s3"]))
+            #expect(results[3...].allSatisfy { $0["channels"] == ["t.list"] })
+            // Nothing was stored.
+            #expect(try await client.send(port: admin, path: "/todo/q").status == 404)
+            let bad = try await client.send(
+                "POST", port: admin, path: "/todo/_sync_preview", json: ["pairs": [["oldDoc": [:]]]])
+            #expect(bad.status == 400)
+            let tooMany = try await client.send("POST", port: admin, path: "/todo/_sync_preview", json: ["sample": 5000])
+            #expect(tooMany.status == 400)
+        }
+    }
+}
