@@ -214,6 +214,28 @@ class AdminUITest(unittest.TestCase):
         self.open("/_admin/db/todo/sync")
         self.wait_text("#status", "The deployed function.")
         self.assertIn("type property missing", self.find("#source").get_attribute("value"))
+        # Impact before deploy: routing by type and granting the owner would change every stored document.
+        self.type_into("#source", "function(doc) {\nchannel(doc.type);\naccess(doc.owner, doc.type);\n}")
+        self.find("#impact-all").click()
+        self.find("#impact-run").click()
+        self.wait_text("#impact-summary", "3 of 3 documents change.")
+        self.wait_text("#impact-principals", "user1: gains task-list")
+        self.shoot("admin-impact")
+        # Deploy it, then roll back to the tutorial's function from the version history.
+        self.find("#deploy").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        self.wait_text("#status", "Deployed to server.")
+        self.wait_text("#history li[data-version='2']", "(deployed)")
+        self.find("#history li[data-version='1'] button.rollback").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        self.wait_text("#status", "Rolled back to version 1.")
+        self.wait_text("#history li[data-version='3']", "(deployed)")
+        self.assertIn("type property missing", self.find("#source").get_attribute("value"))
+        status, results = http("POST", f"http://127.0.0.1:{self.public}/todo/_bulk_docs", {"docs": [{"names": "x"}]},
+                               auth="user1:pass")
+        self.assertEqual(results[0].get("reason"), "type property missing")
         self.check_console()
 
     def test_3_cross_site_writes_are_refused(self):

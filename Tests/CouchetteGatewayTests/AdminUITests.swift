@@ -108,4 +108,79 @@ struct AdminUITests {
             #expect(tooMany.status == 400)
         }
     }
+
+    @Test("Impact before deploy: documents that change or become refused, principals that gain or lose")
+    func impact() async throws {
+        try await Fixture.run { client, ports, _ in
+            let admin = ports.adminPort
+            _ = try await client.send("PUT", port: admin, path: "/todo/a", json: ["type": "x", "owner": "alice"])
+            _ = try await client.send("PUT", port: admin, path: "/todo/b", json: ["type": "y"])
+            _ = try await client.send("PUT", port: admin, path: "/todo/c", json: ["channels": ["keep"]])
+            let source = """
+                function(doc) {
+                  if (doc.type == "y") { throw({forbidden: "no y"}); }
+                  channel(doc.channels); channel(doc.type);
+                  access(doc.owner, doc.type); role(doc.owner, "role:r");
+                }
+                """
+            let reply = try await client.send(
+                "POST", port: admin, path: "/todo/_sync_impact", json: ["sync": .string(source), "all": true])
+            #expect(reply.status == 200, "\(reply.text)")
+            let report = try reply.jsonValue()
+            #expect(report["documents"] == 3 && report["changed"] == 2 && report["refused"] == 1 && report["accepted"] == 0)
+            let changes = try #require(report["changes"]?.arrayValue)
+            #expect(changes.contains(["id": "a", "channels": ["added": ["x"], "removed": []],
+                                      "access": ["alice": ["added": ["x"], "removed": []]],
+                                      "roles": ["alice": ["added": ["r"], "removed": []]]]))
+            #expect(changes.contains(["id": "b", "refused": "403 no y"]))
+            #expect(report["principals"] == ["alice": ["gains": ["role:r", "x"], "loses": []]])
+            // A sample compares that many; nothing is stored; a function that does not compile names its line.
+            let sampled = try await client.send(
+                "POST", port: admin, path: "/todo/_sync_impact", json: ["sync": .string(source), "sample": 1])
+            #expect(try sampled.jsonValue()["documents"] == 1)
+            #expect(try await client.send(port: admin, path: "/todo/a").jsonValue()["_rev"]?.stringValue?.hasPrefix("1-") == true)
+            let bad = try await client.send(
+                "POST", port: admin, path: "/todo/_sync_impact", json: ["sync": "function(doc) {\n  channel(\n}"])
+            #expect(bad.status == 400)
+            #expect(try bad.jsonValue()["reason"]?.stringValue?.contains("(line") == true)
+        }
+    }
+
+    @Test("Each deploy is kept as a version, newest first; deploying an old one again is a rollback")
+    func syncFunctionHistory() async throws {
+        var config = Fixture.config()
+        config.databases["todo"]?.sync = "function(doc){ channel('from-config'); }"
+        try await Fixture.run(config) { client, ports, _ in
+            let admin = ports.adminPort
+            func deploy(_ source: String) async throws {
+                let reply = try await client.send(
+                    "PUT", port: admin, path: "/todo/_config/sync", headers: ["Content-Type": "application/javascript"],
+                    body: Array(source.utf8))
+                #expect(reply.status == 200)
+            }
+            func history() async throws -> [JSONValue] {
+                let reply = try await client.send(port: admin, path: "/todo/_config/sync/history")
+                return try #require(try reply.jsonValue()["versions"]?.arrayValue)
+            }
+            #expect(try await history().isEmpty)
+            try await deploy("function(doc){ channel('a'); }")
+            try await deploy("function(doc){ channel('a'); }")  // the same again: no new version
+            try await deploy("function(doc){ channel('b'); }")
+            let versions = try await history()
+            #expect(versions.map { $0["version"] } == [3, 2, 1])
+            #expect(versions.map { $0["sync"] } == [
+                "function(doc){ channel('b'); }", "function(doc){ channel('a'); }", "function(doc){ channel('from-config'); }",
+            ])
+            #expect(versions.allSatisfy { $0["deployed"]?.stringValue?.hasSuffix("Z") == true })
+            // Rolling back to version 2 is deploying it again; writes follow it.
+            try await deploy(try #require(versions[1]["sync"]?.stringValue))
+            #expect(try await history().first?["version"] == 4)
+            _ = try await client.send("PUT", port: admin, path: "/todo/d", json: [:])
+            let channels = try await client.send(port: admin, path: "/todo/_all_docs?channels=true").jsonValue()
+            #expect(channels["rows"]?[0]?["value"]?["channels"] == ["a"])
+            // Back to the default function: recorded as a version without source.
+            #expect(try await client.send("DELETE", port: admin, path: "/todo/_config/sync").status == 200)
+            #expect(try await history().first?["sync"] == .null)
+        }
+    }
 }

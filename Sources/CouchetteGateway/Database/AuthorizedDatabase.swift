@@ -166,6 +166,43 @@ public struct AuthorizedDatabase: Sendable {
         return Array(ids.shuffled().prefix(max(0, count)))
     }
 
+    /// What deploying `edited` in place of `deployed` would change for the stored documents' current revisions (as
+    /// a resync runs them: as the admin), over every document (`sample` nil) or `sample` random ones. Documents are
+    /// read and routed 500 at a time, each function called once per batch.
+    public func syncImpact(of edited: any ChannelRouter, against deployed: any ChannelRouter, sample: Int?)
+        throws(GatewayError) -> SyncImpact
+    {
+        try requireAdmin()
+        var impact = SyncImpact()
+        func compare(_ ids: [String]) throws(GatewayError) {
+            let stored = try database.storage.documents(ids: ids)
+            var requests: [(id: String, request: RoutingRequest)] = []
+            for id in ids {
+                guard let document = stored[id], let winner = document.winner else { continue }
+                requests.append((id, documents.routingRequest(of: winner.id, in: document)))
+            }
+            let before = deployed.route(batch: requests.map(\.request), user: nil)
+            let after = edited.route(batch: requests.map(\.request), user: nil)
+            for (index, entry) in requests.enumerated() {
+                impact.add(id: entry.id, deployed: before[index], edited: after[index])
+            }
+        }
+        if let sample {
+            try compare(try randomDocumentIDs(count: sample))
+            return impact
+        }
+        var after: String?
+        while true {
+            var ids = try database.storage.documentIDs(from: after, to: nil, limit: 501)
+            if let after, ids.first == after { ids.removeFirst() }
+            guard !ids.isEmpty else { break }
+            try compare(Array(ids.prefix(500)))
+            after = ids.prefix(500).last
+            if ids.count < 500 { break }
+        }
+        return impact
+    }
+
     /// The sync function's arguments for a stored document's current revision (as a resync runs it), nil when the
     /// document does not exist.
     public func storedSyncInput(id: String) throws(GatewayError) -> RoutingRequest? {

@@ -1,3 +1,4 @@
+import CouchetteCore
 import Foundation
 import Synchronization
 
@@ -166,8 +167,24 @@ public final class GatewayDatabase: Sendable {
     /// - Throws: 400 naming the line when it does not compile; the previous function stays active.
     public func setSyncFunction(_ source: String?) throws(GatewayError) {
         var config = self.config
+        let previous = config.sync
         config.sync = source
         try updateConfig(config)
+        var history = try syncFunctionHistory()
+        // The first deploy keeps the function it replaces (from the configuration file) as version 1.
+        if history.versions.isEmpty, let previous, previous != source {
+            history.record(previous, at: Date(timeIntervalSince1970: Double(instanceStartTime) / 1e6))
+        }
+        history.record(source, at: Date())
+        try storage.storeValue(history.json.serializedString(), forKey: SyncFunctionHistory.storageKey)
+    }
+
+    /// The sync functions deployed with ``setSyncFunction(_:)`` (`PUT /{db}/_config/sync`), newest first.
+    public func syncFunctionHistory() throws(GatewayError) -> SyncFunctionHistory {
+        guard let text = try storage.storedValue(SyncFunctionHistory.storageKey),
+            let json = try? JSONValue(parsing: Array(text.utf8))
+        else { return SyncFunctionHistory() }
+        return SyncFunctionHistory(json: json)
     }
 
     /// The sync function in use.

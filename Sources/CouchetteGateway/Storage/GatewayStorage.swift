@@ -136,6 +136,13 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     @discardableResult
     func shareSettings(_ settings: SharedDatabaseSettings) throws(GatewayError) -> UInt64
 
+    /// A value the gateway keeps about this database under `key` (the sync function's deploy history), shared by
+    /// every node serving the storage; nil when none was stored.
+    func storedValue(_ key: String) throws(GatewayError) -> String?
+
+    /// Stores a value under `key` (see ``storedValue(_:)``), replacing the one there.
+    func storeValue(_ value: String, forKey key: String) throws(GatewayError)
+
     /// Closes the storage; later calls throw 503.
     func close()
 }

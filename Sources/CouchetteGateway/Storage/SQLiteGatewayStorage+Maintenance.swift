@@ -70,4 +70,18 @@ extension SQLiteGatewayStorage {
             }
         }
     }
+
+    // MARK: - Stored values
+
+    public func storedValue(_ key: String) throws(GatewayError) -> String? {
+        try withConnection { connection in
+            try connection.firstValue("SELECT value FROM meta WHERE key = ?", "value:" + key)?.stringValue
+        }
+    }
+
+    public func storeValue(_ value: String, forKey key: String) throws(GatewayError) {
+        try withConnection { connection in
+            try connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", "value:" + key, value)
+        }
+    }
 }

@@ -64,12 +64,15 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private static func translate(_ error: any Error) -> GatewayError {
         if let error = error as? GatewayError { return error }
         if let error = error as? SQLiteError {
-            // As PostgreSQL's connection and resource failures: 503, the client may retry.
-            if error.primaryCode == .busy || error.primaryCode == .locked {
-                return .serviceUnavailable("The database is busy")
+            // The status is SQLite's one mapping (SQLiteError.status), which the Lite library answers with too; a
+            // file the gateway cannot open (404) or read (401) is the server's problem, not the client's: 500 (and a
+            // config naming it is 400 `server`).
+            switch error.status {
+            case 503: return .serviceUnavailable("The database is busy")
+            case 507: return GatewayError(statusCode: 507, reason: "The disk is full")
+            case 401, 404, 500: return .internalError("Storage error: \(error.message)")
+            default: return GatewayError(statusCode: error.status, reason: "Storage error: \(error.message)")
             }
-            if error.primaryCode == .full { return .serviceUnavailable("The disk is full") }
-            return .internalError("Storage error: \(error.message)")
         }
         return .internalError("Storage error: \(error)")
     }

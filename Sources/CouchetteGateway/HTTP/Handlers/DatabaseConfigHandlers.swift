@@ -57,6 +57,14 @@ struct DatabaseConfigHandlers: Sendable {
         return Response(status: .ok)
     }
 
+    /// `GET /{db}/_config/sync/history`: the sync functions deployed with `PUT /{db}/_config/sync`, newest first —
+    /// `{"versions": [{"version", "sync", "deployed"}]}` (``SyncFunctionHistory``); rolling back is deploying one
+    /// again.
+    @Sendable func syncHistory(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let database = try await database(request, context: context)
+        return environment.renderer.response(json: try database.syncFunctionHistory().json)
+    }
+
     /// `DELETE /{db}/_config/sync`: back to the default function → 200.
     @Sendable func deleteSync(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let database = try await database(request, context: context)

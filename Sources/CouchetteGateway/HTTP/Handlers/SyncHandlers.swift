@@ -111,6 +111,33 @@ struct SyncHandlers: Sendable {
         return environment.renderer.response(json: ["results": .array(results)])
     }
 
+    // MARK: - _sync_impact
+
+    /// `POST /{db}/_sync_impact` with `{"sync": "function…", "sample": N}` (default 100 random documents; 0 to
+    /// 10,000) or `{"sync": …, "all": true}`: runs the deployed and the given function over stored documents, as a
+    /// resync would, and reports what would change (``SyncImpact``): documents whose channels, grants or roles change
+    /// or which become refused or accepted, and the principals that gain or lose channels and roles. Nothing is
+    /// stored. A function that does not compile → 400 naming the line.
+    @Sendable func impact(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        try target.requireAdmin()
+        let body = try await environment.body.jsonObject(of: request)
+        guard case .string(let source)? = body["sync"] else { throw GatewayError.badRequest("sync must be a string") }
+        var sample: Int? = 100
+        if body["all"]?.boolValue == true {
+            sample = nil
+        } else if let value = body["sample"] {
+            guard let count = value.intValue, (0...10_000).contains(count) else {
+                throw GatewayError.badRequest("sample must be an integer from 0 to 10000")
+            }
+            sample = Int(count)
+        }
+        let edited = try SyncFunctionLoader.router(for: source)
+        let deployed = try SyncFunctionLoader.router(for: target.database.config.sync)
+        let impact = try target.syncImpact(of: edited, against: deployed, sample: sample)
+        return environment.renderer.response(json: impact.json)
+    }
+
     /// The user context of `"user"`, or nil (admin) when absent.
     private func previewUser(_ value: JSONValue?, in target: AuthorizedDatabase) throws(GatewayError) -> SyncUserContext? {
         guard let value, !value.isNull else { return nil }

@@ -22,6 +22,7 @@ enum DatabaseRoutes {
             GatewayRoute(.get, "/{db}/_config/sync", config.getSync),
             GatewayRoute(.put, "/{db}/_config/sync", config.putSync),
             GatewayRoute(.delete, "/{db}/_config/sync", config.deleteSync),
+            GatewayRoute(.get, "/{db}/_config/sync/history", config.syncHistory),
         ]
         return routes
     }

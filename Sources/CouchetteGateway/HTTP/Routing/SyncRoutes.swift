@@ -1,7 +1,7 @@
 // MARK: - SyncRoutes
 
-/// Sync function routes of the admin listener: `_resync` (spec: gateway-rest-api.md §16) and `_sync_preview`,
-/// the Admin UI's Live Preview.
+/// Sync function routes of the admin listener: `_resync` (spec: gateway-rest-api.md §16), and for the Admin UI's
+/// workbench `_sync_preview` (Live Preview) and `_sync_impact` (what a deploy would change).
 enum SyncRoutes {
     /// The routes for `environment.listener`.
     static func routes(_ environment: RouteEnvironment) -> [GatewayRoute] {
@@ -10,6 +10,7 @@ enum SyncRoutes {
         return [
             GatewayRoute(.post, "/{db}/_resync", handlers.resync),
             GatewayRoute(.post, "/{db}/_sync_preview", handlers.preview),
+            GatewayRoute(.post, "/{db}/_sync_impact", handlers.impact),
         ]
     }
 }

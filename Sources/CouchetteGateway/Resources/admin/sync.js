@@ -153,10 +153,103 @@ export async function syncPage(db) {
       deployedSource = editor.area.value;
       status.className = "ok";
       status.textContent = "Deployed to server.";
+      await loadHistory();
     } catch (error) {
       status.className = "error";
       status.textContent = error instanceof ApiError ? error.reason : String(error);
       editor.markLine(error instanceof ApiError ? errorLine(error.reason) : null);
+    }
+  }
+
+  const impactSample = h("input", { id: "impact-sample", type: "number", min: "0", max: "10000", value: "100" });
+  const impactAll = h("input", { id: "impact-all", type: "checkbox" });
+  const impactResult = h("div", { id: "impact" });
+
+  /** What deploying the edited function would change for stored documents. */
+  async function impact() {
+    editor.markLine(null);
+    impactResult.replaceChildren(h("p", { class: "muted" }, "Comparing…"));
+    const body = { sync: editor.area.value };
+    if (impactAll.checked) body.all = true; else body.sample = parseInt(impactSample.value, 10) || 0;
+    let report;
+    try {
+      report = await api("POST", `/${segment(db)}/_sync_impact`, body);
+    } catch (error) {
+      impactResult.replaceChildren(h("p", { class: "error" }, error instanceof ApiError ? error.reason : String(error)));
+      editor.markLine(error instanceof ApiError ? errorLine(error.reason) : null);
+      return;
+    }
+    const list = (values) => (values.length ? values.join(", ") : "none");
+    const summary = `${report.changed} of ${report.documents} document${report.documents === 1 ? "" : "s"} change` +
+      (report.refused ? `; ${report.refused} would be refused` : "") +
+      (report.accepted ? `; ${report.accepted} would be accepted` : "") + ".";
+    const principals = Object.entries(report.principals).sort(([a], [b]) => a.localeCompare(b)).map(([name, change]) =>
+      h("li", { "data-principal": name }, `${name}: ` +
+        [change.gains.length ? `gains ${list(change.gains)}` : null, change.loses.length ? `loses ${list(change.loses)}` : null]
+          .filter(Boolean).join("; ")));
+    const describe = (change) => {
+      const parts = [];
+      if (change.refused) parts.push(`refused (${change.refused})`);
+      if (change.accepted) parts.push(`accepted (was ${change.accepted})`);
+      if (change.channels) parts.push(`channels +[${change.channels.added}] −[${change.channels.removed}]`);
+      for (const [kind, entries] of [["access", change.access], ["roles", change.roles]]) {
+        for (const [name, diff] of Object.entries(entries || {})) {
+          parts.push(`${kind} ${name} +[${diff.added}] −[${diff.removed}]`);
+        }
+      }
+      return parts.join("; ");
+    };
+    impactResult.replaceChildren(
+      h("p", { id: "impact-summary" }, summary),
+      principals.length ? h("ul", { id: "impact-principals" }, principals) : null,
+      report.changes.length ? h("table", { id: "impact-changes" },
+        h("tbody", {}, report.changes.map((change) =>
+          h("tr", {}, h("td", { class: "mono" }, h("a", { href: `/_admin/db/${segment(db)}/documents/${segment(change.id)}` }, change.id)),
+            h("td", {}, describe(change)))))) : null);
+  }
+
+  const historyList = h("ol", { id: "history", class: "history" });
+
+  /** The deployed versions, newest first, each loadable into the editor or deployed again (rollback). */
+  async function loadHistory() {
+    let history;
+    try {
+      history = await api("GET", `/${segment(db)}/_config/sync/history`);
+    } catch (error) {
+      historyList.replaceChildren(h("li", { class: "error" }, error instanceof ApiError ? error.reason : String(error)));
+      return;
+    }
+    if (history.versions.length === 0) {
+      historyList.replaceChildren(h("li", { class: "muted" }, "Nothing deployed from here yet."));
+      return;
+    }
+    historyList.replaceChildren(...history.versions.map((entry, index) =>
+      h("li", { "data-version": entry.version },
+        h("span", { class: "mono" }, `v${entry.version}`), ` ${new Date(entry.deployed).toLocaleString()} `,
+        index === 0 ? h("span", { class: "muted" }, "(deployed) ") : null,
+        h("button", { type: "button", class: "load", onclick: () => {
+          editor.area.value = entry.sync || "";
+          editor.area.dispatchEvent(new Event("input"));
+          status.className = "muted";
+          status.textContent = `Version ${entry.version} loaded into the editor (not deployed).`;
+        } }, "Load"),
+        index === 0 ? null : h("button", { type: "button", class: "rollback", onclick: () => rollback(entry) }, "Roll back to this"))));
+  }
+
+  async function rollback(entry) {
+    if (!confirm(`Deploy version ${entry.version} again to ${db}?`)) return;
+    try {
+      if (entry.sync === null) await api("DELETE", `/${segment(db)}/_config/sync`);
+      else await api("PUT", `/${segment(db)}/_config/sync`, entry.sync, "application/javascript");
+      deployedSource = entry.sync || "";
+      editor.area.value = deployedSource;
+      editor.area.dispatchEvent(new Event("input"));
+      status.className = "ok";
+      status.textContent = `Rolled back to version ${entry.version}.`;
+      await loadHistory();
+    } catch (error) {
+      status.className = "error";
+      status.textContent = error instanceof ApiError ? error.reason : String(error);
     }
   }
 
@@ -186,5 +279,14 @@ export async function syncPage(db) {
       h("label", {}, "Sample of stored documents", sample),
       h("label", {}, "Run as user", user)),
     h("h2", {}, "Results"),
-    results);
+    results,
+    h("h2", {}, "Deployed versions"),
+    historyList,
+    h("h2", {}, "Impact before deploy"),
+    h("div", { class: "inputs row" },
+      h("label", {}, "Random stored documents", impactSample),
+      h("label", { class: "inline" }, impactAll, " all documents"),
+      h("span", {}, h("button", { id: "impact-run", type: "button", onclick: impact }, "Compare with deployed"))),
+    impactResult);
+  await loadHistory();
 }

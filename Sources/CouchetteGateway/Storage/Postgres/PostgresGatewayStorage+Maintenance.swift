@@ -79,4 +79,19 @@ extension PostgresGatewayStorage {
             }
         }
     }
+
+    // MARK: - Stored values
+
+    public func storedValue(_ key: String) throws(GatewayError) -> String? {
+        try pool.withConnection { link throws(GatewayError) in
+            try link.strings("SELECT value FROM meta WHERE key = \("value:" + key)").first
+        }
+    }
+
+    public func storeValue(_ value: String, forKey key: String) throws(GatewayError) {
+        try pool.withConnection { link throws(GatewayError) in
+            _ = try link.query(
+                "INSERT INTO meta (key, value) VALUES (\("value:" + key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        }
+    }
 }

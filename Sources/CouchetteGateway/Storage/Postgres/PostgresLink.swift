@@ -82,7 +82,9 @@ final class PostgresLink: @unchecked Sendable {
         guard let error = error as? PSQLError else { return .serviceUnavailable("PostgreSQL is unavailable: \(error)") }
         if let message = error.serverInfo?[.message] {
             let state = error.serverInfo?[.sqlState] ?? ""
-            // Connection exceptions (08), operator intervention (57: shutdown), insufficient resources (53).
+            // A full disk is 507, as SQLite's (SQLiteError.status); connection exceptions (08), operator
+            // intervention (57: shutdown) and other insufficient resources (53) are 503: the client may retry.
+            if state == "53100" { return GatewayError(statusCode: 507, reason: "The disk is full: \(message)") }
             if ["08", "57", "53"].contains(String(state.prefix(2))) {
                 return .serviceUnavailable("PostgreSQL is unavailable: \(message)")
             }
