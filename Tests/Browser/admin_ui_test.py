@@ -65,7 +65,8 @@ class AdminUITest(unittest.TestCase):
         config = {
             "interface": f"127.0.0.1:{cls.public}", "adminInterface": f"127.0.0.1:{cls.admin}",
             "databases": {"todo": {"server": "walrus:", "users": {
-                "user1": {"password": "pass", "admin_channels": ["*"]}, "GUEST": {"disabled": True}},
+                "user1": {"password": "pass", "admin_channels": ["*"]}, "user2": {"password": "pass"},
+                "GUEST": {"disabled": True}},
                 "roles": {"moderator": {}}}},
         }
         path = os.path.join(cls.folder, "config.json")
@@ -118,6 +119,11 @@ class AdminUITest(unittest.TestCase):
         WebDriverWait(self.browser, 20).until(
             lambda browser: browser.execute_script("return document.body.dataset.ready === 'true'"))
 
+    def wait_url(self, suffix):
+        """Waits until the browser has gone to a URL ending in `suffix` and that page is ready."""
+        WebDriverWait(self.browser, 20).until(lambda browser: browser.current_url.endswith(suffix))
+        self.wait_ready()
+
     def wait_text(self, selector, text, timeout=20):
         try:
             WebDriverWait(self.browser, timeout).until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, selector), text))
@@ -153,21 +159,19 @@ class AdminUITest(unittest.TestCase):
         self.open("/_admin/")
         self.wait_text("#databases", "todo")
         self.find("#databases a").click()
-        self.wait_ready()
-        self.assertTrue(self.browser.current_url.endswith("/_admin/db/todo"))
+        self.wait_url("/_admin/db/todo")
         self.wait_text("#documents", "groceries")
         self.wait_text("#doc-count", "2")
-        self.shoot("admin-database")
         self.browser.find_element(By.LINK_TEXT, "groceries").click()
-        self.wait_ready()
-        self.wait_text("#document", '"name": "Groceries"')
-        self.assertTrue(self.browser.current_url.endswith("/_admin/db/todo/documents/groceries"))
+        self.wait_url("/_admin/db/todo/documents/groceries")
+        WebDriverWait(self.browser, 20).until(
+            EC.text_to_be_present_in_element_value((By.CSS_SELECTOR, "#doc-json"), '"name": "Groceries"'))
         # The seeds' deep link to the users page.
         self.open("/_admin/db/todo/users")
         self.wait_text("#users", "user1")
         self.wait_text("#roles", "moderator")
         self.browser.find_element(By.LINK_TEXT, "user1").click()
-        self.wait_ready()
+        self.wait_url("/_admin/db/todo/users/user1")
         self.wait_text("#user", '"name": "user1"')
         self.open("/_admin/db/nope")
         self.wait_text("main .error", "404")
@@ -236,9 +240,168 @@ class AdminUITest(unittest.TestCase):
         status, results = http("POST", f"http://127.0.0.1:{self.public}/todo/_bulk_docs", {"docs": [{"names": "x"}]},
                                auth="user1:pass")
         self.assertEqual(results[0].get("reason"), "type property missing")
+        # An online resync with its progress: the deployed function (no channels) takes task-list away again.
+        self.find("#resync").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        self.wait_text("#resync-status", "completed: 3 of 3 documents")
         self.check_console()
 
-    def test_3_cross_site_writes_are_refused(self):
+    def test_3_access_explainer(self):
+        source = "function(doc) { channel(doc.list); access(doc.owner, doc.list); requireUser(doc.owner); }"
+        request = urllib.request.Request(f"{self.base}/todo/_config/sync", data=source.encode(), method="PUT")
+        urllib.request.urlopen(request, timeout=10)
+        status, _ = http("PUT", f"{self.base}/todo/list-a", {"list": "lists.a", "owner": "user2"})
+        self.assertEqual(status, 201)
+        self.open("/_admin/db/todo/access?user=user2&doc=list-a")
+        self.wait_text("#access-read", "user2 can read list-a through lists.a")
+        self.wait_text("#access-write", "user2 can write list-a")
+        self.wait_text("#access-channels tr[data-name='lists.a']", "document list-a")
+        self.shoot("admin-access")
+        # Typing another document and asking again, as a user would.
+        self.type_into("#access-doc", "groceries")
+        self.find("#explain-user").click()
+        self.wait_text("#access-read", "user2 cannot read groceries")
+        self.type_into("#access-channel", "lists.a")
+        self.find("#explain-channel").click()
+        self.wait_text("#channel-users", "Users: user1, user2")
+        self.check_console()
+
+    def test_4_users_and_roles(self):
+        self.open("/_admin/db/todo/users")
+        self.type_into("#new-user-name", "carol")
+        self.type_into("#new-user-password", "secret")
+        self.type_into("#new-user-channels", "a, b")
+        self.find("#create-user").click()
+        self.wait_url("/_admin/db/todo/users/carol")
+        self.wait_text("#user", '"name": "carol"')
+        self.assertEqual(self.find("#user-channels").get_attribute("value"), "a, b")
+        # Edit: channels, a role, disabled; the API shows the change.
+        self.type_into("#user-channels", "a, c")
+        self.type_into("#user-roles", "moderator")
+        self.find("#user-disabled").click()
+        self.find("#save-user").click()
+        self.wait_text("#user-status", "Saved.")
+        status, user = http("GET", f"{self.base}/todo/_user/carol")
+        self.assertEqual((sorted(user["admin_channels"]), user["admin_roles"], user["disabled"]), (["a", "c"], ["moderator"], True))
+        self.wait_text("#user", '"disabled": true')
+        # A role, created from the list.
+        self.open("/_admin/db/todo/users")
+        self.type_into("#new-role-name", "editors")
+        self.type_into("#new-role-channels", "drafts")
+        self.find("#create-role").click()
+        self.wait_text("#roles", "editors")
+        self.wait_ready()
+        self.browser.find_element(By.LINK_TEXT, "editors").click()
+        self.wait_url("/_admin/db/todo/roles/editors")
+        self.wait_text("#role", '"drafts"')
+        # Delete the user, confirming.
+        self.open("/_admin/db/todo/users/carol")
+        self.find("#delete-user").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        self.wait_url("/_admin/db/todo/users")
+        self.assertNotIn("carol", self.find("#users").text)
+        self.assertEqual(http("GET", f"{self.base}/todo/_user/carol")[0], 404)
+        self.check_console()
+
+    def test_5_database_page(self):
+        self.open("/_admin/db/todo")
+        self.wait_text("#counters", "requests")
+        # A write shows in the live changes view as it happens.
+        status, _ = http("PUT", f"{self.base}/todo/live-1", {"list": "lists.live", "owner": "user2"})
+        self.assertEqual(status, 201)
+        self.wait_text("#live-changes", "live-1")
+        self.find("#go-offline").click()
+        self.wait_text("#state", "Offline")
+        self.find("#go-online").click()
+        self.wait_text("#state", "Online")
+        self.find("#compact").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        self.wait_text("#db-status", "Compacted:")
+        self.shoot("admin-database")
+        self.check_console()
+
+    def test_6_documents(self):
+        self.open("/_admin/db/todo")
+        self.find("#new-doc").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        prompt = self.browser.switch_to.alert
+        prompt.send_keys("notes")
+        prompt.accept()
+        self.wait_url("/_admin/db/todo/documents/notes?new")
+        self.type_into("#doc-json", '{"text": "hello", "list": "lists.a", "owner": "user2"}')
+        self.find("#save-doc").click()
+        self.wait_text("#doc-saved", "Saved as 1-")
+        status, stored = http("GET", f"{self.base}/todo/notes")
+        self.assertEqual((status, stored["text"]), (200, "hello"))
+        # An attachment, uploaded from a file.
+        upload = os.path.join(self.folder, "note.txt")
+        with open(upload, "w") as file:
+            file.write("attached words")
+        self.find("#attachment-file").send_keys(upload)
+        self.find("#upload").click()
+        self.wait_text("#attachments", "note.txt")
+        with urllib.request.urlopen(f"{self.base}/todo/notes/note.txt", timeout=10) as response:
+            self.assertEqual(response.read(), b"attached words")
+        # A conflicting branch made elsewhere; the tree shows both, and keeping one deletes the other.
+        status, stored = http("GET", f"{self.base}/todo/notes?revs=true")
+        generation, digests = stored["_revisions"]["start"], stored["_revisions"]["ids"]
+        branch = {"_id": "notes", "_rev": f"{generation}-ffff", "text": "elsewhere", "list": "lists.a", "owner": "user2",
+                  "_revisions": {"start": generation, "ids": ["ffff"] + digests[1:]}}
+        status, _ = http("PUT", f"{self.base}/todo/notes?new_edits=false", branch)
+        self.assertEqual(status, 201)
+        self.open("/_admin/db/todo/documents/notes")
+        self.wait_text("#branches", "(winner)")
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "#revision-tree circle.leaf")), 2)
+        self.shoot("admin-document")
+        loser = [item for item in self.browser.find_elements(By.CSS_SELECTOR, "#branches li") if "(winner)" not in item.text][0]
+        loser.find_element(By.CSS_SELECTOR, "button.keep").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        WebDriverWait(self.browser, 20).until(
+            lambda browser: browser.find_elements(By.CSS_SELECTOR, "#revision-tree circle.tombstone"))
+        self.wait_ready()
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#branches"), [])
+        # Purge, confirming: the document is gone entirely.
+        self.find("#purge-doc").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        self.wait_url("/_admin/db/todo")
+        self.assertEqual(http("GET", f"{self.base}/todo/notes")[0], 404)
+        self.check_console()
+
+    def test_7_channels(self):
+        self.open("/_admin/db/todo/channels")
+        self.wait_text("#channels tr[data-channel='lists.a']", "lists.a")
+        self.find("#channels tr[data-channel='lists.a'] a").click()
+        self.wait_url("/_admin/db/todo/channels/lists.a")
+        self.wait_text("#channel-documents", "list-a")
+        status, _ = http("PUT", f"{self.base}/todo/list-a2", {"list": "lists.a", "owner": "user2"})
+        self.assertEqual(status, 201)
+        self.wait_text("#channel-tail", "list-a2")
+        self.check_console()
+
+    def test_8_logs(self):
+        self.open("/_admin/logs")
+        crud = self.find("#log-keys input[data-key='CRUD']")
+        if not crud.is_selected():
+            crud.click()
+            self.wait_text("#logs-status", "CRUD on.")
+        status, _ = http("PUT", f"{self.base}/todo/logged", {"list": "lists.a", "owner": "user2"})
+        self.assertEqual(status, 201)
+        self.wait_text("#log-lines", 'CRUD: Stored doc "logged"')
+        # Only CRUD lines once filtered by key.
+        self.type_into("#log-key", "CRUD")
+        self.find("#log-key").send_keys(Keys.TAB)
+        self.wait_text("#log-lines", 'CRUD: Stored doc "logged"')
+        shown = [line.text for line in self.browser.find_elements(By.CSS_SELECTOR, "#log-lines li")]
+        self.assertTrue(shown and all("CRUD:" in line for line in shown), shown)
+        self.shoot("admin-logs")
+        self.check_console()
+
+    def test_9_cross_site_writes_are_refused(self):
         request = urllib.request.Request(f"{self.base}/todo/evil", data=b"{}", method="PUT",
                                          headers={"Content-Type": "application/json", "Origin": "http://evil.example"})
         with self.assertRaises(urllib.error.HTTPError) as refused:

@@ -183,4 +183,86 @@ struct AdminUITests {
             #expect(try await history().first?["sync"] == .null)
         }
     }
+
+    @Test("An online resync runs in the background with its progress; the database stays online")
+    func backgroundResync() async throws {
+        try await Fixture.run { client, ports, registry in
+            let admin = ports.adminPort
+            for id in ["a", "b", "c"] { _ = try await client.send("PUT", port: admin, path: "/todo/\(id)", json: ["type": "t"]) }
+            #expect(try await client.send(port: admin, path: "/todo/_resync").jsonValue()["status"] == "idle")
+            let deploy = try await client.send(
+                "PUT", port: admin, path: "/todo/_config/sync", headers: ["Content-Type": "application/javascript"],
+                body: Array("function(doc){ channel('all'); }".utf8))
+            #expect(deploy.status == 200)
+            let started = try await client.send("POST", port: admin, path: "/todo/_resync?action=start")
+            #expect(started.status == 200)
+            #expect(["running", "completed"].contains(try started.jsonValue()["status"]?.stringValue ?? ""))
+            let database = try await registry.requireDatabase(named: "todo")
+            let final = await database.resyncJob.finished()
+            #expect(final.status == .completed && final.processed == 3 && final.changed == 3 && final.total == 3)
+            let status = try await client.send(port: admin, path: "/todo/_resync").jsonValue()
+            #expect(status == ["status": "completed", "docs_processed": 3, "docs_changed": 3, "docs_total": 3])
+            #expect(try await client.send(port: admin, path: "/todo/").jsonValue()["state"] == "Online")
+            let channels = try await client.send(port: admin, path: "/todo/_all_docs?channels=true").jsonValue()
+            #expect(channels["rows"]?[0]?["value"]?["channels"] == ["all"])
+            #expect(try await client.send("POST", port: admin, path: "/todo/_resync?action=dance").status == 400)
+        }
+    }
+
+    @Test("The access explainer: each channel and role with how it is held; reading and writing a document; readers")
+    func accessExplainer() async throws {
+        var config = Fixture.config()
+        config.databases["todo"]?.users = [
+            "alice": UserConfig(name: "alice", password: "pass", adminRoles: ["moderator"]),
+            "bob": UserConfig(name: "bob", password: "pass", adminChannels: ["news"]),
+        ]
+        config.databases["todo"]?.sync = """
+            function(doc) { channel(doc.list); access(doc.owner, doc.list); access("role:moderator", doc.watch); requireUser(doc.owner); }
+            """
+        try await Fixture.run(config) { client, ports, _ in
+            let admin = ports.adminPort
+            _ = try await client.send("PUT", port: admin, path: "/todo/a", json: ["list": "lists.a", "owner": "bob", "watch": "audit"])
+            let bob = try await client.send(port: admin, path: "/todo/_access?user=bob&doc=a").jsonValue()
+            #expect(bob["channels"]?["news"] == [["via": "admin"]])
+            #expect(bob["channels"]?["lists.a"] == [["via": "document", "doc": "a", "seq": 1]])
+            #expect(bob["channels"]?["!"] == [["via": "public"]])
+            #expect(bob["document"]?["can_read"] == true && bob["document"]?["read_through"] == ["lists.a"])
+            #expect(bob["document"]?["can_write"] == true)
+            let alice = try await client.send(port: admin, path: "/todo/_access?user=alice&doc=a").jsonValue()
+            #expect(alice["roles"]?["moderator"] == [["via": "admin"]])
+            #expect(alice["channels"]?["moderators"] == [["via": "role", "role": "moderator", "how": "admin"]])
+            #expect(alice["channels"]?["audit"] == [["via": "role", "role": "moderator", "how": "document", "doc": "a", "seq": 1]])
+            #expect(alice["document"]?["can_read"] == false)
+            #expect(alice["document"]?["can_write"] == false && alice["document"]?["write_refused"] == "403 wrong user")
+            let readers = try await client.send(port: admin, path: "/todo/_access?channel=audit").jsonValue()
+            #expect(readers == ["channel": "audit", "users": ["alice"], "roles": ["moderator"]])
+            #expect(try await client.send(port: admin, path: "/todo/_access?user=nobody").status == 404)
+            #expect(try await client.send(port: admin, path: "/todo/_access").status == 400)
+            _ = try await client.send("PUT", port: admin, path: "/todo/b", json: ["list": "lists.a", "owner": "bob"])
+            let channels = try await client.send(port: admin, path: "/todo/_channels").jsonValue()
+            #expect(channels == ["channels": [["name": "lists.a", "documents": 2]]])
+            // Not on the public port.
+            let publicReply = try await client.send(port: ports.publicPort, path: "/todo/_access?user=bob", user: ("bob", "pass"))
+            #expect(publicReply.status == 404)
+        }
+    }
+
+    @Test("The log tail: lines after a number, by level and key")
+    func logTail() async throws {
+        try await Fixture.run { client, ports, _ in
+            let admin = ports.adminPort
+            #expect(try await client.send("PUT", port: admin, path: "/_logging", json: ["CRUD": true]).status == 200)
+            _ = try await client.send("PUT", port: admin, path: "/todo/tailed", json: ["x": 1])
+            let tail = try await client.send(port: admin, path: "/_logging/tail?key=crud").jsonValue()
+            let messages = (tail["lines"]?.arrayValue ?? []).compactMap { $0["message"]?.stringValue }
+            #expect(messages.contains { $0.hasPrefix("CRUD: Stored doc \"tailed\"") }, "\(messages)")
+            #expect(messages.allSatisfy { $0.hasPrefix("CRUD:") })
+            let last = try #require(tail["last"]?.intValue)
+            let after = try await client.send(port: admin, path: "/_logging/tail?since=\(last)&key=CRUD").jsonValue()
+            #expect(after["lines"] == [])
+            let warnings = try await client.send(port: admin, path: "/_logging/tail?level=error").jsonValue()
+            #expect((warnings["lines"]?.arrayValue ?? []).allSatisfy { $0["level"] == "error" || $0["level"] == "critical" })
+            #expect(try await client.send(port: admin, path: "/_logging/tail?level=loud").status == 400)
+        }
+    }
 }

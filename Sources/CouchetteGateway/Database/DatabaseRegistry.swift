@@ -20,6 +20,8 @@ public actor DatabaseRegistry {
 
     /// The log keys and level the server runs with; `PUT /_logging` changes them.
     public nonisolated let logSettings: LogSettings
+    /// The gateway's recent log lines (`GET /_logging/tail`).
+    public nonisolated let logTail: LogTail
 
     /// The log sync functions write to.
     private let log: GatewayLog
@@ -41,6 +43,8 @@ public actor DatabaseRegistry {
         logger: Logger = Logger(label: "couchette.gateway")
     ) throws(GatewayError) {
         let logSettings = LogSettings(config: config)
+        let logTail = LogTail()
+        let logger = logTail.tee(logger)
         let log = GatewayLog(logger: logger, settings: logSettings)
         var databases: [String: GatewayDatabase] = [:]
         for name in config.databases.keys.sorted() {
@@ -57,6 +61,7 @@ public actor DatabaseRegistry {
         self.now = now
         self.hasher = hasher
         self.logSettings = logSettings
+        self.logTail = logTail
         self.log = log
     }
 

@@ -12,6 +12,20 @@ extension GatewayDatabase {
         try documents.resync()
     }
 
+    /// Starts a resync in the background, the database staying online (``ResyncJob``); its progress is
+    /// ``ResyncJob/progress``.
+    ///
+    /// - Throws: 503 when one is already running.
+    public func startResync() throws(GatewayError) {
+        let statistics = try storage.statistics
+        try resyncJob.start(documents, total: statistics.documentCount + statistics.deletedDocumentCount)
+    }
+
+    /// Stops a background resync after its current batch of documents.
+    public func stopResync() {
+        resyncJob.stop()
+    }
+
     /// `POST /{db}/_compact` (spec: gateway-rest-api.md §16): drops the stored bodies of non-leaf revisions and
     /// empties tombstone bodies. Sequences do not change, so nothing shows in `_changes`.
     ///

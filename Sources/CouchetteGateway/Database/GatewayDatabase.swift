@@ -70,6 +70,9 @@ public final class GatewayDatabase: Sendable {
     /// The task running the expiry sweep, cancelled at ``close()``.
     let expirySweep = Mutex<Task<Void, Never>?>(nil)
 
+    /// The background resync (`POST /{db}/_resync?action=start`), idle until started.
+    public let resyncJob = ResyncJob()
+
     /// Serializes read-modify-write changes of users and roles.
     let principalLock = Mutex(())
 

@@ -10,14 +10,26 @@ extension DocumentStore {
     /// - Returns: How many documents changed.
     /// - Throws: Storage errors. A document the function now rejects keeps its old routing.
     public func resync() throws(GatewayError) -> Int {
+        try resync { _, _ in true }
+    }
+
+    /// ``resync()`` reporting its progress after each batch of documents, and stopping when `progress` returns
+    /// false (the documents done so far keep their new routing).
+    ///
+    /// - Parameter progress: Gets the documents processed and changed so far; returns whether to go on.
+    /// - Returns: How many documents changed.
+    public func resync(progress: (_ processed: Int, _ changed: Int) -> Bool) throws(GatewayError) -> Int {
         var changed = 0
+        var processed = 0
         var startKey: String?
         while true {
             var ids = try storage.documentIDs(from: startKey, to: nil, limit: 500)
             if startKey != nil, ids.first == startKey { ids.removeFirst() }
             guard let last = ids.last else { break }
             for id in ids where try resync(documentID: id) { changed += 1 }
+            processed += ids.count
             startKey = last
+            guard progress(processed, changed) else { break }
         }
         return changed
     }

@@ -58,12 +58,15 @@ public final class GatewayServer: Service, Sendable {
     ) throws(GatewayError) {
         publicTLS = try GatewayTLS.configuration(certificatePath: config.sslCert, keyPath: config.sslKey)
         self.config = config
+        let served: DatabaseRegistry
         if let registry {
-            self.registry = registry
+            served = registry
         } else {
-            self.registry = try DatabaseRegistry(config: config, logger: logger)
+            served = try DatabaseRegistry(config: config, logger: logger)
         }
-        self.logger = logger
+        self.registry = served
+        // Request lines and server messages reach the Admin UI's log view too.
+        self.logger = served.logTail.tee(logger)
     }
 
     // MARK: - Running

@@ -108,6 +108,13 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// the change that first granted it.
     func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64]
 
+    /// Every grant documents make to `principal` (a user name or `role:NAME`), with the document making it, in
+    /// sequence order.
+    func documentGrantSources(to principal: String) throws(GatewayError) -> [DocumentGrantSource]
+
+    /// Every channel a document is in now, with how many documents are, in channel order (`GET /{db}/_channels`).
+    func channelCounts() throws(GatewayError) -> [ChannelCount]
+
     /// Document counts and storage sizes (`GET /{db}/`).
     var statistics: StorageStatistics { get throws(GatewayError) }
 
@@ -195,5 +202,18 @@ public struct RevokedChannel: Sendable, Hashable {
     public init(revokedAt: UInt64, servedThrough: UInt64) {
         self.revokedAt = revokedAt
         self.servedThrough = servedThrough
+    }
+}
+
+/// A channel and how many documents are in it now.
+public struct ChannelCount: Sendable, Hashable {
+    /// The channel.
+    public var channel: String
+    /// How many documents' current revisions are in it.
+    public var documents: Int
+
+    public init(channel: String, documents: Int) {
+        self.channel = channel
+        self.documents = documents
     }
 }

@@ -43,6 +43,22 @@ enum GrantIndex {
         return grants
     }
 
+    /// Every grant to `principal`, with the document making it, in sequence order.
+    static func sources(to principal: String, _ connection: Connection) throws -> [DocumentGrantSource] {
+        var sources: [DocumentGrantSource] = []
+        try connection.forEachRow(
+            "SELECT kind, target, sequence, doc_id FROM grants WHERE principal = ? ORDER BY sequence, kind, target",
+            principal
+        ) { row in
+            let kind = DocumentGrant.Kind(rawValue: Int(row.int64(at: 0))) ?? .channel
+            sources.append(
+                DocumentGrantSource(
+                    grant: DocumentGrant(kind: kind, principal: principal, target: row.string(at: 1)),
+                    sequence: UInt64(row.int64(at: 2)), documentID: row.string(at: 3)))
+        }
+        return sources
+    }
+
     // MARK: - Rows
 
     private static func insert(

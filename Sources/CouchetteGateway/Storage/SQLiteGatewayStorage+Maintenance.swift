@@ -84,4 +84,16 @@ extension SQLiteGatewayStorage {
             try connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", "value:" + key, value)
         }
     }
+
+    // MARK: - Channels
+
+    public func channelCounts() throws(GatewayError) -> [ChannelCount] {
+        try withConnection { connection in
+            var counts: [ChannelCount] = []
+            try connection.forEachRow(
+                "SELECT channel, count(*) FROM channel_changes WHERE removed = 0 GROUP BY channel ORDER BY channel"
+            ) { row in counts.append(ChannelCount(channel: row.string(at: 0), documents: Int(row.int64(at: 1)))) }
+            return counts
+        }
+    }
 }

@@ -80,6 +80,10 @@ extension SQLiteGatewayStorage: PrincipalStore {
         }
     }
 
+    public func documentGrantSources(to principal: String) throws(GatewayError) -> [DocumentGrantSource] {
+        try withConnection { connection in try GrantIndex.sources(to: principal, connection) }
+    }
+
     public func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64] {
         try withConnection { connection in
             try GrantIndex.grants(kind: .role, to: name, connection)

@@ -1,3 +1,4 @@
+import Foundation
 import CouchetteCore
 import Hummingbird
 import Logging
@@ -73,5 +74,35 @@ struct LoggingHandlers: Sendable {
             return level
         }
         return nil
+    }
+
+    /// `GET /_logging/tail?since=N[&level=info][&key=CRUD]`: the gateway's recent log lines after line `N` (the Admin
+    /// UI's log view), at or above `level`, of log key `key` —
+    /// `{"lines": [{"number", "time", "level", "message"}], "last": N}`; `last` is where to ask from next.
+    @Sendable func tail(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let query = QueryOptions(request)
+        let since = try query.int("since") ?? 0
+        var minimum = Logger.Level.trace
+        if let name = query.string("level") {
+            guard let level = Logger.Level(rawValue: name.lowercased()) else {
+                throw GatewayError.badRequest("Unknown level \(name): trace, debug, info, notice, warning, error or critical")
+            }
+            minimum = level
+        }
+        let key = query.string("key")?.lowercased()
+        let tail = environment.registry.logTail
+        let last = tail.lastNumber
+        let lines = tail.lines(after: since).filter { line in
+            line.level >= minimum && (key == nil || line.key?.lowercased() == key)
+        }
+        return environment.renderer.response(json: [
+            "last": .int(Int64(last)),
+            "lines": .array(lines.map { line in
+                [
+                    "number": .int(Int64(line.number)), "time": .string(line.date.formatted(Date.ISO8601FormatStyle())),
+                    "level": .string(line.level.rawValue), "message": .string(line.message),
+                ]
+            }),
+        ])
     }
 }

@@ -13,10 +13,25 @@ struct SyncHandlers: Sendable {
 
     /// `POST /{db}/_resync`: with the database offline, re-runs the sync function over every document →
     /// `{"changes": N}`; online → 503 "Database must be _offline before calling /_resync".
+    ///
+    /// With `?action=start` (Sync Gateway 3's form) the resync runs in the background instead, online or not, and the
+    /// answer is its progress (`GET /{db}/_resync`); `?action=stop` stops it after its current batch.
     @Sendable func resync(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
         try target.requireAdmin()
         let database = target.database
+        switch QueryOptions(request).string("action") {
+        case nil: break
+        case "start"?:
+            try database.startResync()
+            environment.log(LogKeys.crud, "_resync of db \"\(database.name)\" started in the background")
+            return environment.renderer.response(json: database.resyncJob.progress.json)
+        case "stop"?:
+            database.stopResync()
+            return environment.renderer.response(json: database.resyncJob.progress.json)
+        case let other?:
+            throw GatewayError.badRequest("Unknown action \"\(other)\": start or stop")
+        }
         switch database.state {
         case .offline: break
         case .resyncing: throw GatewayError.serviceUnavailable("Database _resync is already in progress")
@@ -27,6 +42,37 @@ struct SyncHandlers: Sendable {
         let changed = try database.resync()
         environment.log(LogKeys.crud, "_resync of db \"\(database.name)\": \(changed) documents changed")
         return environment.renderer.response(json: ["changes": .int(Int64(changed))])
+    }
+
+    /// `GET /{db}/_resync`: the background resync's progress, `{"status", "docs_processed", "docs_changed",
+    /// "docs_total"}` (status `idle`, `running`, `stopping`, `completed`, `stopped` or `failed`).
+    @Sendable func resyncStatus(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        try target.requireAdmin()
+        return environment.renderer.response(json: target.database.resyncJob.progress.json)
+    }
+
+    // MARK: - _access
+
+    /// `GET /{db}/_access?user=NAME[&doc=ID]`: why the user can read what they can, and whether they can read and
+    /// write the document (``AuthorizedDatabase/explainAccess(userName:documentID:)``); `GET /{db}/_access?channel=NAME`:
+    /// the users and roles that can read the channel. The Admin UI's access explainer.
+    @Sendable func access(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        let query = QueryOptions(request)
+        if let user = query.string("user") {
+            return environment.renderer.response(json: try target.explainAccess(userName: user, documentID: query.string("doc")))
+        }
+        if let channel = query.string("channel") {
+            return environment.renderer.response(json: try target.channelReaders(channel))
+        }
+        throw GatewayError.badRequest("Give user (and doc) or channel")
+    }
+
+    /// `GET /{db}/_channels`: every channel a document is in now, with its document count (the Admin UI's channels).
+    @Sendable func channels(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        return environment.renderer.response(json: try target.channels())
     }
 
     // MARK: - _sync_preview

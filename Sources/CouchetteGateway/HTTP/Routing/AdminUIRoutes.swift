@@ -9,6 +9,7 @@ enum AdminUIRoutes {
         let handlers = AdminUIHandlers()
         return [
             GatewayRoute(.get, "/_admin", handlers.page),
+            GatewayRoute(.get, "/_admin/logs", handlers.page),
             GatewayRoute(.get, "/_admin/db/{db}", handlers.page),
             GatewayRoute(.get, "/_admin/db/{db}/{section}", handlers.page),
             GatewayRoute(.get, "/_admin/db/{db}/{section}/{item}", handlers.page),

@@ -23,6 +23,7 @@ enum ServerRoutes {
             GatewayRoute(.get, "/metrics", admin.prometheus),
             GatewayRoute(.get, "/_logging", logging.get),
             GatewayRoute(.put, "/_logging", logging.put),
+            GatewayRoute(.get, "/_logging/tail", logging.tail),
         ]
         return routes
     }

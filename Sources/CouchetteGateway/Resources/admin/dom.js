@@ -23,7 +23,7 @@ export function h(tag, attributes = {}, ...children) {
 /** Replaces the page's content. */
 export function show(...children) {
   const main = document.getElementById("main");
-  main.replaceChildren(...children.flat());
+  main.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined && child !== false));
 }
 
 /** A JSON value as indented text. */

@@ -253,6 +253,36 @@ export async function syncPage(db) {
     }
   }
 
+  const resyncBar = h("progress", { id: "resync-progress", max: "1", value: "0" });
+  const resyncStatus = h("span", { id: "resync-status", class: "muted" }, "");
+
+  /** Shows a resync's progress, asking again while it runs. */
+  async function followResync() {
+    let progress;
+    try {
+      progress = await api("GET", `/${segment(db)}/_resync`);
+    } catch (error) {
+      resyncStatus.textContent = error instanceof ApiError ? error.reason : String(error);
+      return;
+    }
+    resyncBar.max = Math.max(1, progress.docs_total);
+    resyncBar.value = Math.min(progress.docs_processed, resyncBar.max);
+    resyncStatus.textContent = `${progress.status}: ${progress.docs_processed} of ${progress.docs_total} documents, ${progress.docs_changed} changed` +
+      (progress.error ? ` (${progress.error})` : "");
+    if (progress.status === "running" || progress.status === "stopping") setTimeout(followResync, 250);
+  }
+
+  async function resync() {
+    if (!confirm(`Re-run the deployed sync function over every document of ${db}? The database stays online.`)) return;
+    try {
+      await api("POST", `/${segment(db)}/_resync?action=start`);
+    } catch (error) {
+      resyncStatus.textContent = error instanceof ApiError ? error.reason : String(error);
+      return;
+    }
+    await followResync();
+  }
+
   function revert() {
     editor.area.value = deployedSource || "";
     editor.area.dispatchEvent(new Event("input"));
@@ -282,6 +312,8 @@ export async function syncPage(db) {
     results,
     h("h2", {}, "Deployed versions"),
     historyList,
+    h("div", { class: "resync" },
+      h("button", { id: "resync", type: "button", onclick: resync }, "Resync documents"), " ", resyncBar, " ", resyncStatus),
     h("h2", {}, "Impact before deploy"),
     h("div", { class: "inputs row" },
       h("label", {}, "Random stored documents", impactSample),
@@ -289,4 +321,6 @@ export async function syncPage(db) {
       h("span", {}, h("button", { id: "impact-run", type: "button", onclick: impact }, "Compare with deployed"))),
     impactResult);
   await loadHistory();
+  const running = await api("GET", `/${segment(db)}/_resync`).catch(() => null);
+  if (running && running.status !== "idle") await followResync();
 }

@@ -94,4 +94,19 @@ extension PostgresGatewayStorage {
                 "INSERT INTO meta (key, value) VALUES (\("value:" + key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         }
     }
+
+    // MARK: - Channels
+
+    public func channelCounts() throws(GatewayError) -> [ChannelCount] {
+        try pool.withConnection { link throws(GatewayError) in
+            let rows = try link.query(
+                "SELECT channel, count(*) FROM channel_changes WHERE NOT removed GROUP BY channel ORDER BY channel")
+            var counts: [ChannelCount] = []
+            for row in rows.rows {
+                let (channel, count) = try PostgresLink.decode(row, as: (String, Int64).self)
+                counts.append(ChannelCount(channel: channel, documents: Int(count)))
+            }
+            return counts
+        }
+    }
 }

@@ -128,6 +128,23 @@ extension PostgresGatewayStorage: PrincipalStore {
         try grants(kind: .role, to: name)
     }
 
+    public func documentGrantSources(to principal: String) throws(GatewayError) -> [DocumentGrantSource] {
+        try pool.withConnection { link throws(GatewayError) in
+            let rows = try link.query(
+                "SELECT kind, target, sequence, doc_id FROM grants WHERE principal = \(principal) ORDER BY sequence, kind, target")
+            var sources: [DocumentGrantSource] = []
+            for row in rows.rows {
+                let (kind, target, sequence, documentID) = try PostgresLink.decode(
+                    row, as: (Int16, String, Int64, String).self)
+                sources.append(
+                    DocumentGrantSource(
+                        grant: DocumentGrant(kind: DocumentGrant.Kind(rawValue: Int(kind)) ?? .channel, principal: principal, target: target),
+                        sequence: UInt64(sequence), documentID: documentID))
+            }
+            return sources
+        }
+    }
+
     private func grants(kind: DocumentGrant.Kind, to principal: String) throws(GatewayError) -> [String: UInt64] {
         try pool.withConnection { link throws(GatewayError) in
             var grants: [String: UInt64] = [:]
