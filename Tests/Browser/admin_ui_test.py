@@ -295,6 +295,16 @@ class AdminUITest(unittest.TestCase):
         self.browser.find_element(By.LINK_TEXT, "editors").click()
         self.wait_url("/_admin/db/todo/roles/editors")
         self.wait_text("#role", '"drafts"')
+        # A session of user2, listed and revoked.
+        status, _ = http("POST", f"http://127.0.0.1:{self.public}/todo/_session", {"name": "user2", "password": "pass"})
+        self.assertEqual(status, 200)
+        self.open("/_admin/db/todo/users/user2")
+        WebDriverWait(self.browser, 20).until(
+            lambda browser: browser.find_elements(By.CSS_SELECTOR, "#sessions li[data-session]"))
+        self.find("#sessions li[data-session] button.revoke").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
+        self.wait_text("#sessions", "No session.")
         # Delete the user, confirming.
         self.open("/_admin/db/todo/users/carol")
         self.find("#delete-user").click()
@@ -313,6 +323,8 @@ class AdminUITest(unittest.TestCase):
         self.assertEqual(status, 201)
         self.wait_text("#live-changes", "live-1")
         self.find("#go-offline").click()
+        WebDriverWait(self.browser, 20).until(EC.alert_is_present())
+        self.browser.switch_to.alert.accept()
         self.wait_text("#state", "Offline")
         self.find("#go-online").click()
         self.wait_text("#state", "Online")
@@ -321,6 +333,12 @@ class AdminUITest(unittest.TestCase):
         self.browser.switch_to.alert.accept()
         self.wait_text("#db-status", "Compacted:")
         self.shoot("admin-database")
+        # Search by ID.
+        self.type_into("#doc-search", "gro")
+        self.find("#doc-search").send_keys(Keys.ENTER)
+        self.wait_url("?id=gro")
+        self.wait_text("#documents", "groceries")
+        self.assertNotIn("today", self.find("#documents").text)
         self.check_console()
 
     def test_6_documents(self):
@@ -334,6 +352,7 @@ class AdminUITest(unittest.TestCase):
         self.type_into("#doc-json", '{"text": "hello", "list": "lists.a", "owner": "user2"}')
         self.find("#save-doc").click()
         self.wait_text("#doc-saved", "Saved as 1-")
+        self.wait_text("#doc-channels", "lists.a")
         status, stored = http("GET", f"{self.base}/todo/notes")
         self.assertEqual((status, stored["text"]), (200, "hello"))
         # An attachment, uploaded from a file.

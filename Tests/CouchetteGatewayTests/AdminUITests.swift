@@ -265,4 +265,25 @@ struct AdminUITests {
             #expect(try await client.send(port: admin, path: "/_logging/tail?level=loud").status == 400)
         }
     }
+
+    @Test("A user's sessions are listed for the admin, and one can be revoked")
+    func userSessions() async throws {
+        var config = Fixture.config()
+        config.databases["todo"]?.users = ["bob": UserConfig(name: "bob", password: "pass")]
+        try await Fixture.run(config) { client, ports, _ in
+            let admin = ports.adminPort
+            for _ in 0..<2 {
+                let login = try await client.send(
+                    "POST", port: ports.publicPort, path: "/todo/_session", json: ["name": "bob", "password": "pass"])
+                #expect(login.status == 200)
+            }
+            let listed = try #require(try await client.send(port: admin, path: "/todo/_user/bob/_session").jsonValue()["sessions"]?.arrayValue)
+            #expect(listed.count == 2)
+            let id = try #require(listed.first?["id"]?.stringValue)
+            #expect(try await client.send("DELETE", port: admin, path: "/todo/_user/bob/_session/\(id)").status == 200)
+            let after = try await client.send(port: admin, path: "/todo/_user/bob/_session").jsonValue()
+            #expect(after["sessions"]?.arrayValue?.count == 1)
+            #expect(try await client.send(port: admin, path: "/todo/_user/nobody/_session").status == 404)
+        }
+    }
 }

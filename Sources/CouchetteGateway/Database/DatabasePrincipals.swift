@@ -183,6 +183,15 @@ public struct DatabasePrincipals: Sendable {
         return try store.deleteSessions(forUser: username)
     }
 
+    /// The user's unexpired sessions, soonest to expire first.
+    ///
+    /// - Throws: 404 `missing` for an unknown user.
+    public func sessions(ofUser username: String) throws(GatewayError) -> [Session] {
+        guard try store.user(named: username) != nil else { throw .notFound("missing") }
+        let now = Date()
+        return try store.sessions(forUser: username).filter { $0.expires > now }.sorted { $0.expires < $1.expires }
+    }
+
     // MARK: - Helpers
 
     /// Counts a principal change and wakes feeds at its sequence (0: nothing changed).

@@ -133,6 +133,21 @@ struct SessionHandlers: Sendable {
         return Response(status: .ok)
     }
 
+    /// `GET /{db}/_user/{name}/_session`: the user's unexpired sessions, `{"sessions": [{"id", "expires", "ttl"}]}`
+    /// (admin; the Admin UI lists them to revoke one); 404 for an unknown user.
+    @Sendable func listOfUser(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let database = try await onlineDatabase(context)
+        let sessions = try database.principals.sessions(ofUser: try PrincipalHandlers.name(from: context))
+        return environment.renderer.response(json: [
+            "sessions": .array(sessions.map { session in
+                [
+                    "id": .string(session.id), "expires": .string(session.expires.formatted(Date.ISO8601FormatStyle())),
+                    "ttl": .int(Int64(session.ttl)),
+                ]
+            })
+        ])
+    }
+
     /// `DELETE /{db}/_user/{name}/_session`: deletes every session of the user; 404 for an unknown user.
     @Sendable func deleteAllOfUser(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let database = try await onlineDatabase(context)

@@ -18,6 +18,7 @@ enum SessionRoutes {
             GatewayRoute(.get, "/{db}/_session/{id}", handlers.getByID),
             GatewayRoute(.delete, "/{db}/_session/{id}", handlers.deleteByID),
             GatewayRoute(.delete, "/{db}/_user/{name}/_session", handlers.deleteAllOfUser),
+            GatewayRoute(.get, "/{db}/_user/{name}/_session", handlers.listOfUser),
             GatewayRoute(.delete, "/{db}/_user/{name}/_session/{id}", handlers.deleteByID),
         ]
     }

@@ -27,15 +27,19 @@ export async function overviewPage(db) {
   const params = new URLSearchParams(location.search);
   const skip = Math.max(0, parseInt(params.get("skip") || "0", 10) || 0);
   const pageSize = 50;
+  // Search by ID: the documents whose ID starts with the text.
+  const prefix = params.get("id") || "";
+  const range = prefix ? `&startkey=${encodeURIComponent(JSON.stringify(prefix))}&endkey=${encodeURIComponent(JSON.stringify(prefix + "\uffff"))}` : "";
   const [info, all, config] = await Promise.all([
     api("GET", `/${segment(db)}/`),
-    api("GET", `/${segment(db)}/_all_docs?limit=${pageSize}&skip=${skip}`),
+    api("GET", `/${segment(db)}/_all_docs?limit=${pageSize}&skip=${skip}${range}`),
     api("GET", `/${segment(db)}/_config`),
   ]);
   const status = h("p", { id: "db-status", role: "status" });
   const state = h("dd", { id: "state" }, info.state);
 
   async function setState(online) {
+    if (!online && !confirm(`Take ${db} offline? Its clients get 503 until it is back online.`)) return;
     try {
       await api("POST", `/${segment(db)}/${online ? "_online" : "_offline"}`);
       // Going online may be delayed; the state shown is the one the gateway reports now.
@@ -64,10 +68,17 @@ export async function overviewPage(db) {
     h("tr", {},
       h("td", {}, h("a", { href: `${base}/db/${segment(db)}/documents/${segment(row.id)}` }, row.id)),
       h("td", { class: "mono" }, row.value.rev)));
+  const search = prefix ? `&id=${encodeURIComponent(prefix)}` : "";
+  const more = all.rows.length === pageSize;
   const pager = h("p", { class: "pager" },
-    skip > 0 ? h("a", { href: `?skip=${Math.max(0, skip - pageSize)}` }, "← Previous") : null,
-    ` ${all.total_rows === 0 ? 0 : skip + 1}–${skip + all.rows.length} of ${all.total_rows} `,
-    skip + pageSize < all.total_rows ? h("a", { href: `?skip=${skip + pageSize}` }, "Next →") : null);
+    skip > 0 ? h("a", { href: `?skip=${Math.max(0, skip - pageSize)}${search}` }, "← Previous") : null,
+    prefix ? ` ${all.rows.length === 0 ? "no" : `${skip + 1}–${skip + all.rows.length}`} document IDs starting with “${prefix}” `
+      : ` ${all.total_rows === 0 ? 0 : skip + 1}–${skip + all.rows.length} of ${all.total_rows} `,
+    (prefix ? more : skip + pageSize < all.total_rows) ? h("a", { href: `?skip=${skip + pageSize}${search}` }, "Next →") : null);
+  const searchInput = h("input", { id: "doc-search", type: "search", value: prefix, placeholder: "document ID starts with…" });
+  searchInput.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") location.search = searchInput.value ? `?id=${encodeURIComponent(searchInput.value)}` : "";
+  });
   const changes = h("ol", { id: "live-changes", class: "changes", reversed: true });
   const counters = h("div", { id: "counters", class: "counters" });
 
@@ -87,6 +98,7 @@ export async function overviewPage(db) {
       } }, "New document")),
     status,
     h("h2", {}, "Documents"),
+    h("p", {}, searchInput),
     h("table", { id: "documents" }, h("thead", {}, h("tr", {}, h("th", {}, "ID"), h("th", {}, "Revision"))),
       h("tbody", {}, rows)),
     pager,

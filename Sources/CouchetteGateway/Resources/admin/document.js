@@ -115,6 +115,12 @@ export async function documentPage(db, id) {
     editor,
   ];
   if (body) {
+    const raw = await api("GET", `/${segment(db)}/_raw/${segment(id)}`);
+    const current = Object.entries(raw._sync.channels || {}).filter(([, removal]) => removal === null).map(([name]) => name).sort();
+    parts.splice(4, 0, h("dl", { class: "facts", id: "doc-facts" },
+      h("dt", {}, "Sequence"), h("dd", { id: "doc-sequence" }, raw._sync.sequence),
+      h("dt", {}, "Channels"), h("dd", { id: "doc-channels" }, current.length ? current.join(", ") : "none"),
+      h("dt", {}, "Revision"), h("dd", { class: "mono" }, body._rev)));
     parts.push(...(await attachmentsSection(db, id, body, failed)));
     parts.push(...(await treeSection(db, id, body, failed)));
   }

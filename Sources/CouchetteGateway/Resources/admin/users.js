@@ -88,6 +88,24 @@ export async function userPage(db, name) {
       await api("DELETE", `${path}/_session`);
       status.className = "ok";
       status.textContent = "Sessions revoked.";
+      await loadSessions();
+    } catch (error) { message(status, error); }
+  }
+
+  const sessions = h("ul", { id: "sessions", class: "list" });
+  async function loadSessions() {
+    try {
+      const list = (await api("GET", `${path}/_session`)).sessions;
+      sessions.replaceChildren(...(list.length ? list.map((session) =>
+        h("li", { "data-session": session.id },
+          h("span", { class: "mono" }, `${session.id.slice(0, 8)}…`), ` expires ${new Date(session.expires).toLocaleString()} `,
+          h("button", { type: "button", class: "revoke", onclick: async () => {
+            if (!confirm(`Revoke this session of ${name}?`)) return;
+            try {
+              await api("DELETE", `${path}/_session/${segment(session.id)}`);
+              await loadSessions();
+            } catch (error) { message(status, error); }
+          } }, "Revoke"))) : [h("li", { class: "muted" }, "No session.")]));
     } catch (error) { message(status, error); }
   }
 
@@ -112,7 +130,10 @@ export async function userPage(db, name) {
       h("button", { id: "delete-user", type: "button", onclick: remove }, "Delete"),
       h("a", { href: `${base}/db/${segment(db)}/access?user=${encodeURIComponent(name)}` }, "Explain access")),
     status,
+    h("h2", {}, "Sessions"),
+    sessions,
     details);
+  await loadSessions();
 }
 
 export async function rolePage(db, name) {
