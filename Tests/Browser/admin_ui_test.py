@@ -152,6 +152,8 @@ class AdminUITest(unittest.TestCase):
         errors = [entry for entry in self.browser.get_log("browser")
                   if entry["level"] == "SEVERE" and entry.get("source") != "network"]
         self.assertEqual(errors, [], "JavaScript errors in the browser console")
+        self.assertEqual(self.browser.execute_script("return document.body.dataset.errors || '0'"), "0",
+                         self.browser.execute_script("return document.body.dataset.lastError || ''"))
 
     # Tests
 

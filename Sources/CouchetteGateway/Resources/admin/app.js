@@ -24,6 +24,14 @@ import { logsPage } from "./logs.js";
 
 const base = "/_admin";
 
+// Uncaught errors are counted on the page (data-errors), where the browser tests look for them in every browser.
+function recordError(text) {
+  document.body.dataset.errors = String(Number(document.body.dataset.errors || "0") + 1);
+  document.body.dataset.lastError = text;
+}
+window.addEventListener("error", (event) => recordError(String(event.message)));
+window.addEventListener("unhandledrejection", (event) => recordError(String(event.reason)));
+
 function route() {
   const parts = location.pathname.replace(/^\/_admin\/?/, "").split("/").filter((part) => part.length > 0)
     .map(decodeURIComponent);
