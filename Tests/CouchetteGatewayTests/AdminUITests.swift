@@ -286,4 +286,20 @@ struct AdminUITests {
             #expect(try await client.send(port: admin, path: "/todo/_user/nobody/_session").status == 404)
         }
     }
+
+    @Test("With adminUsername/adminPassword set, the page and its calls need them (the browser asks: the UI's login)")
+    func loginWhenCredentialsAreSet() async throws {
+        var config = Fixture.config()
+        config.adminCredentials = BasicCredentials(username: "admin", password: "s3cret")
+        try await Fixture.run(config) { client, ports, _ in
+            let anonymous = try await client.send(port: ports.adminPort, path: "/_admin/db/todo/sync")
+            #expect(anonymous.status == 401)
+            #expect(anonymous.header("WWW-Authenticate") == #"Basic realm="Couchbase Sync Gateway""#)
+            #expect(try await client.send(port: ports.adminPort, path: "/_admin/assets/app.js").status == 401)
+            let page = try await client.send(port: ports.adminPort, path: "/_admin/db/todo/sync", user: ("admin", "s3cret"))
+            #expect(page.status == 200)
+            let wrong = try await client.send(port: ports.adminPort, path: "/_admin/", user: ("admin", "guess"))
+            #expect(wrong.status == 401)
+        }
+    }
 }
