@@ -3,18 +3,63 @@ import ArgumentParser
 import CouchetteCore
 import Foundation
 
-/// `couchette`: the command-line tool for Couchette databases.
+/// `couchette`: the command-line tool for Couchette databases, with cblite's verbs and flags.
 ///
-/// The database commands (inspect, query, edit, copy, replicate, encrypt, serve) arrive with the storage
-/// engine; for now the tool works on JSON and revision IDs, the building blocks of everything else.
+/// ```text
+/// couchette info todo.couchette              (or: couchette todo.couchette info)
+/// couchette ls -l --limit 10 todo.couchette
+/// couchette cat todo.couchette doc1 doc2
+/// couchette put -w todo.couchette doc1 '{"name": "Groceries"}'
+/// couchette query todo.couchette "SELECT META().id, name FROM _ WHERE type = 'task-list'"
+/// ```
+///
+/// Commands that change the database need `--writeable` (`-w`). Exit codes: 0 ok, 1 error, 2 usage, 3 not found,
+/// 4 wrong key.
 @main
 struct CouchetteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "couchette",
-        abstract: "Inspect and work with Couchette documents.",
+        abstract: "Inspect and work with Couchette databases.",
+        discussion: """
+            The database may come first, as in cblite: `couchette todo.couchette ls` is `couchette ls todo.couchette`.
+            Commands that change the database need --writeable (-w). Exit codes: 0 ok, 1 error, 2 usage, 3 not \
+            found, 4 wrong key.
+            """,
         version: Database.version,
-        subcommands: [CanonicalJSON.self, NextRevision.self, StressSave.self, StressRekey.self]
+        subcommands: [
+            InfoCommand.self, ListCommand.self, ListCollectionsCommand.self, MakeCollectionCommand.self,
+            CatCommand.self, RevsCommand.self, PutCommand.self, RemoveCommand.self, PurgeCommand.self,
+            QueryCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self, StressRekey.self,
+        ]
     )
+
+    /// Parses the arguments, first moving a leading database path after the command (cblite's order).
+    static func main() {
+        main(ArgumentOrder.normalized(Array(CommandLine.arguments.dropFirst()), commands: commandNames))
+    }
+
+    /// The names of the commands, aliases included.
+    static var commandNames: Set<String> {
+        var names = Set<String>()
+        for command in configuration.subcommands {
+            let configuration = command.configuration
+            names.insert(configuration.commandName ?? "")
+            names.formUnion(configuration.aliases)
+        }
+        return names.union(["help", "--help", "-h", "--version"])
+    }
+}
+
+// MARK: - ArgumentOrder
+
+/// cblite's argument order, `DB COMMAND ARGS`, rewritten to the parser's `COMMAND DB ARGS`.
+enum ArgumentOrder {
+    static func normalized(_ arguments: [String], commands: Set<String>) -> [String] {
+        guard arguments.count >= 2, !commands.contains(arguments[0]), !arguments[0].hasPrefix("-"),
+            commands.contains(arguments[1])
+        else { return arguments }
+        return [arguments[1], arguments[0]] + arguments.dropFirst(2)
+    }
 }
 
 /// Prints the canonical form of a JSON document (sorted keys, no whitespace), the form revision IDs digest.

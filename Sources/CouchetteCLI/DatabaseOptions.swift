@@ -1,0 +1,116 @@
+import ArgumentParser
+import Couchette
+import Foundation
+
+// MARK: - DatabaseOptions
+
+/// The options every database command takes: the database file, whether it may be changed (`--writeable`, as in
+/// cblite), its key, the collection, and `--json` output.
+///
+/// The database is named by its folder, `…/todo.couchette` (the `.couchette` suffix may be left out).
+struct DatabaseOptions: ParsableArguments {
+    @Argument(help: "The database, e.g. todo.couchette.")
+    var database: String
+
+    @Flag(name: [.short, .long], help: "Allow changes to the database (needed by every command that writes).")
+    var writeable = false
+
+    @Flag(help: "The database is encrypted: ask for its password (or give --password-file / --key-hex).")
+    var encrypted = false
+
+    @Option(help: "Read the database password from this file (its first line).")
+    var passwordFile: String?
+
+    @Option(help: "The database's raw 32-byte key, as 64 hex digits.")
+    var keyHex: String?
+
+    @Option(help: "The collection, SCOPE.NAME or NAME (default: the default collection).")
+    var collection: String?
+
+    @Flag(help: "Write JSON, for scripts.")
+    var json = false
+
+    /// The folder and name ``Database`` opens.
+    var location: (directory: String, name: String) {
+        let url = URL(fileURLWithPath: database)
+        let name = url.pathExtension == "couchette" ? url.deletingPathExtension().lastPathComponent : url.lastPathComponent
+        return (url.deletingLastPathComponent().path, name)
+    }
+
+    /// Opens the database; it must exist (a command never creates one by accident).
+    ///
+    /// - Parameter writing: Whether the command writes; then `--writeable` is required.
+    func open(writing: Bool = false) throws -> Database {
+        if writing && !writeable {
+            throw CLIError.usage("This command changes the database: add --writeable (-w).")
+        }
+        let (directory, name) = location
+        guard FileManager.default.fileExists(atPath: "\(directory)/\(name).couchette") else {
+            throw CLIError.notFound("No database at \(directory)/\(name).couchette")
+        }
+        var config = DatabaseConfiguration()
+        config.directory = directory
+        config.encryptionKey = try encryptionKey()
+        do {
+            return try Database(name: name, config: config)
+        } catch let error as CouchetteError where error.code == .wrongEncryptionKey || error.code == .unauthorized {
+            throw CLIError.wrongKey(
+                encrypted || passwordFile != nil || keyHex != nil
+                    ? "The key does not open \(database)." : "\(database) is encrypted: give --encrypted, --password-file or --key-hex.")
+        }
+    }
+
+    /// The collection the command works on.
+    func collection(in database: Database) throws -> Collection {
+        guard let collection else { return try database.defaultCollection() }
+        let parts = collection.split(separator: ".", maxSplits: 1).map(String.init)
+        let (scope, name) = parts.count == 2 ? (parts[0], parts[1]) : (Database.defaultScopeName, parts[0])
+        guard let found = try database.collection(name: name, scope: scope) else {
+            throw CLIError.notFound("No collection \(scope).\(name)")
+        }
+        return found
+    }
+
+    /// The key from the options: a password file, a hex key, or a password asked for on the terminal.
+    private func encryptionKey() throws -> EncryptionKey? {
+        if let keyHex {
+            guard keyHex.count == 64, let data = Data(hexString: keyHex) else {
+                throw CLIError.usage("--key-hex takes 64 hex digits (32 bytes).")
+            }
+            return .key(data)
+        }
+        if let passwordFile {
+            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
+                throw CLIError.notFound("Cannot read \(passwordFile)")
+            }
+            return .password(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+        }
+        guard encrypted else { return nil }
+        guard let password = PasswordPrompt.read("Password for \(database): ") else {
+            throw CLIError.usage("No password given.")
+        }
+        return .password(password)
+    }
+}
+
+extension Data {
+    /// Bytes from hex digits, nil when the text is not an even number of hex digits.
+    init?(hexString text: String) {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let high = iterator.next() {
+            guard let low = iterator.next(), let h = Self.nibble(high), let l = Self.nibble(low) else { return nil }
+            bytes.append(h << 4 | l)
+        }
+        self.init(bytes)
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import CouchetteTestSupport
+import Foundation
+import Testing
+
+@testable import Couchette
+
+// MARK: - CLITests
+
+/// The `couchette` tool run as a subprocess on real database files (plain and encrypted): each command's output,
+/// exit code (0 ok, 1 error, 2 usage, 3 not found, 4 wrong key) and its effect on the database.
+@Suite("couchette: database commands", .timeLimit(.minutes(5)))
+struct CLITests {
+    /// A database `todo` in a new folder with three task lists, one deleted document, one conflict and a
+    /// collection `todo.tasks`.
+    static func makeDatabase(key: EncryptionKey? = nil) throws -> (TemporaryDirectory, String) {
+        let directory = TemporaryDirectory()
+        var config = DatabaseConfiguration()
+        config.directory = directory.path
+        config.encryptionKey = key
+        let database = try Database(name: "todo", config: config)
+        let lists = try database.defaultCollection()
+        for (id, name) in [("groceries", "Groceries"), ("today", "Today"), ("work", "Work")] {
+            try lists.save(document: MutableDocument(id: id, data: ["type": "task-list", "name": name]))
+        }
+        try lists.save(document: MutableDocument(id: "gone", data: ["type": "task-list"]))
+        try lists.delete(document: try #require(try lists.document(id: "gone")))
+        // A conflict: two children of work's first revision.
+        let first = try #require(try lists.currentRevision(documentID: "work"))
+        try lists.save(document: try #require(try lists.document(id: "work")).toMutable().setString("Work!", forKey: "name"))
+        let branch = first.createRevision()
+        branch["name"] = "Other work"
+        _ = try branch.saveAllowingConflict()
+        let tasks = try database.createCollection(name: "tasks", scope: "todo")
+        try tasks.save(document: MutableDocument(id: "t1", data: ["task": "Milk", "list": "groceries"]))
+        try database.close()
+        return (directory, directory.path + "/todo.couchette")
+    }
+
+    /// Runs the tool; returns its exit status, standard output and standard error.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+        let child = try ChildProcess(try ChildProcess.builtProduct("couchette"), arguments, separateErrors: true)
+        let status = try child.waitForExit(within: .seconds(60))
+        return (status, child.output, child.errors)
+    }
+
+    /// The standard output of a command that must succeed (its errors are recorded when it does not).
+    static func output(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run(arguments)
+        if result.status != 0 {
+            Issue.record("\(arguments) exited with \(result.status): \(result.errors)", sourceLocation: sourceLocation)
+        }
+        return result.output
+    }
+
+    static func open(_ directory: TemporaryDirectory, key: EncryptionKey? = nil) throws -> Database {
+        var config = DatabaseConfiguration()
+        config.directory = directory.path
+        config.encryptionKey = key
+        return try Database(name: "todo", config: config)
+    }
+
+    @Test("info and lscoll describe the file and its collections; the database may come first, as in cblite")
+    func infoAndCollections() throws {
+        let (directory, path) = try Self.makeDatabase()
+        let info = try Self.run(["info", "--json", path])
+        #expect(info.status == 0, "\(info.errors)")
+        let json = try JSONValue(parsing: Array(info.output.utf8))
+        #expect(json["encrypted"] == false)
+        #expect(json["collections"]?[0]?["name"] == "_default._default")
+        #expect(json["collections"]?[0]?["documents"] == 3)
+        #expect(json["collections"]?[0]?["deleted"] == 1)
+        #expect(json["collections"]?[0]?["conflicted"] == 1)
+        let text = try Self.run([path, "info"])
+        #expect(text.status == 0 && text.output.contains("_default._default: 3 documents, 1 deleted, 1 in conflict"))
+        let collections = try Self.run([path, "lscoll"])
+        #expect(collections.output == "_default._default  3 documents\ntodo.tasks  1 documents\n")
+        #expect(try Self.run(["mkcoll", path, "todo.notes"]).status == 2)  // needs -w
+        #expect(try Self.run(["mkcoll", "-w", path, "todo.notes"]).output == "Created todo.notes\n")
+        #expect(try Self.open(directory).collection(name: "notes", scope: "todo") != nil)
+        #expect(try Self.run(["info", directory.path + "/nope.couchette"]).status == 3)
+    }
+
+    @Test("ls lists by ID or sequence, with paging, deleted and conflicted documents, bodies and JSON")
+    func list() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        #expect(try Self.output(["ls", path]) == "groceries\ntoday\nwork\n")
+        #expect(try Self.run(["ls", "--del", "--desc", path]).output == "work\ntoday\ngroceries\ngone\n")
+        #expect(try Self.run(["ls", "--offset", "1", "--limit", "1", path]).output == "today\n")
+        #expect(try Self.run(["ls", "--conf", path]).output == "work\n")
+        let long = try Self.run(["ls", "-l", "--seq", path]).output.split(separator: "\n")
+        #expect(long.first?.hasPrefix("groceries  1-") == true && long.last?.contains("[conflict]") == true)
+        let json = try JSONValue(parsing: Array(try Self.run(["ls", "--json", "--body", path]).output.utf8))
+        #expect(json[0]?["id"] == "groceries" && json[0]?["body"]?["name"] == "Groceries")
+        #expect(try Self.run(["ls", "--collection", "todo.tasks", path]).output == "t1\n")
+        #expect(try Self.run(["ls", "--collection", "todo.nope", path]).status == 3)
+    }
+
+    @Test("cat prints bodies (raw with metadata and conflicts, by revision); revs draws the tree with flags")
+    func catAndRevs() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let cat = try Self.run(["cat", "--json", path, "groceries", "today"])
+        #expect(cat.output == "{\"name\":\"Groceries\",\"type\":\"task-list\"}\n{\"name\":\"Today\",\"type\":\"task-list\"}\n")
+        let raw = try JSONValue(parsing: Array(try Self.run(["get", "--raw", "--json", path, "work"]).output.utf8))
+        #expect(raw["_id"] == "work" && raw["_conflicts"]?.arrayValue?.count == 1)
+        let missing = try Self.run(["cat", path, "groceries", "nope"])
+        #expect(missing.status == 3 && missing.errors.contains("Not found: nope"))
+        let revs = try Self.run(["revs", path, "work"]).output
+        #expect(revs.hasPrefix("1-"))
+        #expect(revs.contains("├─ 2-") && revs.contains("└─ 2-"))
+        #expect(revs.contains("[current, leaf]") && revs.contains("[leaf, conflict]"))
+        let dot = try Self.run(["revs", "--dot", path, "work"]).output
+        #expect(dot.hasPrefix("digraph \"work\"") && dot.contains("->"))
+        let gone = try Self.run(["revs", path, "gone"]).output
+        #expect(gone.contains("[current, leaf, deleted]"))
+    }
+
+    @Test("put, rm and purge change the database only with --writeable; --create and --update are checked")
+    func writes() throws {
+        let (directory, path) = try Self.makeDatabase()
+        let refused = try Self.run(["put", path, "new", "{\"a\":1}"])
+        #expect(refused.status == 2 && refused.errors.contains("--writeable"))
+        #expect(try Self.run(["put", "-w", "--create", path, "new", "{\"a\":1}"]).output.hasPrefix("Saved new as 1-"))
+        #expect(try Self.run(["put", "-w", "--create", path, "new", "{\"a\":2}"]).status == 1)
+        #expect(try Self.run(["put", "-w", "--update", path, "absent", "{\"a\":2}"]).status == 3)
+        #expect(try Self.run(["put", "-w", path, "new", "[1]"]).status == 2)
+        #expect(try Self.run(["put", "-w", "--update", path, "--", "new", "{\"a\":3}"]).status == 0)
+        #expect(try Self.run(["put", "-w", path, "--", "-dash", "{\"d\":true}"]).status == 0)
+        #expect(try Self.run(["rm", "-w", path, "today"]).output == "Deleted today\n")
+        #expect(try Self.run(["purge", "-w", path, "gone"]).output == "Purged gone\n")
+        #expect(try Self.run(["rm", "-w", path, "nope"]).status == 3)
+        let database = try Self.open(directory)
+        let lists = try database.defaultCollection()
+        #expect(try lists.document(id: "new")?.int(forKey: "a") == 3)
+        #expect(try lists.document(id: "-dash") != nil)
+        #expect(try lists.document(id: "today") == nil)
+        #expect(try lists.revisionTree(documentID: "gone") == nil)
+        try database.close()
+    }
+
+    @Test("query runs SQL++ (rows as JSON lines, --json an array, --offset/--limit, --explain); bad SQL is a usage error")
+    func query() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let rows = try Self.run(["query", path, "SELECT META().id AS id FROM _ WHERE type = 'task-list' ORDER BY META().id"])
+        #expect(rows.output == "{\"id\":\"groceries\"}\n{\"id\":\"today\"}\n{\"id\":\"work\"}\n")
+        let page = try Self.run([
+            "query", "--json", "--offset", "1", "--limit", "1", path, "SELECT META().id AS id FROM _ ORDER BY META().id",
+        ])
+        #expect(page.output == "[{\"id\":\"today\"}]\n")
+        #expect(try Self.run(["query", "--explain", path, "SELECT name FROM _"]).output.contains("SELECT"))
+        #expect(try Self.run(["query", path, "SELEKT nonsense"]).status == 2)
+    }
+
+    @Test("An encrypted database opens with its password file or key, and a wrong or missing key is exit code 4")
+    func encrypted() throws {
+        let (directory, path) = try Self.makeDatabase(key: .password("s3cret"))
+        let passwordFile = directory.path + "/password"
+        try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let wrongFile = directory.path + "/wrong"
+        try "guess\n".write(toFile: wrongFile, atomically: true, encoding: .utf8)
+        let opened = try Self.run(["info", "--json", "--password-file", passwordFile, path])
+        #expect(opened.status == 0, "\(opened.errors)")
+        #expect(try JSONValue(parsing: Array(opened.output.utf8))["encrypted"] == true)
+        #expect(try Self.run(["ls", "--password-file", passwordFile, path]).output == "groceries\ntoday\nwork\n")
+        #expect(try Self.run(["ls", "--password-file", wrongFile, path]).status == 4)
+        let noKey = try Self.run(["ls", path])
+        #expect(noKey.status == 4 && noKey.errors.contains("encrypted"))
+        #expect(try Self.run(["ls", "--key-hex", "zz", path]).status == 2)
+    }
+}
