@@ -29,7 +29,10 @@ struct CouchetteCommand: ParsableCommand {
         subcommands: [
             InfoCommand.self, ListCommand.self, ListCollectionsCommand.self, MakeCollectionCommand.self,
             CatCommand.self, RevsCommand.self, PutCommand.self, RemoveCommand.self, PurgeCommand.self,
-            QueryCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self, StressRekey.self,
+            QueryCommand.self, MakeIndexCommand.self, RemoveIndexCommand.self, ListIndexesCommand.self,
+            ReindexCommand.self, ExportCommand.self, ImportCommand.self, CompactCommand.self, CheckCommand.self,
+            EncryptCommand.self, DecryptCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self,
+            StressRekey.self,
         ]
     )
 

@@ -169,4 +169,65 @@ struct CLITests {
         #expect(noKey.status == 4 && noKey.errors.contains("encrypted"))
         #expect(try Self.run(["ls", "--key-hex", "zz", path]).status == 2)
     }
+
+    @Test("export writes JSON lines that import reads back into another database; --existing keeps documents")
+    func exportAndImport() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let file = directory.path + "/lists.jsonl"
+        #expect(try Self.run(["export", path, file]).status == 0)
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.contains { $0.contains("\"_id\":\"groceries\"") })
+        // Into an empty database.
+        let target = TemporaryDirectory()
+        var config = DatabaseConfiguration()
+        config.directory = target.path
+        try Database(name: "copy", config: config).close()
+        let copy = target.path + "/copy.couchette"
+        #expect(try Self.output(["import", "-w", copy, file]) == "Imported 3 documents\n")
+        #expect(try Self.output(["ls", copy]) == "groceries\ntoday\nwork\n")
+        #expect(try JSONValue(parsing: Array(try Self.output(["cat", "--json", copy, "today"]).utf8))["name"] == "Today")
+        #expect(try Self.output(["import", "-w", "--existing", copy, file]) == "Imported 0 documents, kept 3 existing\n")
+        try "not json\n".write(toFile: target.path + "/bad.jsonl", atomically: true, encoding: .utf8)
+        #expect(try Self.run(["import", "-w", copy, target.path + "/bad.jsonl"]).status == 2)
+    }
+
+    @Test("mkindex, lsindex and rmindex manage indexes that queries use; compact, check and reindex run")
+    func indexesAndMaintenance() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        #expect(try Self.output(["mkindex", "-w", path, "byType", "type"]) == "Created index byType\n")
+        #expect(try Self.output(["mkindex", "-w", "--fts", path, "names", "name"]) == "Created index names\n")
+        #expect(try Self.output(["lsindex", path]) == "byType\nnames\n")
+        #expect(try Self.output(["query", "--explain", path, "SELECT META().id FROM _ WHERE type = 'task-list'"]).contains("byType"))
+        #expect(try Self.output(["query", path, "SELECT META().id AS id FROM _ WHERE MATCH(names, 'groceries')"]) == "{\"id\":\"groceries\"}\n")
+        #expect(try Self.output(["rmindex", "-w", path, "byType"]) == "Deleted index byType\n")
+        #expect(try Self.run(["rmindex", "-w", path, "byType"]).status == 3)
+        #expect(try Self.output(["reindex", "-w", path]) == "Reindexed.\n")
+        #expect(try Self.output(["compact", "-w", path]).hasPrefix("Compacted: "))
+        #expect(try Self.output(["check", path]) == "ok\n")
+        #expect(try Self.run(["compact", path]).status == 2)
+    }
+
+    @Test("encrypt, rekey and decrypt change the key; the old key stops working, the new one opens the file")
+    func keys() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let first = directory.path + "/first"
+        let second = directory.path + "/second"
+        try "one\n".write(toFile: first, atomically: true, encoding: .utf8)
+        try "two\n".write(toFile: second, atomically: true, encoding: .utf8)
+        #expect(try Self.output(["encrypt", "-w", "--new-password-file", first, path]) == "Encrypted with the new key.\n")
+        #expect(try Self.run(["ls", path]).status == 4)
+        #expect(try Self.output(["rekey", "-w", "--password-file", first, "--new-password-file", second, path]).hasPrefix("Encrypted"))
+        #expect(try Self.run(["ls", "--password-file", first, path]).status == 4)
+        #expect(try Self.output(["ls", "--password-file", second, path]) == "groceries\ntoday\nwork\n")
+        #expect(try Self.output(["check", "--password-file", second, path]) == "ok\n")
+        #expect(try Self.output(["decrypt", "-w", "--password-file", second, path]) == "Decrypted.\n")
+        #expect(try Self.output(["ls", path]) == "groceries\ntoday\nwork\n")
+        let database = try Self.open(directory)
+        #expect(try database.defaultCollection().count == 3)
+        try database.close()
+    }
 }
