@@ -22,7 +22,7 @@ struct LoadBalancerTests {
             let nginx = try #require(binary, "nginx is missing: install Debian's nginx package (make deps does)")
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID())")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            port = try Self.freePort()
+            port = try freeLoopbackPort()
             let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("examples/nginx/couchette.conf")
             var site = try String(contentsOf: example, encoding: .utf8)
@@ -56,22 +56,6 @@ struct LoadBalancerTests {
         func stop() {
             child.kill()
             try? FileManager.default.removeItem(at: folder)
-        }
-
-        private static func freePort() throws -> Int {
-            let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(socketFD) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(socketFD, $0, length) == 0 && getsockname(socketFD, $0, &length) == 0
-                }
-            }
-            try #require(bound, "no free loopback port")
-            return Int(UInt16(bigEndian: address.sin_port))
         }
     }
 

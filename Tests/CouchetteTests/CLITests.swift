@@ -230,4 +230,42 @@ struct CLITests {
         #expect(try database.defaultCollection().count == 3)
         try database.close()
     }
+
+    @Test("push and pull replicate with a gateway (authenticated) and between local files, with progress lines")
+    func replication() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        // A gateway on free ports, database `todo` in memory, user1 reading every channel.
+        let publicPort = try freeLoopbackPort()
+        let config = """
+            {"interface": "127.0.0.1:\(publicPort)", "adminInterface": "127.0.0.1:\(try freeLoopbackPort())",
+             "databases": {"todo": {"server": "walrus:", "users": {"user1": {"password": "pass", "admin_channels": ["*"]}}}}}
+            """
+        try config.write(toFile: directory.path + "/gateway.json", atomically: true, encoding: .utf8)
+        let gateway = try ChildProcess(try ChildProcess.builtProduct("couchette-gateway"), [directory.path + "/gateway.json"])
+        defer { gateway.terminate() }
+        try gateway.waitForOutput(within: .seconds(60)) { $0.contains("Admin interface listening") }
+        let url = "http://127.0.0.1:\(publicPort)/todo"
+        let refused = try Self.run(["push", path, url, "--user", "user1:wrong"])
+        #expect(refused.status != 0)
+        let pushed = try Self.run(["push", path, url, "--user", "user1:pass"])
+        #expect(pushed.status == 0, "\(pushed.errors)")
+        #expect(pushed.output.hasPrefix("Replicated: "))
+        #expect(pushed.errors.contains("progress: "))  // not a terminal: plain progress lines
+        // Pulled into an empty database, and copied from it to another local file.
+        let target = TemporaryDirectory()
+        var configuration = DatabaseConfiguration()
+        configuration.directory = target.path
+        try Database(name: "copy", config: configuration).close()
+        try Database(name: "second", config: configuration).close()
+        let copy = target.path + "/copy.couchette"
+        let pulled = try Self.run(["pull", "-w", copy, url, "--user", "user1:pass"])
+        #expect(pulled.status == 0, "\(pulled.errors)")
+        #expect(try Self.output(["ls", copy]) == "groceries\ntoday\nwork\n")
+        #expect(try Self.output(["ls", "--conf", copy]) == "work\n")  // the conflict travelled too
+        #expect(try Self.run(["push", copy, target.path + "/second.couchette"]).status == 2)  // writes a local file: -w
+        #expect(try Self.output(["push", "-w", copy, target.path + "/second.couchette"]).hasPrefix("Replicated: "))
+        #expect(try Self.output(["ls", target.path + "/second.couchette"]) == "groceries\ntoday\nwork\n")
+        #expect(try Self.run(["pull", copy, url, "--user", "user1:pass"]).status == 2)  // pulling writes: needs -w
+    }
 }
