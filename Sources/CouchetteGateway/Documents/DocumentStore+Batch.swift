@@ -36,6 +36,7 @@ extension DocumentStore {
             requests.append(routingRequest(of: added.revision, in: added.document))
         }
         var routings: [Int: Result<RoutingResult, GatewayError>] = [:]
+        let encoding = storage.encodesWritesAhead
         for (position, routing) in zip(routedPositions, router.route(batch: requests, user: user)) {
             routings[position] = routing
         }
@@ -50,7 +51,9 @@ extension DocumentStore {
                     guard let routing = routings[position] else { throw .internalError("The revision was not routed") }
                     result = try finish(added, routing: routing.get())
                 }
-                return PreparedWrite(id: edit.id, snapshot: edit.snapshot, result: result, edit: routed(edit.edit, user: user))
+                return PreparedWrite(
+                    id: edit.id, snapshot: edit.snapshot, result: result, edit: routed(edit.edit, user: user),
+                    encodingRows: encoding)
             }
         }
     }

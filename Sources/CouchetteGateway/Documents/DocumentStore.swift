@@ -47,7 +47,8 @@ public final class DocumentStore: Sendable {
     ) throws(GatewayError) -> PreparedWrite {
         let snapshot: StoredDocument?
         if let snapshots { snapshot = snapshots[id] } else { snapshot = try storage.document(id: id) }
-        return PreparedWrite(id: id, snapshot: snapshot, result: try edit(snapshot), edit: edit)
+        return PreparedWrite(
+            id: id, snapshot: snapshot, result: try edit(snapshot), edit: edit, encodingRows: storage.encodesWritesAhead)
     }
 
     /// Stores a prepared write (``store(_:)``), then announces its sequence to the feeds.

@@ -48,16 +48,22 @@ struct PreparedWrite: Sendable {
     let result: DocumentEditResult
     /// The edit, to run again on the latest document.
     let edit: DocumentEdit
-    /// The result's document encoded for storage against the snapshot (``GatewayStorage/store(_:)``), computed
-    /// outside the storage's lock; nil when the edit changes nothing.
+    /// The result's document prepared for storage against the snapshot (``GatewayStorage/store(_:)``), outside the
+    /// storage's lock; nil when the edit changes nothing.
     let encoded: EncodedWrite?
 
-    init(id: String, snapshot: StoredDocument?, result: DocumentEditResult, edit: @escaping DocumentEdit) {
+    /// - Parameter encodingRows: Whether to work out the write's rows now (``GatewayStorage/encodesWritesAhead``).
+    init(
+        id: String, snapshot: StoredDocument?, result: DocumentEditResult, edit: @escaping DocumentEdit,
+        encodingRows: Bool
+    ) {
         self.id = id
         self.result = result
         self.edit = edit
         self.encoded = result.document.map { document in
-            EncodedWrite(document: document, previous: snapshot, attachments: Array(result.attachments.values))
+            EncodedWrite(
+                document: document, previous: snapshot, attachments: Array(result.attachments.values),
+                encodingRows: encodingRows)
         }
     }
 }

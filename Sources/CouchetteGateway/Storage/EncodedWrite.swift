@@ -3,10 +3,11 @@ import Foundation
 
 // MARK: - EncodedWrite
 
-/// A document write worked out and encoded before the storage's lock: its index rows, its winner's body and its
-/// metadata, computed against the document as read beforehand (``previousSequence``). Under the lock
-/// ``GatewayStorage/store(_:)`` then only checks that the document did not change meanwhile and writes the rows —
-/// the part concurrent writes have to take one at a time shrinks to what the database itself does.
+/// A document write prepared before the storage's lock: the document, the sequence of the one it was computed on,
+/// the attachments it brings and — for a storage that takes them (``GatewayStorage/encodesWritesAhead``) — its
+/// ``Rows``: index rows, winner's body and metadata, worked out against that document. Under the lock
+/// ``GatewayStorage/store(_:)`` then only checks that the document did not change meanwhile and writes the rows, so
+/// the part concurrent writes take one at a time shrinks to what the database itself does.
 ///
 /// The write's sequence is not known before the lock: rows and grants it makes carry ``pendingSequence`` until
 /// then, and the metadata writes a sequence equal to the document's own as `null` (read back as the document's
@@ -22,36 +23,64 @@ public struct EncodedWrite: Sendable {
     public let previousSequence: UInt64?
     /// The attachment bodies the write brings, stored with it.
     let attachments: [[UInt8]]
-    /// The index rows to write, new ones at ``pendingSequence``.
-    let changes: IndexChanges
-    /// The winning revision's body as stored.
-    let winnerBody: [UInt8]
-    /// The metadata as stored (``StoredDocumentCodec/encodeMetadata(_:)``).
-    let metadata: [UInt8]
-    /// Whether the winning revision is a deletion.
-    let isDeleted: Bool
-    /// The winning revision's ID.
-    let revision: String
+    /// The rows, worked out ahead; nil when the storage works them out under its own lock.
+    let rows: Rows?
 
-    /// Works out a write of `document` over `previous`.
+    /// Prepares a write of `document` over `previous`.
     ///
     /// - Parameters:
     ///   - document: The document to store (it must have a winning revision).
     ///   - previous: The document as read before the edit; nil when it was absent.
     ///   - attachments: Attachment bodies the write brings.
-    init(document: StoredDocument, previous: StoredDocument?, attachments: [[UInt8]]) {
+    ///   - encodingRows: Whether to work out the ``Rows`` now (``GatewayStorage/encodesWritesAhead``).
+    init(document: StoredDocument, previous: StoredDocument?, attachments: [[UInt8]], encodingRows: Bool) {
         self.document = document
         self.previousSequence = previous?.sequence
         self.attachments = attachments
-        var recorded = document
-        recorded.sequence = Self.pendingSequence
-        var changes = IndexChanges()
-        changes.recordUpdate(of: &recorded, previous: previous)
-        self.changes = changes
-        let winner = recorded.winner
-        winnerBody = (winner?.body ?? .object([:])).serialized()
-        metadata = StoredDocumentCodec.encodeMetadata(recorded)
-        isDeleted = winner?.isDeleted ?? false
-        revision = winner?.id.description ?? ""
+        self.rows = encodingRows ? Rows(document: document, previous: previous) : nil
+    }
+
+    /// What a write stores: its index rows (new ones at ``pendingSequence``), its winner's body and its metadata.
+    struct Rows: Sendable {
+        /// The index rows to write.
+        let changes: IndexChanges
+        /// The winning revision's body as stored.
+        let winnerBody: [UInt8]
+        /// The metadata as stored (``StoredDocumentCodec/encodeMetadata(_:)``).
+        let metadata: [UInt8]
+        /// Whether the winning revision is a deletion.
+        let isDeleted: Bool
+        /// The winning revision's ID.
+        let revision: String
+        /// When the document expires.
+        let expiry: Date?
+        /// The document with its channel removals and grant sequences recorded, at ``pendingSequence``.
+        private let recorded: StoredDocument
+
+        /// Works out the rows of a write of `document` over `previous` (the document as stored before).
+        init(document: StoredDocument, previous: StoredDocument?) {
+            var recorded = document
+            recorded.sequence = EncodedWrite.pendingSequence
+            var changes = IndexChanges()
+            changes.recordUpdate(of: &recorded, previous: previous)
+            self.changes = changes
+            let winner = recorded.winner
+            winnerBody = (winner?.body ?? .object([:])).serialized()
+            metadata = StoredDocumentCodec.encodeMetadata(recorded)
+            isDeleted = winner?.isDeleted ?? false
+            revision = winner?.id.description ?? ""
+            expiry = recorded.expiry
+            self.recorded = recorded
+        }
+
+        /// The document as stored at `sequence`: the pending sequence replaced by it.
+        func document(storedAt sequence: UInt64) -> StoredDocument {
+            var stored = recorded
+            let pending = EncodedWrite.pendingSequence
+            stored.sequence = sequence
+            stored.grantSequences = stored.grantSequences.mapValues { $0 == pending ? sequence : $0 }
+            stored.channelRemovals = stored.channelRemovals.mapValues { $0 == pending ? sequence : $0 }
+            return stored
+        }
     }
 }

@@ -31,7 +31,12 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument?
 
-    /// Stores a write worked out beforehand (``EncodedWrite``), with its attachments, if the document is still the
+    /// Whether writes should come with their rows worked out ahead (``EncodedWrite/Rows``), for ``store(_:)`` to
+    /// write under the lock; a storage that works them out itself (PostgreSQL, in its transaction) says no, so that
+    /// no write encodes them twice.
+    var encodesWritesAhead: Bool { get }
+
+    /// Stores a write prepared beforehand (``EncodedWrite``), with its attachments, if the document is still the
     /// one it was computed on (its sequence is ``EncodedWrite/previousSequence``).
     ///
     /// - Returns: The sequence the write was stored at, or nil when the document changed meanwhile (nothing is
@@ -155,8 +160,11 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 }
 
 extension GatewayStorage {
+    /// No rows worked out ahead: ``store(_:)`` goes through ``update(documentID:_:)``.
+    public var encodesWritesAhead: Bool { false }
+
     /// ``GatewayStorage/store(_:)`` through ``GatewayStorage/update(documentID:_:)``: the storage works the write
-    /// out again under its own lock.
+    /// out under its own lock.
     public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
         var stale = false
         let stored = try update(documentID: write.document.id) { current throws(GatewayError) in

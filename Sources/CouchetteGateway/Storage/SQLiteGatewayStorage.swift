@@ -131,108 +131,83 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     public func update(
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let connection else { throw .serviceUnavailable("The database is closed") }
-        let sequenceBefore = sequence
-        do {
-            guard inBatchTransaction else {
-                return try connection.transaction(.immediate) { connection in
-                    try store(documentID, transform, connection)
-                }
-            }
-            return try store(documentID, transform, connection)
-        } catch {
-            // Past the transform (a sequence was taken) the write may have recorded grants in the cache: rolled back.
-            if sequence != sequenceBefore { principalCache.invalidateAll() }
-            sequence = sequenceBefore
-            throw Self.translate(error)
+        try documentWrite { connection in
+            let current = try read(documentID, connection)
+            guard let updated = try transform(current) else { return nil }
+            guard updated.tree.winner != nil else { throw GatewayError.internalError("A stored document needs a revision") }
+            let rows = EncodedWrite.Rows(document: updated, previous: current)
+            return rows.document(storedAt: try write(rows, documentID: documentID, replacing: current?.sequence, connection))
         }
     }
 
-    public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let connection else { throw .serviceUnavailable("The database is closed") }
-        let sequenceBefore = sequence
-        do {
-            guard inBatchTransaction else {
-                return try connection.transaction(.immediate) { connection in try storeEncoded(write, connection) }
-            }
-            return try storeEncoded(write, connection)
-        } catch {
-            if sequence != sequenceBefore { principalCache.invalidateAll() }
-            sequence = sequenceBefore
-            throw Self.translate(error)
-        }
-    }
+    /// The rows of writes are worked out before the storage's lock (``EncodedWrite``).
+    public var encodesWritesAhead: Bool { true }
 
     /// Writes an encoded write's rows if the document is still at the sequence the write was computed on: under the
     /// lock, only the database's own work remains.
-    private func storeEncoded(_ write: EncodedWrite, _ connection: Connection) throws -> UInt64? {
-        let statement = try connection.cachedStatement(sql: "SELECT sequence FROM documents WHERE id = ?")
-        try statement.bind(write.document.id, at: 1)
-        let current = try statement.step() ? UInt64(statement.int64(at: 0)) : nil
-        statement.reset()
-        guard current == write.previousSequence else { return nil }
-        for data in write.attachments { try putAttachment(data) }
-        do {
-            sequence += 1
-            let changes = write.changes.settingPendingSequence(to: sequence)
-            try Self.apply(changes, connection)
-            if !changes.insertedGrantRows.isEmpty || !changes.deletedGrantRows.isEmpty {
-                principalCache.apply(
-                    added: changes.insertedGrantRows.map(\.grant), removed: changes.deletedGrantRows.map(\.grant),
-                    at: sequence)
-            }
-            if let previous = write.previousSequence { try deleteRow(sequence: previous, connection) }
-            try connection.execute(
-                "INSERT INTO documents (sequence, id, deleted, rev, body, metadata, expiry) VALUES (?, ?, ?, ?, ?, ?, ?)"
-            ) { statement in
-                try statement.bind(Int64(sequence), at: 1)
-                try statement.bind(write.document.id, at: 2)
-                try statement.bind(write.isDeleted, at: 3)
-                try statement.bind(write.revision, at: 4)
-                try statement.bind(write.winnerBody, at: 5)
-                try statement.bind(write.metadata, at: 6)
-                try statement.bind(write.document.expiry?.timeIntervalSince1970, at: 7)
-            }
-            return sequence
-        } catch {
-            if inBatchTransaction { batchFailure = error }
-            throw error
+    public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
+        try documentWrite { connection in
+            let id = write.document.id
+            let statement = try connection.cachedStatement(sql: "SELECT sequence FROM documents WHERE id = ?")
+            try statement.bind(id, at: 1)
+            let current = try statement.step() ? UInt64(statement.int64(at: 0)) : nil
+            statement.reset()
+            guard current == write.previousSequence else { return nil }
+            for data in write.attachments { try putAttachment(data) }
+            let rows = try write.rows ?? EncodedWrite.Rows(document: write.document, previous: read(id, connection))
+            return try self.write(rows, documentID: id, replacing: current, connection)
         }
     }
 
-    /// Reads the document, transforms it and writes the result with its index rows.
+    /// Runs a document write under the lock, in a transaction of its own or the open batch's; on failure the
+    /// sequences it took are given back and the principal cache forgets grants it recorded.
+    private func documentWrite<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else { throw .serviceUnavailable("The database is closed") }
+        let sequenceBefore = sequence
+        do {
+            guard inBatchTransaction else { return try connection.transaction(.immediate, body) }
+            return try body(connection)
+        } catch {
+            if sequence != sequenceBefore { principalCache.invalidateAll() }
+            sequence = sequenceBefore
+            throw Self.translate(error)
+        }
+    }
+
+    /// Writes a document's rows at the next sequence, replacing its row at `previous`; returns the sequence.
     ///
     /// In an ``inBatch(_:)`` transaction no savepoint is needed for a document to fail alone: nothing is written
-    /// before the transform has succeeded (it writes the revision's attachments last, once nothing can refuse it);
-    /// a failure while writing fails the whole batch instead.
-    private func store(
-        _ documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?,
-        _ connection: Connection
-    ) throws -> StoredDocument? {
-        let current = try read(documentID, connection)
-        guard var updated = try transform(current) else { return nil }
-        guard let winner = updated.tree.winner else {
-            throw GatewayError.internalError("A stored document needs a revision")
-        }
+    /// before its edit has succeeded (attachments come last in the edit, once nothing can refuse it); a failure here
+    /// fails the whole batch instead.
+    private func write(
+        _ rows: EncodedWrite.Rows, documentID: String, replacing previous: UInt64?, _ connection: Connection
+    ) throws -> UInt64 {
         do {
             sequence += 1
-            updated.sequence = sequence
-            var changes = IndexChanges()
-            changes.recordUpdate(of: &updated, previous: current)
+            let changes = rows.changes.settingPendingSequence(to: sequence)
             try Self.apply(changes, connection)
             // The grant rows inserted and deleted are exactly the grants the write adds and takes back.
             if !changes.insertedGrantRows.isEmpty || !changes.deletedGrantRows.isEmpty {
                 principalCache.apply(
                     added: changes.insertedGrantRows.map(\.grant), removed: changes.deletedGrantRows.map(\.grant),
-                    at: updated.sequence)
+                    at: sequence)
             }
-            if let current { try deleteRow(sequence: current.sequence, connection) }
-            try insertRow(of: updated, winner: winner, connection)
-            return updated
+            if let previous { try deleteRow(sequence: previous, connection) }
+            let sequence = sequence
+            try connection.execute(
+                "INSERT INTO documents (sequence, id, deleted, rev, body, metadata, expiry) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            ) { statement in
+                try statement.bind(Int64(sequence), at: 1)
+                try statement.bind(documentID, at: 2)
+                try statement.bind(rows.isDeleted, at: 3)
+                try statement.bind(rows.revision, at: 4)
+                try statement.bind(rows.winnerBody, at: 5)
+                try statement.bind(rows.metadata, at: 6)
+                try statement.bind(rows.expiry?.timeIntervalSince1970, at: 7)
+            }
+            return sequence
         } catch {
             if inBatchTransaction { batchFailure = error }
             throw error
@@ -290,20 +265,6 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     static func apply(_ changes: IndexChanges, _ connection: Connection) throws {
         try ChannelIndex.apply(changes, connection)
         try GrantIndex.apply(changes, connection)
-    }
-
-    private func insertRow(of document: StoredDocument, winner: RevisionTree.Node, _ connection: Connection) throws {
-        try connection.execute(
-            "INSERT INTO documents (sequence, id, deleted, rev, body, metadata, expiry) VALUES (?, ?, ?, ?, ?, ?, ?)"
-        ) { statement in
-            try statement.bind(Int64(document.sequence), at: 1)
-            try statement.bind(document.id, at: 2)
-            try statement.bind(winner.isDeleted, at: 3)
-            try statement.bind(winner.id.description, at: 4)
-            try statement.bind((winner.body ?? .object([:])).serialized(), at: 5)
-            try statement.bind(StoredDocumentCodec.encodeMetadata(document), at: 6)
-            try statement.bind(document.expiry?.timeIntervalSince1970, at: 7)
-        }
     }
 
     private func deleteRow(sequence: UInt64, _ connection: Connection) throws {
