@@ -63,19 +63,35 @@ struct DatabaseOptions: ParsableArguments {
     /// The collection the command works on.
     func collection(in database: Database) throws -> Collection {
         guard let collection else { return try database.defaultCollection() }
-        let parts = collection.split(separator: ".", maxSplits: 1).map(String.init)
-        let (scope, name) = parts.count == 2 ? (parts[0], parts[1]) : (Database.defaultScopeName, parts[0])
+        let (scope, name) = Self.scopeAndName(collection)
         guard let found = try database.collection(name: name, scope: scope) else {
             throw CLIError.notFound("No collection \(scope).\(name)")
         }
         return found
     }
 
-    /// The key from the options: a password file, a hex key, or a password asked for on the terminal.
+    /// `SCOPE.NAME`, or `NAME` in the default scope.
+    static func scopeAndName(_ text: String) -> (scope: String, name: String) {
+        let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
+        return parts.count == 2 ? (parts[0], parts[1]) : (Database.defaultScopeName, parts.first ?? "")
+    }
+
+    /// The key from the options: a hex key, a password file, or (with `--encrypted`) a password asked for.
     private func encryptionKey() throws -> EncryptionKey? {
-        if let keyHex {
-            guard keyHex.count == 64, let data = Data(hexString: keyHex) else {
-                throw CLIError.usage("--key-hex takes 64 hex digits (32 bytes).")
+        if keyHex == nil && passwordFile == nil && !encrypted { return nil }
+        return try Self.key(hex: keyHex, passwordFile: passwordFile, flag: "--key-hex") {
+            guard let password = PasswordPrompt.read("Password for \(database): ") else {
+                throw CLIError.usage("No password given.")
+            }
+            return password
+        }
+    }
+
+    /// A key given as 64 hex digits, or a password read from a file (its first line), or else from `prompt`.
+    static func key(hex: String?, passwordFile: String?, flag: String, prompt: () throws -> String) throws -> EncryptionKey {
+        if let hex {
+            guard hex.count == 64, let data = Data(hexString: hex) else {
+                throw CLIError.usage("\(flag) takes 64 hex digits (32 bytes).")
             }
             return .key(data)
         }
@@ -85,11 +101,7 @@ struct DatabaseOptions: ParsableArguments {
             }
             return .password(String(text.split(whereSeparator: \.isNewline).first ?? ""))
         }
-        guard encrypted else { return nil }
-        guard let password = PasswordPrompt.read("Password for \(database): ") else {
-            throw CLIError.usage("No password given.")
-        }
-        return .password(password)
+        return .password(try prompt())
     }
 }
 

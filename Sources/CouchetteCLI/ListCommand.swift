@@ -131,8 +131,7 @@ struct MakeCollectionCommand: ParsableCommand {
         try reportingErrors {
             let database = try options.open(writing: true)
             defer { try? database.close() }
-            let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
-            let (scope, collection) = parts.count == 2 ? (parts[0], parts[1]) : (Database.defaultScopeName, parts[0])
+            let (scope, collection) = DatabaseOptions.scopeAndName(name)
             let created = try database.createCollection(name: collection, scope: scope)
             FileHandleOutput.standardOutput("Created \(created.fullName)\n")
         }

@@ -44,27 +44,17 @@ struct CheckCommand: ParsableCommand {
 
 // MARK: - Key commands
 
-/// Reads the new key of `encrypt`/`rekey`: a password from a file or the terminal (asked twice), or a hex key.
+/// Reads the new key of `encrypt`/`rekey`: a hex key, a password from a file, or one asked for twice.
 private func newKey(passwordFile: String?, keyHex: String?) throws -> EncryptionKey {
-    if let keyHex {
-        guard keyHex.count == 64, let data = Data(hexString: keyHex) else {
-            throw CLIError.usage("--new-key-hex takes 64 hex digits (32 bytes).")
+    try DatabaseOptions.key(hex: keyHex, passwordFile: passwordFile, flag: "--new-key-hex") {
+        guard let password = PasswordPrompt.read("New password: "), !password.isEmpty else {
+            throw CLIError.usage("No new password given.")
         }
-        return .key(data)
-    }
-    if let passwordFile {
-        guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
-            throw CLIError.notFound("Cannot read \(passwordFile)")
+        if isatty(STDIN_FILENO) != 0, PasswordPrompt.read("Again: ") != password {
+            throw CLIError.usage("The passwords differ.")
         }
-        return .password(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+        return password
     }
-    guard let password = PasswordPrompt.read("New password: "), !password.isEmpty else {
-        throw CLIError.usage("No new password given.")
-    }
-    if isatty(STDIN_FILENO) != 0, PasswordPrompt.read("Again: ") != password {
-        throw CLIError.usage("The passwords differ.")
-    }
-    return .password(password)
 }
 
 /// `couchette encrypt -w DB`: encrypts a plain database (or changes the key of an encrypted one: `rekey`).

@@ -63,19 +63,12 @@ struct RemoveCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let database = try options.open(writing: true)
-            defer { try? database.close() }
-            let collection = try options.collection(in: database)
-            var missing: [String] = []
-            for id in ids {
-                guard let document = try collection.document(id: id) else {
-                    missing.append(id)
-                    continue
-                }
+            try eachDocument(ids, options: options) { collection, id in
+                guard let document = try collection.document(id: id) else { return false }
                 try collection.delete(document: document)
                 FileHandleOutput.standardOutput("Deleted \(id)\n")
+                return true
             }
-            if !missing.isEmpty { throw CLIError.notFound("Not found: \(missing.joined(separator: ", "))") }
         }
     }
 }
@@ -94,19 +87,25 @@ struct PurgeCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let database = try options.open(writing: true)
-            defer { try? database.close() }
-            let collection = try options.collection(in: database)
-            var missing: [String] = []
-            for id in ids {
-                guard try collection.revisionTree(documentID: id) != nil else {
-                    missing.append(id)
-                    continue
-                }
+            try eachDocument(ids, options: options) { collection, id in
+                guard try collection.revisionTree(documentID: id) != nil else { return false }
                 try collection.purge(id: id)
                 FileHandleOutput.standardOutput("Purged \(id)\n")
+                return true
             }
-            if !missing.isEmpty { throw CLIError.notFound("Not found: \(missing.joined(separator: ", "))") }
         }
     }
+}
+
+/// Opens the database for writing and runs `change` on each document ID of `ids` (false: not found); then fails
+/// with "not found" naming those missing.
+private func eachDocument(
+    _ ids: [String], options: DatabaseOptions, _ change: (Collection, String) throws -> Bool
+) throws {
+    let database = try options.open(writing: true)
+    defer { try? database.close() }
+    let collection = try options.collection(in: database)
+    var missing: [String] = []
+    for id in ids where try !change(collection, id) { missing.append(id) }
+    if !missing.isEmpty { throw CLIError.notFound("Not found: \(missing.joined(separator: ", "))") }
 }
