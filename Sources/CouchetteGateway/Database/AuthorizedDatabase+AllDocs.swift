@@ -39,12 +39,7 @@ extension AuthorizedDatabase {
     private func visibleIDs() throws(GatewayError) -> [String] {
         let storage = database.storage
         var visible: [String] = []
-        var after: String?
-        let pageSize = 1_000
-        while true {
-            var ids = try storage.documentIDs(from: after, to: nil, limit: pageSize + 1)
-            if let after, ids.first == after { ids.removeFirst() }
-            guard !ids.isEmpty else { break }
+        try storage.forEachDocumentIDPage(size: 1_000) { ids throws(GatewayError) in
             for id in ids {
                 guard let document = try storage.document(id: id), let winner = document.winner, !winner.isDeleted,
                     caller.canSee(document.currentChannels),
@@ -52,8 +47,7 @@ extension AuthorizedDatabase {
                 else { continue }
                 visible.append(id)
             }
-            after = ids.last
-            if ids.count < pageSize { break }
+            return true
         }
         return visible
     }

@@ -191,14 +191,9 @@ public struct AuthorizedDatabase: Sendable {
             try compare(try randomDocumentIDs(count: sample))
             return impact
         }
-        var after: String?
-        while true {
-            var ids = try database.storage.documentIDs(from: after, to: nil, limit: 501)
-            if let after, ids.first == after { ids.removeFirst() }
-            guard !ids.isEmpty else { break }
-            try compare(Array(ids.prefix(500)))
-            after = ids.prefix(500).last
-            if ids.count < 500 { break }
+        try database.storage.forEachDocumentIDPage { ids throws(GatewayError) in
+            try compare(ids)
+            return true
         }
         return impact
     }

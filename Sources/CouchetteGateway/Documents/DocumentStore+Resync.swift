@@ -21,15 +21,10 @@ extension DocumentStore {
     public func resync(progress: (_ processed: Int, _ changed: Int) -> Bool) throws(GatewayError) -> Int {
         var changed = 0
         var processed = 0
-        var startKey: String?
-        while true {
-            var ids = try storage.documentIDs(from: startKey, to: nil, limit: 500)
-            if startKey != nil, ids.first == startKey { ids.removeFirst() }
-            guard let last = ids.last else { break }
+        try storage.forEachDocumentIDPage { ids throws(GatewayError) in
             for id in ids where try resync(documentID: id) { changed += 1 }
             processed += ids.count
-            startKey = last
-            guard progress(processed, changed) else { break }
+            return progress(processed, changed)
         }
         return changed
     }

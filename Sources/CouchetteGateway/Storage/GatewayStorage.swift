@@ -178,6 +178,22 @@ extension GatewayStorage {
         return stale ? nil : stored?.sequence
     }
 
+    /// Calls `body` with every document ID in order, `size` at a time, until it returns false (`_all_docs`, resync,
+    /// impact): each page read after the last ID of the one before.
+    public func forEachDocumentIDPage(
+        size: Int = 500, _ body: ([String]) throws(GatewayError) -> Bool
+    ) throws(GatewayError) {
+        var after: String?
+        while true {
+            var ids = try documentIDs(from: after, to: nil, limit: size + 1)
+            let isLast = ids.count <= size
+            if let after, ids.first == after { ids.removeFirst() }
+            let page = Array(ids.prefix(size))
+            guard let last = page.last, try body(page), !isLast else { return }
+            after = last
+        }
+    }
+
     /// Removes a document entirely (purge); returns whether it existed.
     @discardableResult
     public func purge(documentID: String) throws(GatewayError) -> Bool {
