@@ -84,6 +84,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -164,7 +167,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchetteTests",
-            dependencies: ["Couchette", "CouchetteCore", "CouchetteSQLite", "CouchetteTestSupport"],
+            dependencies: [
+                "Couchette", "CouchetteCore", "CouchetteSQLite", "CouchetteTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -104,9 +104,11 @@ public struct CouchetteError: Error, Sendable, Hashable, CustomStringConvertible
         case 401: "unauthorized"
         case 403: "forbidden"
         case 404: "not_found"
+        case 405: "method_not_allowed"
         case 406: "not_acceptable"
         case 409: "conflict"
         case 412: "file_exists"
+        case 413: "too_large"
         case 415: "bad_content_type"
         default: String(status)
         }

@@ -51,11 +51,8 @@ struct ReplicateCommand: ParsableCommand {
             config.replicatorType = type
             config.continuous = continuous
             if let user {
-                let parts = user.split(separator: ":", maxSplits: 1).map(String.init)
-                guard let password = parts.count == 2 ? parts[1] : PasswordPrompt.read("Password for \(parts[0]): ") else {
-                    throw CLIError.usage("No password for \(parts[0]).")
-                }
-                config.authenticator = BasicAuthenticator(username: parts[0], password: password)
+                let (name, password) = try CredentialsOption.parse(user)
+                config.authenticator = BasicAuthenticator(username: name, password: password)
             }
             let replicator = Replicator(config: config)
             let progress = ProgressReporter(isTerminal: isatty(STDERR_FILENO) != 0)
@@ -68,8 +65,15 @@ struct ReplicateCommand: ParsableCommand {
                 }
                 defer { watcher.cancel() }
                 if continuous {
+                    // Until it stops on its own (an error) or Ctrl-C / SIGTERM stops it.
+                    let changes = replicator.changes()
                     replicator.start()
-                    for await change in replicator.changes() where change.status.activity == .stopped { break }
+                    let interruption = Task {
+                        await Interruption.wait()
+                        replicator.stop()
+                    }
+                    defer { interruption.cancel() }
+                    for await change in changes where change.status.activity == .stopped { break }
                 } else {
                     try await replicator.run()
                 }

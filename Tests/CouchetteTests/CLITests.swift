@@ -268,4 +268,54 @@ struct CLITests {
         #expect(try Self.output(["ls", target.path + "/second.couchette"]) == "groceries\ntoday\nwork\n")
         #expect(try Self.run(["pull", copy, url, "--user", "user1:pass"]).status == 2)  // pulling writes: needs -w
     }
+
+    @Test("serve shares a database with peers: a pull and a push through it, a read-only one refuses pushes, SIGTERM stops it")
+    func serve() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        #expect(try Self.run(["serve", path, "--port", "0"]).status == 2)  // serving writable needs -w
+        let server = try ChildProcess(
+            try ChildProcess.builtProduct("couchette"), ["serve", "-w", path, "--port", "0", "--user", "peer:s3cret"],
+            separateErrors: true)
+        defer { server.kill() }
+        let banner: String
+        do {
+            banner = try server.waitForOutput(within: .seconds(60)) { $0.contains("Ctrl-C") }
+        } catch {
+            Issue.record("serve failed (\((try? server.waitForExit()).map(String.init) ?? "?"), signalled \(server.wasKilledBySignal)): \(server.errors)")
+            throw error
+        }
+        let url = try #require(banner.split(separator: "\n").first { $0.hasPrefix("Serving ") }?.dropFirst(8)).description
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/todo"))
+
+        let target = TemporaryDirectory()
+        var configuration = DatabaseConfiguration()
+        configuration.directory = target.path
+        let peerDatabase = try Database(name: "peer", config: configuration)
+        _ = try peerDatabase.defaultCollection().putProperties(["from": "peer"], documentID: "pushed")
+        try peerDatabase.close()
+        let peer = target.path + "/peer.couchette"
+        #expect(try Self.run(["pull", "-w", peer, url, "--user", "peer:wrong"]).status != 0)
+        let synced = try Self.run(["sync", "-w", peer, url, "--user", "peer:s3cret"])
+        #expect(synced.status == 0, "\(synced.errors)")
+        #expect(try Self.output(["ls", peer]) == "groceries\npushed\ntoday\nwork\n")
+        #expect(try Self.output(["ls", "--conf", peer]) == "work\n")  // the conflict travelled too
+        server.terminate()
+        #expect(try server.waitForExit() == 0)
+        #expect(server.output.hasSuffix("Stopped.\n"))
+        #expect(try Self.output(["cat", path, "pushed"]).contains("peer"))
+
+        let readOnly = try ChildProcess(
+            try ChildProcess.builtProduct("couchette"), ["serve", path, "--port", "0", "--readonly"], separateErrors: true)
+        defer { readOnly.kill() }
+        let readOnlyBanner = try readOnly.waitForOutput(within: .seconds(60)) { $0.contains("Ctrl-C") }
+        let readOnlyURL = try #require(
+            readOnlyBanner.split(separator: "\n").first { $0.hasPrefix("Serving ") }?.dropFirst(8).split(separator: " ").first
+        ).description
+        _ = try Self.output(["put", "-w", peer, "another", #"{"n": 1}"#])
+        let pushed = try Self.run(["push", peer, readOnlyURL])
+        #expect(pushed.output.contains("refused"), "\(pushed.output) \(pushed.errors)")
+        readOnly.terminate()
+        #expect(try Self.run(["ls", path]).output.contains("another") == false)
+    }
 }

@@ -30,7 +30,7 @@ struct LocalReplicationPeer: ReplicationPeer {
             if byDocument[entry.documentID] == nil {
                 order.append(entry.documentID)
                 byDocument[entry.documentID] = ReplicationChange(
-                    documentID: entry.documentID, revisionIDs: [], isDeleted: entry.isDeletion)
+                    documentID: entry.documentID, revisionIDs: [], isDeleted: entry.isDeletion, sequence: entry.sequence)
             }
             byDocument[entry.documentID]?.revisionIDs.append(entry.revisionID)
         }
@@ -217,5 +217,5 @@ struct LocalReplicationPeer: ReplicationPeer {
     }
 
     /// Checkpoints of one database are per collection.
-    private func localID(_ id: String) -> String { "\(id)-\(collection.fullName)" }
+    func localID(_ id: String) -> String { "\(id)-\(collection.fullName)" }
 }

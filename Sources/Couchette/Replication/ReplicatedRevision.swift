@@ -96,6 +96,8 @@ struct ReplicationChange: Sendable {
     var isDeleted: Bool
     /// The source says the user lost access to the document (a `revoked` entry): nothing to fetch.
     var isRevoked = false
+    /// The document's sequence at the source, when the source tells it (a local collection does).
+    var sequence: UInt64? = nil
 }
 
 /// A batch of a peer's changes and the sequence to resume after it (opaque outside the peer).

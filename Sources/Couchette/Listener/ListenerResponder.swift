@@ -1,0 +1,92 @@
+import CouchetteCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+// MARK: - ListenerResponder
+
+/// Answers a ``URLEndpointListener``'s requests: checks credentials, finds the served collection named by the
+/// path's first segment and hands the request to its ``ListenerCollection``; every error becomes CouchDB's
+/// `{"error", "reason"}` with the status of its ``CouchetteError``.
+struct ListenerResponder: Sendable {
+    /// The largest request body read (a document with inline attachments, a `_bulk_docs` batch).
+    static let maximumBodySize = 256 << 20
+
+    let collections: [String: ListenerCollection]
+    let authenticator: ListenerPasswordAuthenticator?
+    let readOnly: Bool
+
+    init(collections: [Collection], authenticator: ListenerPasswordAuthenticator?, readOnly: Bool) {
+        var served: [String: ListenerCollection] = [:]
+        for (name, collection) in Self.servedNames(collections) {
+            served[name] = ListenerCollection(name: name, collection: collection, readOnly: readOnly)
+        }
+        self.collections = served
+        self.authenticator = authenticator
+        self.readOnly = readOnly
+    }
+
+    /// The protocol database name of each collection: the database's name for the default collection, Sync
+    /// Gateway's keyspace form `db.scope.collection` (`db.collection` in the default scope) for the others.
+    static func servedNames(_ collections: [Collection]) -> [(name: String, collection: Collection)] {
+        collections.map { collection in
+            let database = collection.database.name
+            if collection.scope.name == Database.defaultScopeName {
+                return (collection.name == Database.defaultCollectionName ? database : "\(database).\(collection.name)", collection)
+            }
+            return ("\(database).\(collection.scope.name).\(collection.name)", collection)
+        }
+    }
+
+    func respond(to request: Request) async -> Response {
+        do {
+            if let challenge = authenticationFailure(request) { return challenge }
+            let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: true).map {
+                String($0).removingPercentEncoding ?? String($0)
+            }
+            guard let first = segments.first else { return try welcome(request) }
+            if first == "_all_dbs" {
+                try Self.require(request, [.get, .head])
+                return ListenerReply.json(.array(collections.keys.sorted().map(JSONValue.string)))
+            }
+            guard let served = collections[first] else {
+                throw CouchetteError(.notFound, message: "no such database \"\(first)\"")
+            }
+            return try await served.respond(to: request, path: Array(segments.dropFirst()))
+        } catch {
+            return ListenerReply.error(CouchetteError.wrap(error))
+        }
+    }
+
+    /// `GET /`: who is serving.
+    private func welcome(_ request: Request) throws -> Response {
+        try Self.require(request, [.get, .head])
+        return ListenerReply.json([
+            "couchdb": "Welcome", "vendor": ["name": "Couchette", "version": .string(Database.version)],
+            "version": .string(Database.version),
+        ])
+    }
+
+    /// The 401 answer to a request whose Basic credentials are missing or refused; nil when it may go on.
+    private func authenticationFailure(_ request: Request) -> Response? {
+        guard let authenticator else { return nil }
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
+            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+            authenticator.authenticate(String(text[..<colon]), String(text[text.index(after: colon)...]))
+        {
+            return nil
+        }
+        var response = ListenerReply.error(CouchetteError(.unauthorized, message: "Login required"))
+        response.headers[.wwwAuthenticate] = "Basic realm=\"Couchette\""
+        return response
+    }
+
+    /// Refuses a method the endpoint does not take (405).
+    static func require(_ request: Request, _ methods: Set<HTTPRequest.Method>) throws {
+        guard methods.contains(request.method) else {
+            throw CouchetteError(.badInput, message: "Method \(request.method) not allowed here", status: 405)
+        }
+    }
+}
