@@ -48,6 +48,11 @@ let package = Package(
             providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]
         ),
         .systemLibrary(
+            name: "CEditLine",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
+        .systemLibrary(
             name: "CCrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
@@ -131,6 +136,7 @@ let package = Package(
             dependencies: [
                 "Couchette",
                 "CouchetteCore",
+                "CEditLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

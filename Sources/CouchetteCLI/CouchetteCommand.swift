@@ -31,7 +31,7 @@ struct CouchetteCommand: ParsableCommand {
             CatCommand.self, RevsCommand.self, PutCommand.self, RemoveCommand.self, PurgeCommand.self,
             QueryCommand.self, MakeIndexCommand.self, RemoveIndexCommand.self, ListIndexesCommand.self,
             ReindexCommand.self, ExportCommand.self, ImportCommand.self, CompactCommand.self, CheckCommand.self,
-            EncryptCommand.self, DecryptCommand.self, ReplicateCommand.self, ServeCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self,
+            EncryptCommand.self, DecryptCommand.self, ReplicateCommand.self, ServeCommand.self, ShellCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self,
             StressRekey.self,
         ]
     )
@@ -58,10 +58,30 @@ struct CouchetteCommand: ParsableCommand {
 /// cblite's argument order, `DB COMMAND ARGS`, rewritten to the parser's `COMMAND DB ARGS`.
 enum ArgumentOrder {
     static func normalized(_ arguments: [String], commands: Set<String>) -> [String] {
-        guard arguments.count >= 2, !commands.contains(arguments[0]), !arguments[0].hasPrefix("-"),
-            commands.contains(arguments[1])
-        else { return arguments }
+        guard let first = arguments.first, !commands.contains(first) else { return arguments }
+        // `couchette [-w] DB [options]`: the interactive shell.
+        if isDatabaseAndOptions(arguments) { return ["shell"] + arguments }
+        guard !first.hasPrefix("-"), arguments.count >= 2, commands.contains(arguments[1]) else { return arguments }
         return [arguments[1], arguments[0]] + arguments.dropFirst(2)
+    }
+
+    /// The database options that take a value.
+    private static let valueOptions: Set<String> = ["--password-file", "--key-hex", "--collection"]
+
+    /// Whether `arguments` are one database path and options (`-w DB --password-file FILE`), no command.
+    private static func isDatabaseAndOptions(_ arguments: [String]) -> Bool {
+        var expectsValue = false
+        var positionals = 0
+        for argument in arguments {
+            if expectsValue {
+                expectsValue = false
+            } else if argument.hasPrefix("-") {
+                expectsValue = valueOptions.contains(argument)
+            } else {
+                positionals += 1
+            }
+        }
+        return positionals == 1
     }
 }
 

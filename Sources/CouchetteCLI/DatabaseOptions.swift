@@ -1,6 +1,7 @@
 import ArgumentParser
 import Couchette
 import Foundation
+import Synchronization
 
 // MARK: - DatabaseOptions
 
@@ -76,8 +77,13 @@ struct DatabaseOptions: ParsableArguments {
         return parts.count == 2 ? (parts[0], parts[1]) : (Database.defaultScopeName, parts.first ?? "")
     }
 
-    /// The key from the options: a hex key, a password file, or (with `--encrypted`) a password asked for.
-    private func encryptionKey() throws -> EncryptionKey? {
+    /// The key the shell asked for once, used by every command it runs.
+    static let sessionKey = Mutex<EncryptionKey?>(nil)
+
+    /// The key from the options: a hex key, a password file, or (with `--encrypted`) a password asked for; in the
+    /// shell, the session's.
+    func encryptionKey() throws -> EncryptionKey? {
+        if let key = Self.sessionKey.withLock({ $0 }) { return key }
         if keyHex == nil && passwordFile == nil && !encrypted { return nil }
         return try Self.key(hex: keyHex, passwordFile: passwordFile, flag: "--key-hex") {
             guard let password = PasswordPrompt.read("Password for \(database): ") else {

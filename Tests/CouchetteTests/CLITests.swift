@@ -318,4 +318,53 @@ struct CLITests {
         readOnly.terminate()
         #expect(try Self.run(["ls", path]).output.contains("another") == false)
     }
+
+    @Test("the interactive shell (driven through tmux): completion, history, cd between collections, a clean exit")
+    func shell() throws {
+        let (directory, path) = try Self.makeDatabase()
+        let tool = try ChildProcess.builtProduct("couchette").path
+        let history = directory.path + "/history"
+        // The program's exit status is left on the screen.
+        let terminal = try TmuxSession(
+            "COUCHETTE_HISTORY='\(history)' '\(tool)' -w '\(path)'; echo \"exited with $?\"; exec sleep 600",
+            in: directory.path)
+        try terminal.waitForScreen("the prompt") { $0.contains("todo>") }
+
+        // A command name completed by Tab.
+        try terminal.send("lsc", "Tab")
+        try terminal.waitForScreen("lscoll completed") { $0.contains("todo> lscoll") }
+        try terminal.send("Enter")
+        try terminal.waitForScreen("the collections") { $0.contains("todo.tasks  1 documents") }
+
+        // cd with a completed collection name; the prompt names it and commands work in it.
+        try terminal.send("cd todo.ta", "Tab")
+        try terminal.waitForScreen("the collection completed") { $0.contains("cd todo.tasks") }
+        try terminal.send("Enter")
+        try terminal.waitForScreen("the new prompt") { $0.contains("todo/todo.tasks>") }
+        try terminal.send("cat t", "Tab")
+        try terminal.waitForScreen("the document ID completed") { $0.contains("cat t1") }
+        try terminal.send("Enter")
+        try terminal.waitForScreen("the document") { $0.contains("Milk") }
+
+        // History: ↑ brings the last line back.
+        try terminal.send("Up")
+        try terminal.waitForScreen("the last line recalled") { $0.components(separatedBy: "todo/todo.tasks> cat t1").count == 3 }
+        try terminal.send("Enter")
+        try terminal.waitForScreen("the document twice") { $0.components(separatedBy: "Milk").count == 3 }
+
+        // Errors do not end the shell; writes work with -w; cd alone goes back to the default collection.
+        try terminal.send("nonsense", "Enter")
+        try terminal.waitForScreen("the error") { $0.contains("unknown command \"nonsense\"") }
+        try terminal.send("cd", "Enter")
+        try terminal.send("put added '{\"name\": \"Added\"}'", "Enter")
+        try terminal.send("ls", "Enter")
+        try terminal.waitForScreen("the new document") { $0.contains("added\ngroceries\ntoday\nwork") }
+
+        try terminal.send("quit", "Enter")
+        try terminal.waitForScreen("a clean exit") { $0.contains("exited with 0") }
+        let saved = try String(contentsOfFile: history, encoding: .utf8)
+        // libedit's history file, spaces escaped.
+        #expect(saved.contains("lscoll\n") && saved.contains("cd\\040todo.tasks\n"), "\(saved)")
+        #expect(try Self.output(["cat", path, "added"]).contains("Added"))
+    }
 }
