@@ -31,7 +31,7 @@ struct CouchetteCommand: ParsableCommand {
             CatCommand.self, RevsCommand.self, PutCommand.self, RemoveCommand.self, PurgeCommand.self,
             QueryCommand.self, MakeIndexCommand.self, RemoveIndexCommand.self, ListIndexesCommand.self,
             ReindexCommand.self, ExportCommand.self, ImportCommand.self, CompactCommand.self, CheckCommand.self,
-            EncryptCommand.self, DecryptCommand.self, ReplicateCommand.self, ServeCommand.self, ShellCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self,
+            EncryptCommand.self, DecryptCommand.self, CopyCommand.self, ReplicateCommand.self, ServeCommand.self, ShellCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self,
             StressRekey.self,
         ]
     )

@@ -61,6 +61,22 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
+    /// Opens the database, creating it (and the collection) when missing: the destination of `cp`, as in cblite.
+    func openOrCreate() throws -> Database {
+        guard writeable else { throw CLIError.usage("This command changes the database: add --writeable (-w).") }
+        let (directory, name) = location
+        guard !FileManager.default.fileExists(atPath: "\(directory)/\(name).couchette") else { return try open(writing: true) }
+        var config = DatabaseConfiguration()
+        config.directory = directory
+        config.encryptionKey = try encryptionKey()
+        let database = try Database(name: name, config: config)
+        if let collection {
+            let (scope, name) = Self.scopeAndName(collection)
+            _ = try database.createCollection(name: name, scope: scope)
+        }
+        return database
+    }
+
     /// The collection the command works on.
     func collection(in database: Database) throws -> Collection {
         guard let collection else { return try database.defaultCollection() }

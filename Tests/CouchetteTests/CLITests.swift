@@ -170,7 +170,7 @@ struct CLITests {
         #expect(try Self.run(["ls", "--key-hex", "zz", path]).status == 2)
     }
 
-    @Test("export writes JSON lines that import reads back into another database; --existing keeps documents")
+    @Test("export writes JSON lines that import reads back into another database; --keep keeps documents")
     func exportAndImport() throws {
         let (directory, path) = try Self.makeDatabase()
         defer { withExtendedLifetime(directory) {} }
@@ -188,7 +188,7 @@ struct CLITests {
         #expect(try Self.output(["import", "-w", copy, file]) == "Imported 3 documents\n")
         #expect(try Self.output(["ls", copy]) == "groceries\ntoday\nwork\n")
         #expect(try JSONValue(parsing: Array(try Self.output(["cat", "--json", copy, "today"]).utf8))["name"] == "Today")
-        #expect(try Self.output(["import", "-w", "--existing", copy, file]) == "Imported 0 documents, kept 3 existing\n")
+        #expect(try Self.output(["import", "-w", "--keep", copy, file]) == "Imported 0 documents, kept 3 existing\n")
         try "not json\n".write(toFile: target.path + "/bad.jsonl", atomically: true, encoding: .utf8)
         #expect(try Self.run(["import", "-w", copy, target.path + "/bad.jsonl"]).status == 2)
     }
@@ -366,5 +366,64 @@ struct CLITests {
         // libedit's history file, spaces escaped.
         #expect(saved.contains("lscoll\n") && saved.contains("cd\\040todo.tasks\n"), "\(saved)")
         #expect(try Self.output(["cat", path, "added"]).contains("Added"))
+    }
+
+    /// How many documents the copy test moves: a few thousand in `make test`, 100,000 in `make soak`.
+    static var copiedDocuments: Int {
+        ProcessInfo.processInfo.environment["COUCHETTE_CLI_DOCS"].flatMap(Int.init) ?? 3_000
+    }
+
+    @Test("cp copies between a database, JSON lines, a folder and a gateway, with progress; counts match both ways")
+    func copy() throws {
+        let count = Self.copiedDocuments
+        let directory = TemporaryDirectory()
+        var configuration = DatabaseConfiguration()
+        configuration.directory = directory.path
+        let source = try Database(name: "many", config: configuration)
+        try source.inBatch {
+            for index in 0..<count {
+                try source.defaultCollection().save(
+                    document: MutableDocument(id: String(format: "doc-%06d", index), data: ["index": index, "text": "document \(index)"]))
+            }
+        }
+        try source.close()
+        let path = directory.path + "/many.couchette"
+        let lines = directory.path + "/many.jsonl"
+
+        // To JSON lines and back into a new database (created by cp; -x refuses a missing one).
+        let exported = try Self.run(["cp", path, lines])
+        #expect(exported.status == 0, "\(exported.errors)")
+        #expect(exported.errors.contains("progress: \(count)/\(count) documents"))  // not a terminal: plain lines
+        #expect(try String(contentsOfFile: lines, encoding: .utf8).split(separator: "\n").count == count)
+        #expect(try Self.run(["cp", "-x", "-w", lines, directory.path + "/missing.couchette"]).status == 3)
+        let imported = try Self.run(["cp", "-w", lines, directory.path + "/fromlines.couchette"])
+        #expect(imported.output == "Imported \(count) documents\n", "\(imported.errors)")
+        #expect(try Self.output(["info", "--json", directory.path + "/fromlines.couchette"]).contains("\"documents\":\(count)"))
+
+        // A folder of files, and back.
+        let folder = directory.path + "/docs/"
+        #expect(try Self.run(["cp", path, folder]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == count)
+        let fromFolder = try Self.run(["cp", "-w", folder, directory.path + "/fromfolder.couchette"])
+        #expect(fromFolder.output == "Imported \(count) documents\n", "\(fromFolder.errors)")
+        #expect(try Self.output(["cat", directory.path + "/fromfolder.couchette", "doc-000002"]).contains("document 2"))
+
+        // To a gateway and back from it into a new database.
+        let publicPort = try freeLoopbackPort()
+        let config = """
+            {"interface": "127.0.0.1:\(publicPort)", "adminInterface": "127.0.0.1:\(try freeLoopbackPort())",
+             "databases": {"many": {"server": "walrus:", "users": {"user1": {"password": "pass", "admin_channels": ["*"]}}}}}
+            """
+        try config.write(toFile: directory.path + "/gateway.json", atomically: true, encoding: .utf8)
+        let gateway = try ChildProcess(try ChildProcess.builtProduct("couchette-gateway"), [directory.path + "/gateway.json"])
+        defer { gateway.terminate() }
+        try gateway.waitForOutput(within: .seconds(60)) { $0.contains("Admin interface listening") }
+        let url = "http://127.0.0.1:\(publicPort)/many"
+        let pushed = try Self.run(["cp", path, url, "--user", "user1:pass"])
+        #expect(pushed.output == "Replicated: \(count) of \(count) changes\n", "\(pushed.errors)")
+        #expect(pushed.errors.contains("progress: "))
+        let pulled = try Self.run(["cp", "-w", url, directory.path + "/pulled.couchette", "--user", "user1:pass"])
+        #expect(pulled.status == 0, "\(pulled.errors)")
+        #expect(try Self.output(["info", "--json", directory.path + "/pulled.couchette"]).contains("\"documents\":\(count)"))
     }
 }
