@@ -7,7 +7,7 @@ DEBIAN_PACKAGES := libsqlite3-dev libedit-dev libjavascriptcoregtk-4.1-dev libss
 	postgresql nginx openssl chromium chromium-driver firefox-esr tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-postgres test-postgres-all bench build deps oracles fuzz clean
+.PHONY: run test test-postgres test-postgres-all bench build deps oracles fuzz soak clean
 
 ## Install any missing Debian packages the build needs.
 deps:
@@ -67,6 +67,11 @@ test-postgres: deps
 test-postgres-all: deps
 	COUCHETTE_TEST_STORAGE=postgres $(SWIFT) test --skip-build --no-parallel --filter CouchetteGatewayTests
 
+## Long runs kept out of `make test`: the CLI's cp of 100,000 documents to and from JSON lines, a folder and a gateway.
+soak: deps
+	$(SWIFT) build --build-tests
+	COUCHETTE_CLI_DOCS=100000 $(SWIFT) test --skip-build --filter 'CLITests/copy'
+
 ## The long schemathesis run: many examples per operation.
 fuzz: deps
 	$(SWIFT) build --product couchette-gateway
@@ -75,6 +80,7 @@ fuzz: deps
 ## Run the benchmarks in release; each figure prints as `BENCH <figure> <value> <goal>`.
 bench: deps
 	$(SWIFT) build -c release --product couchette-bench
+	$(SWIFT) build -c release --product couchette
 	.build/release/couchette-bench
 
 clean:

@@ -26,3 +26,4 @@ if only == nil || only == "auth" { try await AuthBenchmark().run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }
 if only == nil || only == "postgres" { try await PostgresBenchmark(count: max(documents / 5, 1_000)).run() }
 if only == nil || only == "query" { try await QueryBenchmark(count: documents).run() }
+if only == nil || only == "cli" { try CLIBenchmark(count: documents).run() }

@@ -28,9 +28,9 @@ struct CouchetteCommand: ParsableCommand {
         version: Database.version,
         subcommands: [
             InfoCommand.self, ListCommand.self, ListCollectionsCommand.self, MakeCollectionCommand.self,
-            CatCommand.self, RevsCommand.self, PutCommand.self, RemoveCommand.self, PurgeCommand.self,
+            CatCommand.self, RevsCommand.self, PutCommand.self, EditCommand.self, RemoveCommand.self, PurgeCommand.self,
             QueryCommand.self, MakeIndexCommand.self, RemoveIndexCommand.self, ListIndexesCommand.self,
-            ReindexCommand.self, ExportCommand.self, ImportCommand.self, CompactCommand.self, CheckCommand.self,
+            ReindexCommand.self, ExportCommand.self, ImportCommand.self, CompactCommand.self, CheckCommand.self, LogcatCommand.self,
             EncryptCommand.self, DecryptCommand.self, CopyCommand.self, ReplicateCommand.self, ServeCommand.self, ShellCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self,
             StressRekey.self,
         ]

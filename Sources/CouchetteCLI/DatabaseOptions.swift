@@ -41,7 +41,7 @@ struct DatabaseOptions: ParsableArguments {
     /// Opens the database; it must exist (a command never creates one by accident).
     ///
     /// - Parameter writing: Whether the command writes; then `--writeable` is required.
-    func open(writing: Bool = false) throws -> Database {
+    func open(writing: Bool = false, configure: (inout DatabaseConfiguration) -> Void = { _ in }) throws -> Database {
         if writing && !writeable {
             throw CLIError.usage("This command changes the database: add --writeable (-w).")
         }
@@ -52,6 +52,7 @@ struct DatabaseOptions: ParsableArguments {
         var config = DatabaseConfiguration()
         config.directory = directory
         config.encryptionKey = try encryptionKey()
+        configure(&config)
         do {
             return try Database(name: name, config: config)
         } catch let error as CouchetteError where error.code == .wrongEncryptionKey || error.code == .unauthorized {

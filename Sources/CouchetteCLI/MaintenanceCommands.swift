@@ -4,16 +4,23 @@ import Foundation
 
 // MARK: - CompactCommand
 
-/// `couchette compact -w DB`: prunes revision trees, drops old bodies and unused blobs.
+/// `couchette compact -w DB [--prune N]`: prunes revision trees (to `N` generations with `--prune`, else the
+/// database's default of 20), drops old bodies and unused blobs.
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "compact", abstract: "Compact the database: drop old revision bodies and unused blobs.")
+        commandName: "compact", abstract: "Compact the database: prune revision trees, drop old bodies and unused blobs.")
 
     @OptionGroup var options: DatabaseOptions
 
+    @Option(help: "Keep at most N generations of each revision tree (default 20).")
+    var prune: UInt32?
+
     func run() throws {
         try reportingErrors {
-            let database = try options.open(writing: true)
+            if let prune, prune < 1 { throw CLIError.usage("--prune takes at least 1.") }
+            let database = try options.open(writing: true) { config in
+                if let prune { config.maxRevTreeDepth = prune }
+            }
             defer { try? database.close() }
             let before = InfoCommand.size(of: database.path ?? options.database)
             try database.performMaintenance(type: .compact)

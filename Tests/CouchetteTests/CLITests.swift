@@ -37,8 +37,13 @@ struct CLITests {
     }
 
     /// Runs the tool; returns its exit status, standard output and standard error.
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let child = try ChildProcess(try ChildProcess.builtProduct("couchette"), arguments, separateErrors: true)
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws
+        -> (status: Int32, output: String, errors: String)
+    {
+        let child = try ChildProcess(
+            try ChildProcess.builtProduct("couchette"), arguments,
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            separateErrors: true)
         let status = try child.waitForExit(within: .seconds(60))
         return (status, child.output, child.errors)
     }
@@ -326,8 +331,8 @@ struct CLITests {
         let history = directory.path + "/history"
         // The program's exit status is left on the screen.
         let terminal = try TmuxSession(
-            "COUCHETTE_HISTORY='\(history)' '\(tool)' -w '\(path)'; echo \"exited with $?\"; exec sleep 600",
-            in: directory.path)
+            "COUCHETTE_HISTORY='\(history)' '\(tool)' -w '\(path)'; echo \"exited with $?\"; exec sleep 600")
+        defer { withExtendedLifetime(terminal) {} }
         try terminal.waitForScreen("the prompt") { $0.contains("todo>") }
 
         // A command name completed by Tab.
@@ -425,5 +430,62 @@ struct CLITests {
         let pulled = try Self.run(["cp", "-w", url, directory.path + "/pulled.couchette", "--user", "user1:pass"])
         #expect(pulled.status == 0, "\(pulled.errors)")
         #expect(try Self.output(["info", "--json", directory.path + "/pulled.couchette"]).contains("\"documents\":\(count)"))
+    }
+
+    @Test("edit saves what $EDITOR leaves (and nothing when it changes nothing or leaves bad JSON)")
+    func edit() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let editor = directory.path + "/editor.sh"
+        try "#!/bin/sh\nsed -i 's/Groceries/Food/' \"$1\"\n".write(toFile: editor, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: editor)
+        #expect(try Self.run(["edit", path, "groceries"], environment: ["EDITOR": editor]).status == 2)  // needs -w
+        let saved = try Self.run(["edit", "-w", path, "groceries"], environment: ["EDITOR": editor])
+        #expect(saved.status == 0, "\(saved.errors)")
+        #expect(saved.output.hasPrefix("Saved groceries 2-"))
+        #expect(try Self.output(["cat", path, "groceries"]).contains("Food"))
+        #expect(try Self.run(["edit", "-w", path, "groceries"], environment: ["EDITOR": "true"]).output == "No changes.\n")
+        let broken = directory.path + "/broken.sh"
+        try "#!/bin/sh\necho 'not json' > \"$1\"\n".write(toFile: broken, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: broken)
+        #expect(try Self.run(["edit", "-w", path, "groceries"], environment: ["EDITOR": broken]).status == 2)
+        #expect(try Self.output(["cat", path, "groceries"]).contains("Food"))
+        // A new document starts from {}.
+        let creating = directory.path + "/create.sh"
+        try "#!/bin/sh\necho '{\"name\": \"New\"}' > \"$1\"\n".write(toFile: creating, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: creating)
+        #expect(try Self.run(["edit", "-w", path, "fresh"], environment: ["VISUAL": creating]).status == 0)
+        #expect(try Self.output(["cat", path, "fresh"]).contains("New"))
+    }
+
+    @Test("logcat prints the library's log files oldest first, by level and text; compact --prune N shortens histories")
+    func logcatAndPrune() throws {
+        let logs = TemporaryDirectory()
+        try """
+            2026-11-26T10:00:00.000Z Couchette [database] INFO: opened todo
+            2026-11-26T10:00:01.000Z Couchette [replicator] WARNING: retrying after 503
+            """.write(toFile: logs.path + "/couchette.log.1", atomically: true, encoding: .utf8)
+        try """
+            2026-11-26T10:00:02.000Z Couchette [replicator] ERROR: stopped: 401
+            2026-11-26T10:00:03.000Z Couchette [query] DEBUG: compiled a query
+            """.write(toFile: logs.path + "/couchette.log", atomically: true, encoding: .utf8)
+        let all = try Self.output(["logcat", logs.path]).split(separator: "\n")
+        #expect(all.count == 4 && all.first?.contains("opened todo") == true && all.last?.contains("compiled") == true)
+        #expect(try Self.output(["logcat", logs.path, "--level", "warning"]).split(separator: "\n").count == 2)
+        #expect(try Self.output(["logcat", logs.path, "--filter", "replicator"]).split(separator: "\n").count == 2)
+        #expect(try Self.run(["logcat", logs.path, "--level", "loud"]).status == 2)
+        #expect(try Self.run(["logcat", logs.path + "/nope"]).status == 3)
+
+        let (directory, path) = try Self.makeDatabase()
+        var database = try Self.open(directory)
+        for index in 0..<10 {
+            let document = try #require(try database.defaultCollection().document(id: "today")).toMutable()
+            try database.defaultCollection().save(document: document.setInt(index, forKey: "edit"))
+        }
+        try database.close()
+        #expect(try Self.output(["compact", "-w", "--prune", "3", path]).hasPrefix("Compacted"))
+        database = try Self.open(directory)
+        defer { try? database.close() }
+        #expect(try database.defaultCollection().currentRevision(documentID: "today")?.history().count == 3)
     }
 }

@@ -1,18 +1,19 @@
 import CouchetteTestSupport
 import Foundation
 
-/// A terminal program run in a private tmux server (its own socket in `directory`), driven by keys and read from
-/// the screen. Waits are on the pane's output: `pipe-pane` appends it to a file that `tail -F` follows, and each
-/// new byte is a cue to look at the screen again.
+/// A terminal program run in a private tmux server (its own socket in a folder of its own), driven by keys and
+/// read from the screen. Waits are on the pane's output: `pipe-pane` appends it to a file that `tail -F` follows,
+/// and each new byte is a cue to look at the screen again. The server goes with the session.
 final class TmuxSession {
+    private let directory = TemporaryDirectory()
     private let socket: String
     private let name = "couchette"
     private let watcher: ChildProcess
 
     /// Starts `command` (a shell command line) in a `columns`×`rows` terminal.
-    init(_ command: String, in directory: String, columns: Int = 160, rows: Int = 48) throws {
-        socket = directory + "/tmux.sock"
-        let log = directory + "/pane.log"
+    init(_ command: String, columns: Int = 160, rows: Int = 48) throws {
+        socket = directory.path + "/tmux.sock"
+        let log = directory.path + "/pane.log"
         FileManager.default.createFile(atPath: log, contents: nil)
         watcher = try ChildProcess(
             URL(fileURLWithPath: "/usr/bin/env"), ["tail", "-F", "-c", "+1", log], separateErrors: true)
