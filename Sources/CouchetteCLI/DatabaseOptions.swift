@@ -31,6 +31,9 @@ struct DatabaseOptions: ParsableArguments {
     @Flag(help: "Write JSON, for scripts.")
     var json = false
 
+    @Flag(help: "Upgrade a database written by an older Couchette to this version's format (older ones cannot open it then).")
+    var upgrade = false
+
     /// The folder and name ``Database`` opens.
     var location: (directory: String, name: String) {
         let url = URL(fileURLWithPath: database)
@@ -52,6 +55,7 @@ struct DatabaseOptions: ParsableArguments {
         var config = DatabaseConfiguration()
         config.directory = directory
         config.encryptionKey = try encryptionKey()
+        config.upgradesFormat = upgrade
         configure(&config)
         do {
             return try Database(name: name, config: config)

@@ -1,3 +1,4 @@
+import CouchetteSQLite
 import CouchetteTestSupport
 import Foundation
 import Testing
@@ -487,5 +488,17 @@ struct CLITests {
         database = try Self.open(directory)
         defer { try? database.close() }
         #expect(try database.defaultCollection().currentRevision(documentID: "today")?.history().count == 3)
+    }
+
+    @Test("a database in an older format is refused, untouched, unless --upgrade")
+    func neverUpgradesWithoutTheFlag() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        // Mark the file as schema 3 (the version before the current one).
+        try Connection(path: path + "/db.sqlite3").setUserVersion(3)
+        let refused = try Self.run(["ls", path])
+        #expect(refused.status == 1)
+        #expect(refused.errors.contains("--upgrade"))
+        #expect(try Connection(path: path + "/db.sqlite3").userVersion == 3)
     }
 }

@@ -21,6 +21,9 @@ public struct DatabaseConfiguration: Sendable {
     /// Revisions kept per branch of a document's revision tree; older ones are pruned as documents are
     /// saved, and compaction drops the bodies of all but the leaves (1.x `maxRevTreeDepth`).
     public var maxRevTreeDepth: UInt32 = 20
+    /// Whether opening a file written by an older Couchette upgrades it to this build's format (after which older
+    /// builds cannot open it). Off, such a file is refused with `.unsupported` and left as it is.
+    public var upgradesFormat = true
     /// Encrypts the database with this key (nil: a plain file). Opening an encrypted database with a wrong key or
     /// none, or a plain one with a key, throws `.wrongEncryptionKey` (401) and leaves the file as it was.
     public var encryptionKey: EncryptionKey?

@@ -39,7 +39,7 @@ final class DatabaseStorage {
                     throw CouchetteError(.forbidden, message: "A read-only database cannot be migrated")
                 }
             } else {
-                try Schema.migrate(connection)
+                try Schema.migrate(connection, upgrading: config.upgradesFormat)
             }
         } catch {
             throw DatabaseStorage.translate(error)

@@ -8,10 +8,12 @@ enum Schema {
     /// The version this build writes.
     static let current: Int32 = 4
 
-    /// Migrates `connection` to ``current``.
+    /// Migrates `connection` to ``current`` (creates the schema in a new file).
     ///
-    /// - Throws: `.unsupported` (501) for a newer schema, or the SQLite error of a failed step (rolled back).
-    static func migrate(_ connection: Connection) throws {
+    /// - Parameter upgrading: Whether a file of an older schema may be upgraded.
+    /// - Throws: `.unsupported` (501) for a newer schema, or an older one when not `upgrading`; the SQLite error of
+    ///   a failed step (rolled back).
+    static func migrate(_ connection: Connection, upgrading: Bool = true) throws {
         let version = try connection.userVersion
         if version > current {
             throw CouchetteError(
@@ -19,6 +21,12 @@ enum Schema {
                 message: "The database was written by a newer Couchette (schema \(version); this build reads up to \(current))")
         }
         guard version < current else { return }
+        if version > 0 && !upgrading {
+            throw CouchetteError(
+                .unsupported,
+                message: "The database is in an older format (schema \(version)); opening it upgrades it to schema "
+                    + "\(current), which older versions cannot read. Allow the upgrade to open it (couchette --upgrade).")
+        }
         try connection.transaction { connection in
             if version < 1 { try createVersion1(connection) }
             if version < 2 { try upgradeToVersion2(connection) }
