@@ -1,6 +1,6 @@
 import ArgumentParser
 import Couchette
-
+import CouchetteCore
 import Foundation
 
 // MARK: - CatCommand
@@ -17,6 +17,9 @@ struct CatCommand: ParsableCommand {
 
     @Flag(help: "Include the revision metadata: _id, _rev, _sequence, _deleted, _conflicts.")
     var raw = false
+
+    @Flag(help: "Print in readable JSON5 style: sorted keys, unquoted where they are identifiers.")
+    var json5 = false
 
     @Argument(help: "The document IDs (after -- when one starts with -).")
     var ids: [String]
@@ -35,7 +38,9 @@ struct CatCommand: ParsableCommand {
                     missing.append(id)
                     continue
                 }
-                output += (options.json ? value.serializedString() : value.serializedString(prettyPrinted: true)) + "\n"
+                let text =
+                    json5 ? JSON5Text.render(value) : options.json ? value.serializedString() : value.serializedString(prettyPrinted: true)
+                output += text + "\n"
             }
             FileHandleOutput.standardOutput(output)
             if !missing.isEmpty { throw CLIError.notFound("Not found: \(missing.joined(separator: ", "))") }

@@ -102,7 +102,7 @@ struct CLITests {
         #expect(try Self.run(["ls", "--collection", "todo.nope", path]).status == 3)
     }
 
-    @Test("cat prints bodies (raw with metadata and conflicts, by revision); revs draws the tree with flags")
+    @Test("cat prints bodies (raw with metadata and conflicts, by revision, JSON5 style); revs draws the tree with flags")
     func catAndRevs() throws {
         let (directory, path) = try Self.makeDatabase()
         defer { withExtendedLifetime(directory) {} }
@@ -112,6 +112,9 @@ struct CLITests {
         #expect(raw["_id"] == "work" && raw["_conflicts"]?.arrayValue?.count == 1)
         let missing = try Self.run(["cat", path, "groceries", "nope"])
         #expect(missing.status == 3 && missing.errors.contains("Not found: nope"))
+        let json5 = try Self.output(["cat", "--json5", "--raw", path, "today"])
+        #expect(json5.hasPrefix("{\n  _id: \"today\",\n  _rev: \"1-"))
+        #expect(json5.hasSuffix("  name: \"Today\",\n  type: \"task-list\"\n}\n"))
         let revs = try Self.run(["revs", path, "work"]).output
         #expect(revs.hasPrefix("1-"))
         #expect(revs.contains("├─ 2-") && revs.contains("└─ 2-"))
@@ -437,24 +440,20 @@ struct CLITests {
     func edit() throws {
         let (directory, path) = try Self.makeDatabase()
         defer { withExtendedLifetime(directory) {} }
-        let editor = directory.path + "/editor.sh"
-        try "#!/bin/sh\nsed -i 's/Groceries/Food/' \"$1\"\n".write(toFile: editor, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: editor)
+        // Editors given as command lines (the shell splits them; the file is the last argument), no script files:
+        // a script written while another test forks could be "busy" when executed.
+        let editor = "sed -i s/Groceries/Food/"
         #expect(try Self.run(["edit", path, "groceries"], environment: ["EDITOR": editor]).status == 2)  // needs -w
         let saved = try Self.run(["edit", "-w", path, "groceries"], environment: ["EDITOR": editor])
         #expect(saved.status == 0, "\(saved.errors)")
         #expect(saved.output.hasPrefix("Saved groceries 2-"))
         #expect(try Self.output(["cat", path, "groceries"]).contains("Food"))
         #expect(try Self.run(["edit", "-w", path, "groceries"], environment: ["EDITOR": "true"]).output == "No changes.\n")
-        let broken = directory.path + "/broken.sh"
-        try "#!/bin/sh\necho 'not json' > \"$1\"\n".write(toFile: broken, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: broken)
+        let broken = #"sh -c 'echo not-json > "$0"'"#
         #expect(try Self.run(["edit", "-w", path, "groceries"], environment: ["EDITOR": broken]).status == 2)
         #expect(try Self.output(["cat", path, "groceries"]).contains("Food"))
-        // A new document starts from {}.
-        let creating = directory.path + "/create.sh"
-        try "#!/bin/sh\necho '{\"name\": \"New\"}' > \"$1\"\n".write(toFile: creating, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: creating)
+        // A new document starts from {}; $VISUAL comes first.
+        let creating = #"sh -c 'echo "{\"name\": \"New\"}" > "$0"'"#
         #expect(try Self.run(["edit", "-w", path, "fresh"], environment: ["VISUAL": creating]).status == 0)
         #expect(try Self.output(["cat", path, "fresh"]).contains("New"))
     }
@@ -500,5 +499,36 @@ struct CLITests {
         #expect(refused.status == 1)
         #expect(refused.errors.contains("--upgrade"))
         #expect(try Connection(path: path + "/db.sqlite3").userVersion == 3)
+    }
+
+    @Test("on a terminal (tmux) cp draws a progress bar with counts, bytes and rate")
+    func progressBarOnATerminal() throws {
+        let (directory, path) = try Self.makeDatabase()
+        defer { withExtendedLifetime(directory) {} }
+        let tool = try ChildProcess.builtProduct("couchette").path
+        let lines = directory.path + "/lists.jsonl"
+        let terminal = try TmuxSession("'\(tool)' cp '\(path)' '\(lines)'; echo \"exited with $?\"; exec sleep 600")
+        defer { withExtendedLifetime(terminal) {} }
+        let screen = try terminal.waitForScreen("the end of the copy") { $0.contains("exited with") }
+        #expect(screen.contains("exited with 0"))
+        #expect(screen.contains("█") && screen.contains("3/3 documents") && screen.contains("/s"))
+        #expect(screen.contains("Exported 3 documents"))
+    }
+
+    @Test("couchette --help lists every command with its purpose, and each command's help describes its options")
+    func help() throws {
+        let overview = try Self.output(["--help"])
+        let commands = [
+            "info", "ls", "lscoll", "mkcoll", "cat", "revs", "put", "edit", "rm", "purge", "query", "mkindex", "rmindex",
+            "lsindex", "reindex", "export", "import", "compact", "check", "logcat", "encrypt", "decrypt", "cp", "push",
+            "serve", "shell",
+        ]
+        for command in commands {
+            #expect(overview.contains("\n  \(command) ") || overview.contains("\n  \(command), "), "\(command) missing from --help")
+            let help = try Self.run(["help", command])
+            #expect(help.status == 0 && help.output.contains("USAGE: couchette \(command)"), "\(command): \(help.errors)")
+            #expect(!help.output.contains("--writeable") || help.output.contains("Allow changes to the database"))
+        }
+        #expect(try Self.output(["help", "cp"]).contains("-x, --existing"))
     }
 }
