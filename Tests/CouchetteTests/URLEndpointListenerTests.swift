@@ -82,6 +82,41 @@ import Testing
         }
     }
 
+    @Test func aListenerPresentsAPEMIdentityThatAPinnedReplicatorTrustsAndAnUnpinnedOneRefuses() async throws {
+        let files = TemporaryDirectory()
+        _ = try ChildProcess.run([
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", files.path + "/key.pem", "-out", files.path + "/cert.pem", "-days", "1", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        let identity = try TLSIdentity(certificatePEMFile: files.path + "/cert.pem", privateKeyPEMFile: files.path + "/key.pem")
+        #expect(identity.certificates.count == 1 && identity.expiration > Date())
+        #expect(throws: CouchetteError.self) {
+            try TLSIdentity(certificatePEMFile: files.path + "/nope.pem", privateKeyPEMFile: files.path + "/key.pem")
+        }
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            _ = try phone.defaultCollection().putProperties(["n": 1], documentID: "one")
+            let listener = try await listener(serving: tablet) { $0.tlsIdentity = identity }
+            #expect(listener.tlsIdentity?.certificates == identity.certificates)
+            let url = try #require(listener.urls.first)
+            for pinned in [false, true] {
+                var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
+                config.addCollection(try phone.defaultCollection())
+                config.replicatorType = .push
+                if pinned { config.pinnedServerCertificate = identity.certificates[0] }
+                let replicator = Replicator(config: config)
+                if pinned {
+                    try await replicator.run()
+                } else {
+                    await #expect(throws: CouchetteError.self) { try await replicator.run() }
+                    #expect(replicator.status.error?.code == .tlsCertificateUntrusted)
+                }
+            }
+            #expect(try tablet.defaultCollection().document(id: "one") != nil)
+            await listener.stop()
+        }
+    }
+
     @Test func aListenerWithAPasswordAuthenticatorRefusesOtherCredentials() async throws {
         try await withDatabases("phone", "tablet") { phone, tablet in
             _ = try phone.defaultCollection().putProperties(["n": 1], documentID: "one")
