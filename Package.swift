@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "couchette-gateway", targets: ["CouchetteGatewayServer"]),
         .executable(name: "couchette", targets: ["CouchetteCLI"]),
         .executable(name: "couchette-bench", targets: ["CouchetteBenchmarks"]),
+        .executable(name: "todo-bot", targets: ["TodoBot"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
         // MARK: - C shims
@@ -122,6 +125,19 @@ let package = Package(
         ),
 
         // MARK: - Executables
+        .executableTarget(
+            name: "TodoBot",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+            ],
+            path: "examples/todo/bot",
+            exclude: ["openapi-generator-config.yaml"],
+            sources: ["Sources"],
+            resources: [.copy("Resources/apple.png"), .copy("Resources/coffee.png"), .copy("Resources/potatoes.png")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "CouchetteGatewayServer",
             dependencies: [
