@@ -9,53 +9,59 @@ import Testing
     /// The `couchette` tool, built next to the test bundle (`make test` builds every product first).
     private func toolURL() throws -> URL { try ChildProcess.builtProduct("couchette") }
 
-    @Test func savesThatReturnedSurviveSIGKILL() throws {
-        let directory = TemporaryDirectory()
-        let child = try ChildProcess(try toolURL(), ["stress-save", "--directory", directory.path, "--name", "crash"])
-        defer { child.kill() }
+    @Test func savesThatReturnedSurviveSIGKILL() async throws {
+        // Off the cooperative threads: the test waits on processes, which must not stall other tests' tasks.
+        try await offCooperativeThreads {
+            let directory = TemporaryDirectory()
+            let child = try ChildProcess(try toolURL(), ["stress-save", "--directory", directory.path, "--name", "crash"])
+            defer { child.kill() }
 
-        // Read until enough saves have returned, then kill the writer mid-loop.
-        try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1_000 }
-        child.kill()
-        #expect(child.wasKilledBySignal)
+            // Read until enough saves have returned, then kill the writer mid-loop.
+            try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1_000 }
+            child.kill()
+            #expect(child.wasKilledBySignal)
 
-        let saved = child.output.split(separator: "\n")
-            .filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) }
-        #expect(saved.count >= 1_000)
+            let saved = child.output.split(separator: "\n")
+                .filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) }
+            #expect(saved.count >= 1_000)
 
-        let db = try directory.open("crash")
-        defer { try? db.close() }
-        let collection = try db.defaultCollection()
-        var missing: [String] = []
-        for id in saved where try collection.document(id: id) == nil { missing.append(id) }
-        #expect(missing.isEmpty, "missing after the crash: \(missing.prefix(10))")
-        try db.performMaintenance(type: .integrityCheck)
-        // The database is still writable after recovery.
-        try collection.save(document: MutableDocument(id: "after-crash"))
-        #expect(try collection.document(id: "after-crash") != nil)
+            let db = try directory.open("crash")
+            defer { try? db.close() }
+            let collection = try db.defaultCollection()
+            var missing: [String] = []
+            for id in saved where try collection.document(id: id) == nil { missing.append(id) }
+            #expect(missing.isEmpty, "missing after the crash: \(missing.prefix(10))")
+            try db.performMaintenance(type: .integrityCheck)
+            // The database is still writable after recovery.
+            try collection.save(document: MutableDocument(id: "after-crash"))
+            #expect(try collection.document(id: "after-crash") != nil)
+        }
     }
 
     /// A child process changes the key of an encrypted database back and forth and is killed at random moments;
     /// each time the database opens with exactly one of the two passwords and holds every document.
-    @Test func aKeyChangeKilledAnywhereLeavesOneWorkingKeyAndAllData() throws {
-        let directory = try Self.seedEncrypted(documents: 2_000)
+    @Test func aKeyChangeKilledAnywhereLeavesOneWorkingKeyAndAllData() async throws {
+        // Off the cooperative threads: the test waits on processes, which must not stall other tests' tasks.
+        try await offCooperativeThreads {
+            let directory = try Self.seedEncrypted(documents: 2_000)
 
-        var current = "alpha"
-        var kills = 0
-        for round in 0..<12 {
-            let other = current == "alpha" ? "beta" : "alpha"
-            let child = try ChildProcess(
-                try toolURL(), ["stress-rekey", "--directory", directory.path, "--from", current, "--to", other])
-            // Let it finish a few changes (more each round), then kill it wherever it is.
-            try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1 + round % 3 }
-            child.kill()
-            if child.wasKilledBySignal { kills += 1 }
+            var current = "alpha"
+            var kills = 0
+            for round in 0..<12 {
+                let other = current == "alpha" ? "beta" : "alpha"
+                let child = try ChildProcess(
+                    try toolURL(), ["stress-rekey", "--directory", directory.path, "--from", current, "--to", other])
+                // Let it finish a few changes (more each round), then kill it wherever it is.
+                try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1 + round % 3 }
+                child.kill()
+                if child.wasKilledBySignal { kills += 1 }
 
-            let opened = try Self.passwordsThatOpen(directory, documents: 2_000)
-            #expect(opened.count == 1, "round \(round): opened with \(opened)")
-            current = opened.first ?? current
+                let opened = try Self.passwordsThatOpen(directory, documents: 2_000)
+                #expect(opened.count == 1, "round \(round): opened with \(opened)")
+                current = opened.first ?? current
+            }
+            #expect(kills == 12)
         }
-        #expect(kills == 12)
     }
 
     /// The steps a key change reports (`Database.observeKeyChangeSteps`), and whether the change is committed once
@@ -68,18 +74,21 @@ import Testing
     /// A key change ended after each of its steps: the database opens with the old key before the commit and the new
     /// one after it, never both, with every document and blob, and nothing of the change is left in the folder.
     @Test(arguments: keyChangeSteps.map(\.step))
-    func aKeyChangeEndedAfterAnyStepOpensWithExactlyOneKey(step: String) throws {
-        let directory = try Self.seedEncrypted(documents: 200)
+    func aKeyChangeEndedAfterAnyStepOpensWithExactlyOneKey(step: String) async throws {
+        // Off the cooperative threads: the test waits on processes, which must not stall other tests' tasks.
+        try await offCooperativeThreads {
+            let directory = try Self.seedEncrypted(documents: 200)
 
-        let child = try ChildProcess(
-            try toolURL(),
-            ["stress-rekey", "--directory", directory.path, "--from", "alpha", "--to", "beta", "--exit-at", step])
-        #expect(try child.waitForExit(within: .seconds(120)) == 0, "\(child.output)")
+            let child = try ChildProcess(
+                try toolURL(),
+                ["stress-rekey", "--directory", directory.path, "--from", "alpha", "--to", "beta", "--exit-at", step])
+            #expect(try child.waitForExit(within: .seconds(120)) == 0, "\(child.output)")
 
-        let committed = Self.keyChangeSteps.first { $0.step == step }!.committed
-        #expect(try Self.passwordsThatOpen(directory, documents: 200) == [committed ? "beta" : "alpha"])
-        let folder = (directory.path as NSString).appendingPathComponent("crash.couchette")
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == ["db.sqlite3", "Attachments"])
+            let committed = Self.keyChangeSteps.first { $0.step == step }!.committed
+            #expect(try Self.passwordsThatOpen(directory, documents: 200) == [committed ? "beta" : "alpha"])
+            let folder = (directory.path as NSString).appendingPathComponent("crash.couchette")
+            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == ["db.sqlite3", "Attachments"])
+        }
     }
 
     // MARK: - Encrypted databases
