@@ -30,7 +30,7 @@ struct TodoBot: AsyncParsableCommand {
             let response = try await client.get_db_changes(
                 path: .init(db: db), query: .init(feed: .longpoll, since: since, include_docs: true, timeout: timeout))
             let feed = try response.ok.body.json
-            print("\(feed.results.count) change(s) received")
+            Self.say("\(feed.results.count) change(s) received")
             for change in feed.results {
                 guard let document = try Self.taskNeedingImage(change.doc) else { continue }
                 try await attachImage(to: document, client: client)
@@ -63,6 +63,11 @@ struct TodoBot: AsyncParsableCommand {
         ])
         let response = try await client.post_db_bulk_docs(path: .init(db: db), body: .json(.init(docs: [document])))
         _ = try response.created
-        print("1 change posted")
+        Self.say("1 change posted")
+    }
+
+    /// A line on standard output, written at once (a pipe would otherwise hold it in a buffer).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }
