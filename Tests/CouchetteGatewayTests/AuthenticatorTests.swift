@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CouchetteGateway
+import CouchetteCore
 
 // MARK: - CountingHasher
 

@@ -71,10 +71,8 @@ struct ListenerResponder: Sendable {
     /// The 401 answer to a request whose Basic credentials are missing or refused; nil when it may go on.
     private func authenticationFailure(_ request: Request) -> Response? {
         guard let authenticator else { return nil }
-        if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
-            let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-            authenticator.authenticate(String(text[..<colon]), String(text[text.index(after: colon)...]))
+        if let header = request.headers[.authorization], let credentials = BasicCredentials(authorization: header),
+            authenticator.authenticate(credentials.username, credentials.password)
         {
             return nil
         }

@@ -1,3 +1,4 @@
+import CouchetteCore
 import Foundation
 
 // MARK: - Loading

@@ -1,3 +1,4 @@
+import CouchetteCore
 // MARK: - GatewayConfig
 
 /// The gateway configuration: the Sync Gateway 1.x JSON configuration file.
