@@ -184,6 +184,31 @@ struct ReplicatorGatewayTests {
         }
     }
 
+    @Test("A continuous push and pull stops with 401 when the password changes (seed 000), its feed request cut")
+    func continuousReplicatorStopsOn401() async throws {
+        try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
+            let phone = try LiteDatabase("phone")
+            var config = ReplicatorConfiguration(
+                target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(ports.publicPort)/todo")!))
+            config.addCollection(try phone.lists)
+            config.continuous = true
+            config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
+            let replicator = Replicator(config: config)
+            let statuses = replicator.changes()
+            replicator.start()
+            _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.status.activity == .idle }
+            let reply = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/_user/user1", json: ["password": "newpass"])
+            #expect(reply.status == 200)
+            // A new list wakes the push, which gets 401; the pull's open feed must not keep the replicator going.
+            try phone.addList("user1.after", name: "After the change")
+            let stopped = try await first(of: statuses, within: .seconds(30), "the replicator stopping") {
+                $0.status.activity == .stopped
+            }
+            #expect(stopped?.status.error?.status == 401)
+        }
+    }
+
     @Test("A password changed on the admin port stops the replicator with 401")
     func passwordChangeGives401() async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in

@@ -142,6 +142,10 @@ import Testing
 
         let revisions = try tasks.conflictingRevisions(documentID: "task1")
         #expect(revisions.count == 2)
+        // While in conflict the branches' common ancestor keeps its body (the merge's base), read from the database.
+        let stored = try #require(try tasks.revision(documentID: "task1", revisionID: base.revisionID!))
+        #expect(stored.properties?["task"] as? String == "Milk")
+        #expect(try revisions.map { try $0.history().first?.revisionID } == [base.revisionID, base.revisionID])
         // Merge: start from the winner, take every property another branch changed from the base.
         func json(_ value: Any?) -> JSONValue? { try? JSONValue(foundationObject: value) }
         var merged = revisions[0].userProperties ?? [:]
@@ -165,6 +169,25 @@ import Testing
         #expect(result.string(forKey: "task") == "Oat milk")
         #expect(result.boolean(forKey: "complete"))
         #expect(try tasks.conflictingRevisions(documentID: "task1").count == 1)
+        // Resolved: the base's body goes.
+        #expect(try tasks.revision(documentID: "task1", revisionID: base.revisionID!)?.propertiesAvailable == false)
+    }
+
+    @Test func aPulledBranchKeepsItsBaseWithTheLocalEdit() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let tasks = try db.defaultCollection()
+        let base = try tasks.putProperties(["type": "task", "task": "Milk", "complete": false], documentID: "t")
+        let second = try base.createRevision(properties: ["type": "task", "task": "Milk", "complete": false, "n": 2])
+        _ = try second.createRevision(properties: ["type": "task", "task": "Oat milk", "complete": false, "n": 2])
+        // Another device completed the task from the second revision; its edit arrives by replication.
+        try tasks.putExistingRevision(
+            documentID: "t", properties: ["type": "task", "task": "Milk", "complete": true, "n": 2],
+            revisionHistory: ["3-remote", second.revisionID!])
+        #expect(try tasks.conflictingRevisions(documentID: "t").count == 2)
+        #expect(try tasks.revision(documentID: "t", revisionID: second.revisionID!)?.propertiesAvailable == true)
+        #expect(try tasks.revision(documentID: "t", revisionID: base.revisionID!)?.propertiesAvailable == false)
     }
 
     @Test func saveWithAnExplicitParentIs409WhenItIsNotALeaf() throws {

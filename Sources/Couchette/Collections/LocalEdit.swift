@@ -121,20 +121,24 @@ struct LocalEdit {
     ) throws -> DocumentRecord? {
         var tree = tree
         tree.prune(toDepth: Int(database.config.maxRevTreeDepth))
-        // Leaves keep their bodies; of the ancestors only the changed revision's parent does (the previous
-        // current revision, still readable through `revision(withID:)`). Older bodies are not kept.
-        let keptParent = tree[changed]?.parent
-        if tree.count > 2 { tree.removeAncestorBodies(keeping: Set([keptParent].compactMap { $0 })) }
+        // Leaves keep their bodies; of the ancestors the changed revision's parent does (the previous current
+        // revision, still readable through `revision(withID:)`) and, while the document is in conflict, the parent
+        // of each live leaf (the base an app's n-way merge compares the branches with). Older bodies are not kept.
+        var keptParents = Set([tree[changed]?.parent].compactMap { $0 })
+        if tree.isConflicted {
+            for leaf in tree.leaves where !leaf.isDeleted { if let parent = leaf.parent { keptParents.insert(parent) } }
+        }
+        if tree.count > 2 { tree.removeAncestorBodies(keeping: keptParents) }
         let winner = tree.winner!
         let inConflict = tree.isConflicted
         // The previous current revision's body may be known only as the row's bytes (saves do not parse it).
         let previousWinner = existing.flatMap { try? RevisionID(parsing: $0.revisionID) }
         // So may the other bodies the stored tree kept (read unparsed). Bytes are kept by the rule parsed bodies
-        // follow: all in a tree of two, else leaves and the changed revision's parent; the winner's is the row's.
+        // follow: all in a tree of two, else leaves and the kept parents; the winner's is the row's.
         var unparsed = existing?.treeBodies ?? [:]
         if let existing, let previousWinner { unparsed[previousWinner] = existing.body }
         let rawBodies = unparsed.filter { id, _ in
-            id != winner.id && tree[id]?.body == nil && (tree.count <= 2 || tree.isLeaf(id) || id == keptParent)
+            id != winner.id && tree[id]?.body == nil && (tree.count <= 2 || tree.isLeaf(id) || keptParents.contains(id))
         }
         let body: [UInt8]
         let hasBlobs: Bool

@@ -73,7 +73,9 @@ public final class Replicator: Sendable {
                 for (index, pass) in passes.enumerated() {
                     group.addTask { try await self.drive(pass, index: index, reset: reset) }
                 }
-                try await group.waitForAll()
+                // The first failure ends the replication: leaving the group by throwing cancels the other
+                // directions (`waitForAll()` would wait for them, e.g. a pull's long poll, while the push has 401).
+                while try await group.next() != nil {}
             }
             state.end(error: nil)
         } catch {
