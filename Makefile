@@ -7,7 +7,7 @@ DEBIAN_PACKAGES := libsqlite3-dev libedit-dev libjavascriptcoregtk-4.1-dev libss
 	postgresql nginx openssl chromium chromium-driver firefox-esr tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-postgres test-postgres-all bench build deps oracles fuzz soak clean
+.PHONY: run test test-postgres test-postgres-all bench build deps oracles fuzz soak todo clean
 
 ## Install any missing Debian packages the build needs.
 deps:
@@ -31,6 +31,11 @@ oracles: deps
 ## Build everything in release.
 build: deps
 	$(SWIFT) build -c release
+
+## Build the Todo tutorial's app and bot (examples/todo): .build/release/todo and .build/release/todo-bot.
+todo: deps
+	$(SWIFT) build -c release --product todo
+	$(SWIFT) build -c release --product todo-bot
 
 ## Start the gateway (public :4984, admin 127.0.0.1:4985) with the Todo example config.
 run: deps

@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "couchette", targets: ["CouchetteCLI"]),
         .executable(name: "couchette-bench", targets: ["CouchetteBenchmarks"]),
         .executable(name: "todo-bot", targets: ["TodoBot"]),
+        .executable(name: "todo", targets: ["TodoApp"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -136,6 +137,18 @@ let package = Package(
             exclude: ["openapi-generator-config.yaml"],
             sources: ["Sources"],
             resources: [.copy("Resources/apple.png"), .copy("Resources/coffee.png"), .copy("Resources/potatoes.png")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "TodoApp",
+            dependencies: [
+                "Couchette",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "examples/todo/app",
+            exclude: ["prebuilt"],
+            sources: ["Sources"],
+            resources: [.copy("Resources/todo.couchette")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -105,10 +105,53 @@ import Testing
         #expect(result.channels == ["task-list.user2.B", "moderators"])
     }
 
-    @Test func otherTypesPassWithoutChannels() throws {
+    // MARK: The app's other types (the Design lessons' model, examples/todo/app)
+
+    static func task(_ id: String, list: String, owner: String, text: String = "Milk") -> JSONValue {
+        [
+            "_id": .string(id), "type": "task", "task": .string(text), "complete": false,
+            "taskList": ["id": .string(list), "owner": .string(owner)],
+        ]
+    }
+
+    @Test func aTaskGoesToItsListsChannelForUsersWithAccessOnly() throws {
         let sync = try Self.todo()
-        let task: JSONValue = ["_id": "user1.A.task", "type": "task", "title": "Milk"]
-        #expect(try sync.route(document: task, oldDocument: nil, user: user1) == RoutingResult())
+        let result = try sync.route(document: Self.task("t1", list: "user1.A", owner: "user1"), oldDocument: nil, user: user1)
+        #expect(result.channels == ["task-list.user1.A", "moderators"])
+        #expect(result.access.isEmpty)
+        // user2 was not invited (no access to the list's channel, not the owner).
+        let user2 = SyncUserContext(name: "user2", roles: [], channels: ["!", "user2"])
+        #expect(throws: GatewayError.forbidden("wrong user")) {
+            try sync.route(document: Self.task("t2", list: "user1.A", owner: "user1"), oldDocument: nil, user: user2)
+        }
+        // Once invited (the list's channel), user2 adds tasks.
+        let invited = SyncUserContext(name: "user2", roles: [], channels: ["!", "user2", "task-list.user1.A"])
+        #expect(try sync.route(document: Self.task("t2", list: "user1.A", owner: "user1"), oldDocument: nil, user: invited).channels.contains("task-list.user1.A"))
+        #expect(throws: GatewayError.forbidden("taskList is not provided.")) {
+            try sync.route(document: ["_id": "t3", "type": "task", "task": "Milk"], oldDocument: nil, user: user1)
+        }
+    }
+
+    @Test func sharingAListGrantsTheUserItsChannel() throws {
+        let sync = try Self.todo()
+        let share: JSONValue = [
+            "_id": "user1.A.user2", "type": "task-list.user", "taskList": ["id": "user1.A", "owner": "user1"], "username": "user2",
+        ]
+        let result = try sync.route(document: share, oldDocument: nil, user: user1)
+        #expect(result.channels == ["task-list.user1.A.users", "moderators"])
+        #expect(result.access == ["user2": ["task-list.user1.A"]])
+        let user2 = SyncUserContext(name: "user2", roles: [], channels: ["!", "user2"])
+        #expect(throws: GatewayError.forbidden("wrong user")) { try sync.route(document: share, oldDocument: nil, user: user2) }
+    }
+
+    @Test func onlyAdminsElectModerators() throws {
+        let sync = try Self.todo()
+        let election: JSONValue = ["_id": "moderator.user2", "type": "moderator", "username": "user2"]
+        #expect(throws: GatewayError.self) { try sync.route(document: election, oldDocument: nil, user: user1) }
+        let admin = SyncUserContext(name: "admin", roles: ["admin"], channels: ["!"])
+        let result = try sync.route(document: election, oldDocument: nil, user: admin)
+        #expect(result.roles == ["user2": ["moderator"]])
+        #expect(result.access == ["user2": ["moderators"]])
     }
 
     // MARK: Adding Security lesson (seed 001)
