@@ -59,6 +59,9 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_adddup2(&actions, separateErrors ? errorOutput[1] : output[1], 2)
+        // Nothing else of the test process goes to the child: a long-lived one (tmux's server, a gateway) holding a
+        // copy of another test's socket would keep that connection open after the other test's server closed it.
+        Self.closeFrom?(&actions, 3)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let environmentStrings = environment.map { $0.map { "\($0.key)=\($0.value)" } }
@@ -93,6 +96,15 @@ public final class ChildProcess: @unchecked Sendable {
         }
         reaper.start()
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which Glibc's module does not export.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            return nil
+        }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     /// A pipe whose ends are closed in children (`pipe2(O_CLOEXEC)`, which Glibc's module does not export).
     private static func closeOnExecPipe(_ ends: inout [Int32]) -> Bool {

@@ -178,10 +178,21 @@ import Testing
             try moderator.send("Enter")
             try moderator.waitForScreen("the moderator seeing the merge") { $0.contains("[x] Oat milk") }
 
+            // An admin elects user2 a moderator (a `moderator` document): user2 then sees a list nobody shared.
+            try phone.send("Escape", "n", "Private", "Enter")
+            try phone.waitForScreen("the private list") { $0.contains("Private") && $0.contains("Sync: idle") }
+            let admin = try Self.app(directory.path + "/admin", gateway: gateway, encryption: false)
+            try Self.logIn(admin, "admin", "pass")
+            try admin.waitForScreen("the admin's lists screen") { $0.contains("admin · Task lists") }
+            try admin.send("m", "user2", "Enter")
+            try offline.send("Escape")
+            try offline.waitForScreen("the private list for the new moderator") { $0.contains("Private  (user1)") }
+            #expect(try gateway.document("moderator.user2")?["username"] == "user2")
+
             // Seed 000: the password changes on the gateway; the next push gets 401, the app logs out, the new
             // password does not open the database, the old one migrates its key, and the list made meanwhile syncs.
             #expect(try gateway.call(.PUT, "/todo/_user/user1", #"{"name": "user1", "password": "newpass"}"#).0 == 200)
-            try phone.send("Escape", "n", "After the change", "Enter")
+            try phone.send("n", "After the change", "Enter")
             try phone.waitForScreen("the authentication error") { $0.contains("Your username or password is not correct.") }
             try phone.send("Enter")
             try phone.waitForScreen("the login screen again") { $0.contains("Username: user1") }
@@ -197,6 +208,21 @@ import Testing
             try phone.waitForScreen("the login screen once more") { $0.contains("Username: user1") }
             try phone.send("Tab", "newpass", "Enter")
             try phone.waitForScreen("the lists with the new password") { $0.contains("After the change") }
+
+            // Another change, and this time "Delete": the local data goes with the list made meanwhile, and a new
+            // database pulls the rest back from the gateway.
+            #expect(try gateway.call(.PUT, "/todo/_user/user1", #"{"name": "user1", "password": "third"}"#).0 == 200)
+            try phone.send("n", "Never synced", "Enter")
+            try phone.waitForScreen("the second authentication error") { $0.contains("Your username or password is not correct.") }
+            try phone.send("Enter")
+            try phone.waitForScreen("the login screen after the second change") { $0.contains("Username: user1") }
+            try phone.send("Tab", "third", "Enter")
+            try phone.waitForScreen("the dialog again") { $0.contains("Password Changed") }
+            try phone.send("C-x")
+            try phone.waitForScreen("the lists pulled into a new database") {
+                $0.contains("After the change") && $0.contains("Shopping") && $0.contains("Private") && $0.contains("Sync: idle")
+            }
+            #expect(try phone.screen().contains("Never synced") == false)
         }
     }
 
@@ -210,6 +236,7 @@ import Testing
             let script = """
                 lists
                 tasks 1
+                rename-list 1 Shopping
                 add-task 1 Coffee
                 image 1 6 \(image)
                 tasks 1
@@ -237,12 +264,12 @@ import Testing
                 "ok",
             ])
             #expect(output.contains("6. [ ] Coffee [image]"))
-            #expect(output.contains("1. Groceries · 5"))
+            #expect(output.contains("1. Shopping · 5"))
             // The task conflict merged: one branch renamed it, the other completed it.
             #expect(output.contains("2. [x] Bread (edited)"))
             // The list conflict resolved by keeping the winner and deleting the other branch: one list (the next
             // line answers delete-list), and deleting it reveals no other revision.
-            let resolved = try #require(output.lastIndex { $0 == "1. Text Changed · 4" || $0 == "1. Groceries (other device) · 4" })
+            let resolved = try #require(output.lastIndex { $0 == "1. Text Changed · 4" || $0 == "1. Shopping (other device) · 4" })
             #expect(output[resolved + 1] == "ok")
             #expect(output.filter { $0.hasPrefix("resolved ") }.count >= 2)
             #expect(output.suffix(2).first == "no lists")
