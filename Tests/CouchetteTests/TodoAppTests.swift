@@ -247,6 +247,8 @@ import Testing
                 conflict-list 1
                 wait-resolved
                 lists
+                delete-task 1 1
+                lists
                 delete-list 1
                 lists
                 quit
@@ -268,9 +270,11 @@ import Testing
             // The task conflict merged: one branch renamed it, the other completed it.
             #expect(output.contains("2. [x] Bread (edited)"))
             // The list conflict resolved by keeping the winner and deleting the other branch: one list (the next
-            // line answers delete-list), and deleting it reveals no other revision.
+            // line answers delete-task), and deleting the list reveals no other revision.
             let resolved = try #require(output.lastIndex { $0 == "1. Text Changed · 4" || $0 == "1. Shopping (other device) · 4" })
             #expect(output[resolved + 1] == "ok")
+            // Deleting the incomplete Apples task lowers the count.
+            #expect(output[resolved + 2] == output[resolved].replacingOccurrences(of: "· 4", with: "· 3"))
             #expect(output.filter { $0.hasPrefix("resolved ") }.count >= 2)
             #expect(output.suffix(2).first == "no lists")
         }
