@@ -1,4 +1,5 @@
-import Couchette
+@testable import Couchette
+import CouchetteSQLite
 import CouchetteCore
 import Testing
 
@@ -68,5 +69,20 @@ import Testing
         } catch {
             #expect(error.code == .invalidRevisionHistory)
         }
+    }
+}
+
+/// One mapping from SQLite failures to statuses: the library's errors carry the status the gateway answers with
+/// (`SQLiteError.status`) for every primary result code.
+@Suite(.timeLimit(.minutes(5))) struct SQLiteErrorMappingTests {
+    @Test func everySQLiteFailureHasTheGatewaysStatus() {
+        for code in Int32(1)...Int32(28) {
+            let failure = SQLiteError(code: code, message: "failure \(code)")
+            let translated = DatabaseStorage.translate(failure)
+            #expect(translated.status == failure.status, "SQLite code \(code): \(translated)")
+        }
+        #expect(DatabaseStorage.translate(SQLiteError(.constraint)).code == .conflict)
+        #expect(DatabaseStorage.translate(SQLiteError(.full)).status == 507)
+        #expect(DatabaseStorage.translate(SQLiteError(.notADatabase)).code == .wrongEncryptionKey)
     }
 }

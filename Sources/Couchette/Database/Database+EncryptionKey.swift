@@ -32,7 +32,7 @@ extension Database {
             let newCipher: BlobCipher?
             var copiedBlobs: BlobStore?
             do {
-                try storage.connection.vacuum(into: files.databaseCopy, encryptionKey: key)
+                try storage.copy(to: files.databaseCopy, key: key)
                 try FileIO.synchronizeFile(files.databaseCopy)
                 newCipher = Database.blobCipher(pageKey: try DatabaseStorage.check(path: files.databaseCopy, key: key))
                 KeyChangeFiles.reached("database-copied")
@@ -53,7 +53,7 @@ extension Database {
                 size > 0
             {
                 files.removeCopies()
-                self.storage = try DatabaseStorage(path: files.database, config: reopening(with: currentKey))
+                self.storage = try DatabaseStorage(path: files.database, options: reopening(with: currentKey))
                 throw CouchetteError(.busy, message: "Another connection has the database open")
             }
             try blobStore.gate.exclusive { () throws -> Void in
@@ -67,7 +67,7 @@ extension Database {
                 } catch {
                     files.removeCopies()
                     _ = try? FileIO.removeFile(files.marker)
-                    self.storage = try DatabaseStorage(path: files.database, config: reopening(with: currentKey))
+                    self.storage = try DatabaseStorage(path: files.database, options: reopening(with: currentKey))
                     throw DatabaseStorage.translate(error)
                 }
                 do {
@@ -80,7 +80,7 @@ extension Database {
                 blobStore.cipher = newCipher
             }
             currentKey = newKey
-            self.storage = try DatabaseStorage(path: files.database, config: reopening(with: newKey))
+            self.storage = try DatabaseStorage(path: files.database, options: reopening(with: newKey))
         }
     }
 
@@ -105,10 +105,8 @@ extension Database {
     }
 
     /// The configuration to reopen with after a key change.
-    private func reopening(with key: EncryptionKey?) -> DatabaseConfiguration {
-        var reopened = config
-        reopened.encryptionKey = key
-        reopened.encryptionKeyProvider = nil
+    private func reopening(with key: EncryptionKey?) throws -> StorageOptions {
+        var reopened = try config.storageOptions(key: key)
         reopened.create = false
         return reopened
     }

@@ -26,10 +26,10 @@ extension Database {
     public func performMaintenance(type: MaintenanceType) throws {
         switch type {
         case .compact: try compact()
-        case .reindex: try withStorage { storage in try storage.connection.execute("REINDEX") }
+        case .reindex: try withStorage { storage in try storage.reindex() }
         case .integrityCheck: try checkIntegrity()
-        case .optimize: try withStorage { storage in try storage.connection.execute("PRAGMA optimize") }
-        case .fullOptimize: try withStorage { storage in try storage.connection.execute("ANALYZE") }
+        case .optimize: try withStorage { storage in try storage.optimize() }
+        case .fullOptimize: try withStorage { storage in try storage.analyze() }
         }
     }
 
@@ -58,7 +58,7 @@ extension Database {
             let removed = try store.removeAll(except: keep)
             Log.shared.emit(.info, .database, "Compaction removed \(removed) unused blob(s)")
         }
-        try withStorage { storage in try storage.connection.execute("VACUUM") }
+        try withStorage { storage in try storage.vacuum() }
     }
 
     /// What is wrong with a referenced blob: missing, or (encrypted) failing its checks when read through.
@@ -77,7 +77,7 @@ extension Database {
     private func checkIntegrity() throws {
         var problems: [String] = []
         try withStorage { storage in
-            let result = try storage.connection.query("PRAGMA integrity_check").compactMap { $0[0].stringValue }
+            let result = try storage.integrityProblems()
             if result != ["ok"] { problems.append(contentsOf: result.prefix(10).map { "SQLite: \($0)" }) }
             let store = blobStore
             var checked: [AttachmentDigest: String?] = [:]

@@ -66,10 +66,8 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
         self.config = config
         let folder = Database.folderPath(name: name, directory: config.directory)
         let manager = FileManager.default
-        var storageConfig = config
-        storageConfig.encryptionKey = try config.resolvedEncryptionKey()
-        storageConfig.encryptionKeyProvider = nil
-        _ = try storageConfig.encryptionKey?.connectionKey()  // a malformed key touches nothing on disk
+        let key = try config.resolvedEncryptionKey()
+        let options = try config.storageOptions(key: key)  // a malformed key touches nothing on disk
         var createdFolder = false
         if !manager.fileExists(atPath: folder) {
             guard config.create, !config.readOnly else {
@@ -85,12 +83,12 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
         // A create that fails leaves the disk as it was.
         func removeCreatedFolder() { if createdFolder { try? manager.removeItem(atPath: folder) } }
         let path = (folder as NSString).appendingPathComponent(Database.databaseFileName)
-        currentKey = storageConfig.encryptionKey
+        currentKey = key
         let storage: DatabaseStorage
         do {
             // A key change killed before its commit leaves copies to delete; after it, renames to finish.
             try KeyChangeFiles(folder: folder).recover()
-            storage = try DatabaseStorage(path: path, config: storageConfig)
+            storage = try DatabaseStorage(path: path, options: options)
         } catch {
             removeCreatedFolder()
             throw error
@@ -100,7 +98,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
         do {
             blobStore = try BlobStore(
                 directory: URL(fileURLWithPath: folder).appendingPathComponent(Database.attachmentsFolderName),
-                cipher: Database.blobCipher(pageKey: storage.connection.pageKey()))
+                cipher: Database.blobCipher(pageKey: storage.pageKey()))
             try loadMetadata(storage)
             try reloadCollections(storage)
             lastSequence = try storage.databaseLastSequence()
@@ -262,11 +260,11 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
             try FileManager.default.createDirectory(
                 atPath: config.directory, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: path, toPath: target)
-            var copyConfig = config
-            copyConfig.create = false
-            copyConfig.readOnly = false
+            var options = try config.storageOptions(key: config.resolvedEncryptionKey())
+            options.create = false
+            options.readOnly = false
             let storage = try DatabaseStorage(
-                path: (target as NSString).appendingPathComponent(databaseFileName), config: copyConfig)
+                path: (target as NSString).appendingPathComponent(databaseFileName), options: options)
             defer { storage.close() }
             try storage.setMetaValue("public_uuid", UUID().uuidString.lowercased())
             try storage.setMetaValue("private_uuid", UUID().uuidString.lowercased())

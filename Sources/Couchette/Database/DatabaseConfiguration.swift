@@ -66,3 +66,14 @@ public struct DatabaseConfiguration: Sendable {
         #endif
     }
 }
+
+extension DatabaseConfiguration {
+    /// The storage's options for this configuration with `key` (already resolved from a key or a provider).
+    ///
+    /// - Throws: `.badInput` for a malformed key.
+    func storageOptions(key: EncryptionKey?) throws -> StorageOptions {
+        StorageOptions(
+            readOnly: readOnly, create: create, fullSync: fullSync, mmapEnabled: mmapEnabled,
+            upgradesFormat: upgradesFormat, key: try key?.connectionKey())
+    }
+}

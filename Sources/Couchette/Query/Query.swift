@@ -55,19 +55,13 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         let database = try requireDatabase()
         let values = parameters?.all ?? [:]
         let collection = try? database.defaultCollection()
+        var bindings = compiled.parameterNames.map { name in (name: ":p_\(name)", value: Self.sqlValue(values[name] ?? .null)) }
+        for name in compiled.jsonParameterNames {
+            bindings.append((":j_\(name)", values[name].map { SQLiteValue.text($0.serializedString()) } ?? .null))
+        }
         let rows: [QueryResult] = try database.withStorage { storage in
-            let statement = try storage.connection.cachedStatement(sql: compiled.sql)
-            defer { statement.reset() }
-            for name in compiled.parameterNames {
-                try statement.bind(Self.sqlValue(values[name] ?? .null), at: statement.parameterIndex(named: ":p_\(name)"))
-            }
-            for name in compiled.jsonParameterNames {
-                try statement.bind(
-                    values[name].map { SQLiteValue.text($0.serializedString()) } ?? .null,
-                    at: statement.parameterIndex(named: ":j_\(name)"))
-            }
             var rows: [QueryResult] = []
-            try statement.forEachRow { row in
+            try storage.forEachRow(ofQuery: compiled.sql, bindings: bindings) { row in
                 rows.append(QueryResult(columns: compiled.resultColumns, values: compiled.values(of: row), collection: collection))
             }
             return rows
@@ -79,11 +73,7 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     /// as `USING INDEX <name>`.
     public func explain() throws -> String {
         let compiled = try compile()
-        let plan = try requireDatabase().withStorage { storage in
-            try storage.connection.query("EXPLAIN QUERY PLAN " + compiled.sql, named: [:]).map {
-                $0[3].stringValue ?? ""
-            }
-        }
+        let plan = try requireDatabase().withStorage { storage in try storage.queryPlan(of: compiled.sql) }
         return compiled.sql + "\n\n" + plan.joined(separator: "\n") + "\n"
     }
 

@@ -70,7 +70,7 @@ indirect enum QueryExpression: Sendable, Equatable {
         /// The SQLite collation.
         var sqlName: String {
             guard unicode else { return ignoreCase ? "NOCASE" : "BINARY" }
-            return "CB_UNICODE" + (ignoreCase ? "_NOCASE" : "") + (ignoreAccents ? "_NODIAC" : "")
+            return SQLFunctions.unicodeCollationName(ignoringCase: ignoreCase, ignoringAccents: ignoreAccents)
         }
 
         /// The SQL++ words.

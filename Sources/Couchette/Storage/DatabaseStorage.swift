@@ -7,24 +7,24 @@ import Foundation
 /// Storage never interprets bodies beyond the revision tree: a ``DocumentRecord`` is key, body, tree,
 /// sequence, flags and expiration.
 final class DatabaseStorage {
+    /// The SQLite connection; only this type and its extensions in `Storage/` use it.
     let connection: Connection
 
     /// Opens (creating if allowed) the SQLite file and migrates its schema.
     ///
     /// - Throws: `.notFound` when missing and `create` is false, `.wrongEncryptionKey` (401) when the file is
     ///   not a database, `.unsupported` for a newer schema.
-    init(path: String, config: DatabaseConfiguration) throws {
+    init(path: String, options config: StorageOptions) throws {
         let options = Connection.Options(
             readOnly: config.readOnly, create: config.create && !config.readOnly,
-            journalMode: config.readOnly ? nil : .wal,
-            encryptionKey: try config.resolvedEncryptionKey()?.connectionKey())
+            journalMode: config.readOnly ? nil : .wal, encryptionKey: config.key)
         do {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")
             if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
             // SQL++ LIKE is case-sensitive.
             try connection.execute("PRAGMA case_sensitive_like = ON")
-            try QueryFunctions.register(on: connection)
+            try SQLFunctions.register(on: connection)
             if options.encryptionKey != nil {
                 // A page read from an encrypted file costs an HMAC-SHA512 and an AES decryption: keep more of them.
                 try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes)")
@@ -90,7 +90,8 @@ final class DatabaseStorage {
         try? connection.execute("ROLLBACK")
     }
 
-    /// Maps SQLite errors onto ``CouchetteError``.
+    /// Maps SQLite errors onto ``CouchetteError``: the status is SQLite's one mapping (`SQLiteError.status`, which
+    /// the gateway answers with too), the code names it.
     static func translate(_ error: any Error) -> CouchetteError {
         if let error = error as? CouchetteError { return error }
         guard let error = error as? SQLiteError else {
@@ -99,12 +100,19 @@ final class DatabaseStorage {
         switch error.primaryCode {
         case .notADatabase: return CouchetteError(.wrongEncryptionKey, message: "The file is not a database, or the key is wrong")
         case .corrupt: return CouchetteError(.corrupt, message: error.message)
-        case .busy, .locked: return CouchetteError(.busy, message: error.message)
+        case .misuse: return CouchetteError(.notOpen, message: error.message)
         case .readOnly: return CouchetteError(.forbidden, message: "The database is read-only")
         case .cantOpen: return CouchetteError(.notFound, message: "Cannot open the database file")
-        case .constraint: return CouchetteError(.conflict, message: error.message)
-        case .misuse: return CouchetteError(.notOpen, message: error.message)
-        default: return CouchetteError(.io, message: error.description)
+        default:
+            let code: CouchetteError.Code =
+                switch error.status {
+                case 409: .conflict
+                case 503: .busy
+                case 403: .forbidden
+                case 413: .badInput
+                default: .io
+                }
+            return CouchetteError(code, message: code == .io ? error.description : error.message, status: error.status)
         }
     }
 

@@ -4,11 +4,16 @@ import Foundation
 
 /// The SQL functions and collations SQL++ needs beyond SQLite's own, added to each connection: the Unicode
 /// collations of `COLLATE UNICODE` and the `REGEXP_…` functions.
-enum QueryFunctions {
+enum SQLFunctions {
+    /// The name of the Unicode collation with these options (`CB_UNICODE[_NOCASE][_NODIAC]`).
+    static func unicodeCollationName(ignoringCase ignoreCase: Bool, ignoringAccents ignoreAccents: Bool) -> String {
+        "CB_UNICODE" + (ignoreCase ? "_NOCASE" : "") + (ignoreAccents ? "_NODIAC" : "")
+    }
+
     static func register(on connection: Connection) throws {
         for ignoreCase in [false, true] {
             for ignoreAccents in [false, true] {
-                let name = QueryExpression.Collation(unicode: true, ignoreCase: ignoreCase, ignoreAccents: ignoreAccents).sqlName
+                let name = unicodeCollationName(ignoringCase: ignoreCase, ignoringAccents: ignoreAccents)
                 try connection.createCollation(name) { left, right in
                     JSONCollation.compareStrings(left, right, ignoringCase: ignoreCase, ignoringAccents: ignoreAccents)
                 }

@@ -1,0 +1,40 @@
+import CouchetteSQLite
+
+// MARK: - Maintenance
+
+extension DatabaseStorage {
+    /// Rebuilds every index (`REINDEX`).
+    func reindex() throws(CouchetteError) {
+        try run { try connection.execute("REINDEX") }
+    }
+
+    /// Lets SQLite refresh the statistics it needs (`PRAGMA optimize`).
+    func optimize() throws(CouchetteError) {
+        try run { try connection.execute("PRAGMA optimize") }
+    }
+
+    /// Gathers statistics on every index (`ANALYZE`).
+    func analyze() throws(CouchetteError) {
+        try run { try connection.execute("ANALYZE") }
+    }
+
+    /// Rewrites the file without its free pages (`VACUUM`).
+    func vacuum() throws(CouchetteError) {
+        try run { try connection.execute("VACUUM") }
+    }
+
+    /// What `PRAGMA integrity_check` reports: `["ok"]` for a sound file.
+    func integrityProblems() throws(CouchetteError) -> [String] {
+        try run { try connection.query("PRAGMA integrity_check").compactMap { $0[0].stringValue } }
+    }
+
+    /// Writes a copy of the database to `path`, encrypted with `key` (plain when nil).
+    func copy(to path: String, key: Connection.EncryptionKey?) throws(CouchetteError) {
+        try run { try connection.vacuum(into: path, encryptionKey: key) }
+    }
+
+    /// The key of the file's pages (nil for a plain file), from which blob keys are derived.
+    func pageKey() throws(CouchetteError) -> [UInt8]? {
+        try run { try connection.pageKey() }
+    }
+}
