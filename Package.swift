@@ -206,6 +206,7 @@ let package = Package(
                 "Couchette", "CouchetteCore", "CouchetteSQLite", "CouchetteTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -33,6 +33,7 @@ struct CouchetteCommand: ParsableCommand {
             ReindexCommand.self, ExportCommand.self, ImportCommand.self, CompactCommand.self, CheckCommand.self, LogcatCommand.self,
             EncryptCommand.self, DecryptCommand.self, CopyCommand.self, ReplicateCommand.self, ServeCommand.self, ShellCommand.self, CanonicalJSON.self, NextRevision.self, StressSave.self,
             StressRekey.self,
+            StressMigrate.self,
         ]
     )
 
@@ -209,5 +210,32 @@ struct StressRekey: ParsableCommand {
             keys = (keys.next, keys.current)
             FileHandle.standardOutput.write(Data("rekeyed \(keys.current)\n".utf8))
         }
+    }
+}
+
+struct StressMigrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stress-migrate",
+        abstract: "Open a database of an older format, upgrading it, and end the process at a step of the migration (for crash testing).",
+        shouldDisplay: false)
+
+    @Option(help: "The folder holding the database.")
+    var directory: String
+
+    @Option(help: "The database name.")
+    var name = "crash"
+
+    @Option(help: "End the process (exit status 0, nothing committed or closed) when the migration reaches this step.")
+    var exitAt: String
+
+    func run() throws {
+        let exitAt = exitAt
+        Database.observeMigrationSteps { step in
+            if step == exitAt { _exit(0) }
+        }
+        var config = DatabaseConfiguration()
+        config.directory = directory
+        _ = try Database(name: name, config: config)
+        FileHandle.standardOutput.write(Data("migrated without reaching \(exitAt)\n".utf8))
     }
 }

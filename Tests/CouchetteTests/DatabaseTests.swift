@@ -161,7 +161,7 @@ import Testing
         #expect(try migrated.defaultCollection().document(id: "a")?.timestamp != nil)
         try migrated.close()
         connection = try Connection(path: file)
-        #expect(try connection.userVersion == 4)
+        #expect(try connection.userVersion == 5)
         #expect(try connection.query("SELECT name FROM sqlite_master WHERE name = 'documents_by_expiration'").count == 1)
         #expect(try connection.query("SELECT name FROM sqlite_master WHERE name IN ('views', 'view_rows')").count == 2)
 

@@ -84,6 +84,12 @@ extension Database {
         }
     }
 
+    /// Calls `observer` with each step a schema migration completes (`copied`, `migrated`), inside its
+    /// transaction, so that a crash test can end the process there. Not for apps.
+    @_spi(CrashTesting) public static func observeMigrationSteps(_ observer: (@Sendable (String) -> Void)?) {
+        Schema.observeMigrationSteps(observer)
+    }
+
     /// Calls `observer` with the name of each step a key change completes (see ``KeyChangeFiles``), so that a crash
     /// test can end the process there. Not for apps.
     @_spi(CrashTesting) public static func observeKeyChangeSteps(_ observer: (@Sendable (String) -> Void)?) {

@@ -21,7 +21,7 @@ extension DatabaseStorage {
     /// Documents of a collection (current revisions, no trees) in ID or sequence order.
     func allDocuments(collectionID: Int64, _ selection: AllDocumentsSelection) throws(CouchetteError) -> [DocumentRecord] {
         let column = selection.bySequence ? "sequence" : "doc_id"
-        // By sequence: a range of the rowid, not the (collection, doc_id) index.
+        // By sequence: a range of the sequence index, not the (collection, doc_id) index.
         var sql = "SELECT doc_id, \(DatabaseStorage.selectColumns) FROM documents WHERE "
         sql += selection.bySequence ? "+collection = ?" : "collection = ?"
         var arguments: [(any SQLiteBindable)?] = [collectionID]

@@ -35,7 +35,8 @@ final class DatabaseStorage {
                 if version == 3 {
                     // Read as it is: version 4 only added `documents.modified`, which a temporary view supplies.
                     try connection.execute("CREATE TEMP VIEW documents AS SELECT *, NULL AS modified FROM main.documents")
-                } else if version != Schema.current {
+                } else if version != Schema.current && version != 4 {
+                    // Version 4 reads as it is: version 5 only made the sequence an indexed column.
                     throw CouchetteError(.forbidden, message: "A read-only database cannot be migrated")
                 }
             } else {
@@ -329,7 +330,7 @@ final class DatabaseStorage {
                     SELECT doc_id, \(DatabaseStorage.selectColumns), tree FROM documents
                     WHERE +collection = ? AND sequence > ? ORDER BY sequence LIMIT ?
                     """)
-            // `+collection`: a range of the rowid (the sequence), not the (collection, doc_id) index and a sort of
+            // `+collection`: a range of the sequence index, not the (collection, doc_id) index and a sort of
             // the whole collection per call.
             try statement.bind(collectionID, at: 1)
             try statement.bind(Int64(sequence), at: 2)

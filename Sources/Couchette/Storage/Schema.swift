@@ -1,4 +1,5 @@
 import CouchetteSQLite
+import Synchronization
 
 /// The versions of a database file's schema, kept in `PRAGMA user_version`.
 ///
@@ -6,7 +7,7 @@ import CouchetteSQLite
 /// Couchette is refused rather than misread.
 enum Schema {
     /// The version this build writes.
-    static let current: Int32 = 4
+    static let current: Int32 = 5
 
     /// Migrates `connection` to ``current`` (creates the schema in a new file).
     ///
@@ -32,6 +33,8 @@ enum Schema {
             if version < 2 { try upgradeToVersion2(connection) }
             if version < 3 { try upgradeToVersion3(connection) }
             if version < 4 { try upgradeToVersion4(connection) }
+            if version < 5 { try upgradeToVersion5(connection) }
+            Schema.reached("migrated")
             try connection.setUserVersion(current)
         }
     }
@@ -103,5 +106,58 @@ enum Schema {
     /// 1970), for ``Document/timestamp``; rows written before it have none.
     static func upgradeToVersion4(_ connection: Connection) throws {
         try connection.execute("ALTER TABLE documents ADD COLUMN modified REAL")
+    }
+
+    /// Version 5: documents keep their row. The rowid becomes a stable `id` and the sequence an indexed column, so
+    /// an update rewrites the row in place instead of moving it to the end of the table (and its index entries
+    /// with it). The table is rebuilt (SQLite cannot change a primary key) with the rows' old rowids as their ids;
+    /// the indexes and triggers on it (the expiry index, value indexes, full-text triggers) are made again from
+    /// their stored SQL. In the migration's one transaction: a crash leaves the file at version 4.
+    static func upgradeToVersion5(_ connection: Connection) throws {
+        let dependents = try connection.query(
+            """
+            SELECT sql FROM sqlite_master WHERE tbl_name = 'documents' AND type IN ('index', 'trigger') AND sql IS NOT NULL
+                AND name != 'documents_by_sequence' ORDER BY type, name
+            """
+        ).compactMap { $0[0].stringValue }
+        try connection.execute(
+            """
+            CREATE TABLE documents_v5 (
+                id INTEGER PRIMARY KEY,
+                sequence INTEGER NOT NULL,
+                collection INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+                doc_id TEXT NOT NULL,
+                flags INTEGER NOT NULL,
+                rev TEXT NOT NULL,
+                body BLOB NOT NULL,
+                tree BLOB NOT NULL,
+                expiration REAL,
+                modified REAL,
+                UNIQUE (collection, doc_id)
+            );
+            INSERT INTO documents_v5 (id, sequence, collection, doc_id, flags, rev, body, tree, expiration, modified)
+                SELECT sequence, sequence, collection, doc_id, flags, rev, body, tree, expiration, modified FROM documents;
+            """)
+        Schema.reached("copied")
+        try connection.execute(
+            """
+            DROP TABLE documents;
+            ALTER TABLE documents_v5 RENAME TO documents;
+            CREATE UNIQUE INDEX documents_by_sequence ON documents (sequence);
+            """)
+        for sql in dependents { try connection.execute(sql) }
+    }
+
+    /// Tells a crash test each step a migration completes (see ``observeMigrationSteps(_:)``).
+    static func reached(_ step: String) {
+        stepObserver.withLock { $0 }?(step)
+    }
+
+    private static let stepObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Calls `observer` with each step a migration completes, inside its transaction, so that a crash test can
+    /// end the process there.
+    static func observeMigrationSteps(_ observer: (@Sendable (String) -> Void)?) {
+        stepObserver.withLock { $0 = observer }
     }
 }
