@@ -9,6 +9,7 @@ let documents = ProcessInfo.processInfo.environment["BENCH_DOCUMENTS"].flatMap(I
 if only == nil || only == "batched" || only == "lite" {
     try LiteBenchmark(count: documents).run()
 }
+if only == nil || only == "lite" || only == "reads" { try ReadDuringWritesBenchmark(count: documents).run() }
 if only == nil || only == "gateway" {
     try await GatewayBenchmark(count: documents).run()
 }

@@ -2,12 +2,11 @@ import CouchetteCore
 import Foundation
 
 extension Collection {
-    /// Runs `body` under the database lock with the storage, after checking this collection still exists.
+    /// Runs `body` with a storage to read from (``Database/read(_:)``: a snapshot that does not wait for writes),
+    /// after checking this collection still exists. `body` must not take the database's lock.
     func read<T>(_ body: (DatabaseStorage) throws -> T) throws -> T {
-        try database.withStorage { storage in
-            _ = try database.requireRow(self)
-            return try body(storage)
-        }
+        try database.requireLive(self)
+        return try database.read(body)
     }
 
     /// Runs `body` in a write transaction, after checking this collection still exists.

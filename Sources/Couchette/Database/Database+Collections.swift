@@ -55,6 +55,7 @@ extension Database {
         return try write { storage in
             let id = try storage.insertCollection(scope: scope, name: name)
             collectionRows[id] = DatabaseStorage.CollectionRow(id: id, scope: scope, name: name, lastSequence: 0)
+            liveCollectionIDs.withLock { _ = $0.insert(id) }
             return collectionObject(collectionRows[id]!)
         }
     }
@@ -70,6 +71,7 @@ extension Database {
             try storage.deleteCollection(id: collection.id)
             collectionRows[collection.id] = nil
             collectionObjects[collection.id] = nil
+            liveCollectionIDs.withLock { _ = $0.remove(collection.id) }
         }
     }
 
@@ -83,6 +85,13 @@ extension Database {
     }
 
     /// Checks that `collection` still exists and returns its row. Callers hold the lock.
+    /// Throws `.notFound` when `collection` was deleted; needs no lock.
+    func requireLive(_ collection: Collection) throws(CouchetteError) {
+        guard liveCollectionIDs.withLock({ $0.contains(collection.id) }) else {
+            throw CouchetteError(.notFound, message: "Collection \(collection.fullName) has been deleted")
+        }
+    }
+
     func requireRow(_ collection: Collection) throws(CouchetteError) -> DatabaseStorage.CollectionRow {
         guard let row = collectionRows[collection.id] else {
             throw CouchetteError(.notFound, message: "Collection \(collection.fullName) has been deleted")

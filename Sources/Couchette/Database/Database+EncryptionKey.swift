@@ -20,6 +20,11 @@ extension Database {
     ///   database open; `.corrupt` when a blob does not verify (nothing changes then); `.notOpen` once closed.
     public func changeEncryptionKey(_ newKey: EncryptionKey?) throws {
         let key = try newKey?.connectionKey()
+        // The read connections close first (the files are swapped under them) and open again with the new key.
+        if lock.withLock({ transactionDepth == 0 }) {
+            suspendReaders()
+        }
+        defer { resumeReaders() }
         try lock.withLock { () throws -> Void in
             guard let storage, let folder = folderPath, let blobStore else {
                 throw CouchetteError(.notOpen, message: "Database \"\(name)\" is closed")

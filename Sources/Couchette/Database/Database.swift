@@ -1,6 +1,7 @@
 import CouchetteCore
 import CouchetteSQLite
 import Foundation
+import Synchronization
 
 /// An open database: scopes → collections → documents, stored in the folder `NAME.couchette/` (an SQLite
 /// file in WAL mode and an `Attachments/` folder of blobs named by digest).
@@ -34,7 +35,12 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
     /// Guards everything below; recursive so that listeners' synchronous callbacks (conflict handlers,
     /// `inBatch` blocks) may call back into the database.
     let lock = NSRecursiveLock()
+    /// The writer: every write, and the reads of this thread's own write transaction.
     var storage: DatabaseStorage?
+    /// Read connections beside the writer (``read(_:)``); nil while closed or changing keys.
+    let readers = Mutex<ReaderPool?>(nil)
+    /// The IDs of the collections that exist, readable without the lock (a read checks its collection with them).
+    let liveCollectionIDs = Mutex<Set<Int64>>([])
     private(set) var folderPath: String?
     /// The key the file is encrypted with now (nil: plain).
     var currentKey: EncryptionKey?
@@ -102,6 +108,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
             try loadMetadata(storage)
             try reloadCollections(storage)
             lastSequence = try storage.databaseLastSequence()
+            readers.withLock { $0 = ReaderPool(path: path, options: options) }
         } catch {
             storage.close()
             self.storage = nil
@@ -130,6 +137,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
 
     func reloadCollections(_ storage: DatabaseStorage) throws(CouchetteError) {
         collectionRows = Dictionary(uniqueKeysWithValues: try storage.collectionRows().map { ($0.id, $0) })
+        liveCollectionIDs.withLock { $0 = Set(collectionRows.keys) }
     }
 
     /// The folder of a database: `DIRECTORY/NAME.couchette`.
@@ -159,6 +167,45 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
 
     // MARK: - Access
 
+    /// Runs `body` with a storage to read from: a reader of the pool, in a read transaction of its own, so that it
+    /// neither waits for a write in progress nor sees half of one; the writer itself inside this thread's own write
+    /// transaction (to see the batch's writes) or while the pool is closed (a key change).
+    ///
+    /// `body` must not take the database's lock: ``close()`` waits for the reads in progress.
+    func read<T>(_ body: (DatabaseStorage) throws -> T) throws(CouchetteError) -> T {
+        var inOwnTransaction = false
+        if lock.try() {
+            // Held by this thread (the lock is recursive) or by nobody: a transaction in progress is this thread's.
+            inOwnTransaction = transactionDepth > 0
+            lock.unlock()
+        }
+        if !inOwnTransaction, let pool = readers.withLock({ $0 }), let result = try pool.withReader(body) {
+            return result
+        }
+        return try withStorage(body)
+    }
+
+    /// Closes the read connections (waiting for the reads in progress) until ``resumeReaders()``; reads use the
+    /// writer meanwhile. Called without the lock.
+    func suspendReaders() {
+        let pool = readers.withLock { pool in
+            defer { pool = nil }
+            return pool
+        }
+        pool?.close()
+    }
+
+    /// Opens a new pool of readers for the open database (with its current key).
+    func resumeReaders() {
+        lock.withLock {
+            guard storage != nil, let folderPath,
+                let options = try? config.storageOptions(key: currentKey)
+            else { return }
+            let path = (folderPath as NSString).appendingPathComponent(Database.databaseFileName)
+            readers.withLock { $0 = ReaderPool(path: path, options: options) }
+        }
+    }
+
     /// Runs `body` with the open storage, under the lock.
     ///
     /// - Throws: `.notOpen` when the database is closed, or what `body` throws (as ``CouchetteError``).
@@ -176,6 +223,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
     ///
     /// - Throws: `.busy` when called inside a transaction (`inBatch`).
     public func close() throws {
+        if lock.withLock({ transactionDepth == 0 }) { suspendReaders() }
         let closed: Bool = try lock.withLock { () throws(CouchetteError) -> Bool in
             guard let storage else { return false }
             guard transactionDepth == 0 else {

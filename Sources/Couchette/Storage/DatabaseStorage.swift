@@ -47,6 +47,27 @@ final class DatabaseStorage {
         }
     }
 
+    /// Opens a read connection to the file a writer has open (and migrated): no schema change, and every write
+    /// refused (`PRAGMA query_only`). See ``ReaderPool``.
+    init(readerOf path: String, options config: StorageOptions) throws {
+        let options = Connection.Options(create: false, journalMode: nil, encryptionKey: config.key)
+        do {
+            connection = try Connection(path: path, options: options)
+            if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
+            try connection.execute("PRAGMA case_sensitive_like = ON")
+            try SQLFunctions.register(on: connection)
+            if options.encryptionKey != nil {
+                try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes / 4)")
+            }
+            if config.readOnly, try connection.userVersion == 3 {
+                try connection.execute("CREATE TEMP VIEW documents AS SELECT *, NULL AS modified FROM main.documents")
+            }
+            try connection.execute("PRAGMA query_only = ON")
+        } catch {
+            throw DatabaseStorage.translate(error)
+        }
+    }
+
     /// The page cache of an encrypted database, in KiB (SQLite's default is 2,000).
     static let encryptedCacheKibibytes = 65_536
     /// WAL pages between automatic checkpoints of an encrypted database (SQLite's default is 1,000).
@@ -84,6 +105,18 @@ final class DatabaseStorage {
     func commit() throws {
         let statement = try connection.cachedStatement(sql: "COMMIT")
         try statement.execute()
+    }
+
+    /// Starts a read transaction: the reads until ``endRead()`` see one snapshot of the file.
+    func beginRead() throws {
+        try connection.cachedStatement(sql: "BEGIN DEFERRED").execute()
+    }
+
+    /// Ends the read transaction ``beginRead()`` started.
+    func endRead() {
+        if let statement = try? connection.cachedStatement(sql: "COMMIT") {
+            if (try? statement.execute()) == nil { try? connection.execute("ROLLBACK") }
+        }
     }
 
     /// `ROLLBACK`, ignoring errors (SQLite may already have rolled back).
