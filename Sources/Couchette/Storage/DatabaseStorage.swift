@@ -57,7 +57,7 @@ final class DatabaseStorage {
             try connection.execute("PRAGMA case_sensitive_like = ON")
             try SQLFunctions.register(on: connection)
             if options.encryptionKey != nil {
-                try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes / 4)")
+                try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes)")
             }
             if config.readOnly, try connection.userVersion == 3 {
                 try connection.execute("CREATE TEMP VIEW documents AS SELECT *, NULL AS modified FROM main.documents")
