@@ -102,6 +102,45 @@ import Testing
         }
     }
 
+    /// Reads that read again inside (a view's rows with their documents) on more threads than the pool has
+    /// connections: each nested read joins its thread's read instead of waiting for another connection.
+    @Test func nestedReadsOnManyThreadsDoNotExhaustThePool() async throws {
+        try await offCooperativeThreads {
+            let directory = TemporaryDirectory()
+            let db = try directory.open()
+            defer { try? db.close() }
+            let tasks = try db.defaultCollection()
+            try db.inBatch {
+                for index in 0..<50 { try tasks.save(document: MutableDocument(id: "t\(index)", data: ["n": index])) }
+            }
+            let view = tasks.view(named: "byNumber")
+            _ = view.setMapBlock({ doc, emit in emit(doc["n"] ?? 0, nil) }, version: "1")
+            try view.updateIndex()
+            let finished = DispatchSemaphore(value: 0)
+            let failures = Failures()
+            for _ in 0..<8 {
+                Thread {
+                    for _ in 0..<20 {
+                        var query = view.createQuery()
+                        query.includeDocs = true
+                        let rows = (try? query.run()).map { Array($0) } ?? []
+                        if rows.count != 50 || rows.contains(where: { $0.document == nil }) { failures.add() }
+                    }
+                    finished.signal()
+                }.start()
+            }
+            for _ in 0..<8 { #expect(finished.wait(timeout: .now() + 60) == .success) }
+            #expect(failures.count == 0)
+        }
+    }
+
+    final class Failures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored = 0
+        var count: Int { lock.withLock { stored } }
+        func add() { lock.withLock { stored += 1 } }
+    }
+
     @Test func aChangeListenerReadsWhatWasCommitted() async throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

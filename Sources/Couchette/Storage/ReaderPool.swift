@@ -24,15 +24,29 @@ final class ReaderPool: @unchecked Sendable {
     /// Runs `body` on a reader inside a read transaction; nil when the pool is closed (or closes while waiting).
     ///
     /// - Throws: What opening a connection or `body` throws, as ``CouchetteError``.
+    /// A read inside another read on the same thread joins it (the same connection and snapshot), so nested reads
+    /// never wait for a second connection that other threads' reads hold.
     func withReader<T>(_ body: (DatabaseStorage) throws -> T) throws(CouchetteError) -> T? {
+        let threadKey = self.threadKey
+        let thread = Thread.current
+        if let joined = thread.threadDictionary[threadKey] as? DatabaseStorage {
+            return try joined.run { try body(joined) }
+        }
         guard let reader = try checkOut() else { return nil }
         defer { checkIn(reader) }
         return try reader.run {
             try reader.beginRead()
-            defer { reader.endRead() }
+            thread.threadDictionary[threadKey] = reader
+            defer {
+                thread.threadDictionary[threadKey] = nil
+                reader.endRead()
+            }
             return try body(reader)
         }
     }
+
+    /// Where a thread keeps the reader its read in progress holds.
+    private var threadKey: String { "couchette.reader.\(UInt(bitPattern: ObjectIdentifier(self).hashValue))" }
 
     /// Closes every connection once its read ends; later reads get nil. Returns when all are closed.
     func close() {
