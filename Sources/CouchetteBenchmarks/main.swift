@@ -2,6 +2,7 @@ import Foundation
 
 // `make bench`: every figure is a ratio against a baseline run in this process, printed as
 // `BENCH <figure> <value> <goal>` (higher is better). `BENCH_DOCUMENTS` changes the document count.
+try await RemoteFeedGroup.runClientIfAsked()  // the child side of the 10,000-feed benchmark
 print("# Couchette benchmarks: BENCH <figure> <ratio against baseline> <goal>")
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
 if only == nil || only == "json" { try JSONBenchmark().run() }
