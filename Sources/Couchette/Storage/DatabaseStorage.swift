@@ -50,7 +50,7 @@ final class DatabaseStorage {
     /// Opens a read connection to the file a writer has open (and migrated): no schema change, and every write
     /// refused (`PRAGMA query_only`). See ``ReaderPool``.
     init(readerOf path: String, options config: StorageOptions) throws {
-        let options = Connection.Options(create: false, journalMode: nil, encryptionKey: config.key)
+        let options = Connection.Options(readOnly: config.readOnly, create: false, journalMode: nil, encryptionKey: config.key)
         do {
             connection = try Connection(path: path, options: options)
             if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
