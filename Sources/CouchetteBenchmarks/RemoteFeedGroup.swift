@@ -24,6 +24,8 @@ final class RemoteFeedGroup: @unchecked Sendable {
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
+        // The child ends when this process does: its standard input closes then.
+        process.standardInput = Pipe()
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
         self.lines = lines
         iterator = lines.makeAsyncIterator()
@@ -99,6 +101,11 @@ final class RemoteFeedGroup: @unchecked Sendable {
             exit(2)
         }
         let database = parts[1]
+        Thread {
+            var byte: UInt8 = 0
+            while read(STDIN_FILENO, &byte, 1) > 0 {}
+            exit(0)  // the parent is gone
+        }.start()
         _ = ChangesBenchmark.raiseFileLimit(to: count * 2)
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
