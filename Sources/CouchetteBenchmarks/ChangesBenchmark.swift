@@ -98,6 +98,29 @@ struct ChangesBenchmark {
         guard response.status == .created else { throw Failure("PUT \(id): \(response.status)") }
     }
 
+    /// Opens a continuous feed (300 s heartbeat, as Couchbase Lite asks) and calls `arrived` with each line's
+    /// document ID as the line arrives, until the feed ends; `opened` once the answer's head is in.
+    static func follow(
+        _ client: HTTPClient, port: Int, database: String, since: UInt64, opened: () async -> Void = {},
+        arrived: (String) async -> Void
+    ) async throws {
+        let query = "feed=continuous&since=\(since)&heartbeat=300000"
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(database)/_changes?\(query)")
+        request.method = .GET
+        let response = try await client.execute(request, timeout: .seconds(3_600))
+        await opened()
+        var pending: [UInt8] = []
+        for try await chunk in response.body {
+            pending += chunk.readableBytesView
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(pending[..<newline])
+                pending.removeSubrange(...newline)
+                guard !line.isEmpty, let id = try? JSONValue(parsing: line)["id"]?.stringValue else { continue }
+                await arrived(id)
+            }
+        }
+    }
+
     /// The `p` quantile of durations, in milliseconds.
     static func percentile(_ values: [Double], _ p: Double) -> Double {
         guard !values.isEmpty else { return .nan }
@@ -121,9 +144,9 @@ struct ChangesBenchmark {
         return getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? Int(limit.rlim_cur) : 0
     }
 
-    /// The resident set size from `/proc/self/statm`, in kB.
-    static func residentKilobytes() -> Int {
-        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    /// The resident set size of a process (this one by default) from `/proc/<pid>/statm`, in kB.
+    static func residentKilobytes(of process: String = "self") -> Int {
+        guard let statm = try? String(contentsOfFile: "/proc/\(process)/statm", encoding: .utf8) else { return 0 }
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
@@ -173,22 +196,8 @@ extension ChangesBenchmark {
             await arrivals.expect(await arrivals.expected + count)
             for _ in 0..<count {
                 let task = Task { [client, port, database, arrivals] in
-                    let query = "feed=continuous&since=\(since)&heartbeat=300000"
-                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(database)/_changes?\(query)")
-                    request.method = .GET
-                    let response = try await client.execute(request, timeout: .seconds(3_600))
-                    var pending: [UInt8] = []
-                    for try await chunk in response.body {
-                        let now = ContinuousClock.now
-                        pending += chunk.readableBytesView
-                        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                            let line = Array(pending[..<newline])
-                            pending.removeSubrange(...newline)
-                            guard !line.isEmpty, let id = try? JSONValue(parsing: line)["id"]?.stringValue else {
-                                continue
-                            }
-                            await arrivals.record(id, at: now)
-                        }
+                    try await ChangesBenchmark.follow(client, port: port, database: database, since: since) { id in
+                        await arrivals.record(id, at: .now)
                     }
                 }
                 await readers.add(task)

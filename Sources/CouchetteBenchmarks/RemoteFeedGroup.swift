@@ -53,13 +53,7 @@ final class RemoteFeedGroup: @unchecked Sendable {
     }
 
     /// The child's resident memory, in kB.
-    var residentKilobytes: Int {
-        guard let statm = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/statm", encoding: .utf8)
-        else { return 0 }
-        let fields = statm.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
-    }
+    var residentKilobytes: Int { ChangesBenchmark.residentKilobytes(of: String(process.processIdentifier)) }
 
     /// Writes `writes` documents one after another through `client`, each once every feed got the previous one,
     /// and returns each line's delay after its write's response, in milliseconds.
@@ -115,22 +109,9 @@ final class RemoteFeedGroup: @unchecked Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
                 group.addTask {
-                    let query = "feed=continuous&since=\(since)&heartbeat=300000"
-                    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(database)/_changes?\(query)")
-                    request.method = .GET
-                    let response = try await client.execute(request, timeout: .seconds(3_600))
-                    await printer.opened()
-                    var pending: [UInt8] = []
-                    for try await chunk in response.body {
-                        let now = monotonicNanoseconds()
-                        pending += chunk.readableBytesView
-                        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                            let line = Array(pending[..<newline])
-                            pending.removeSubrange(...newline)
-                            guard !line.isEmpty, let id = try? JSONValue(parsing: line)["id"]?.stringValue else { continue }
-                            await printer.record(id, at: now)
-                        }
-                    }
+                    try await ChangesBenchmark.follow(
+                        client, port: port, database: database, since: since, opened: { await printer.opened() }
+                    ) { id in await printer.record(id, at: monotonicNanoseconds()) }
                 }
             }
             try await group.waitForAll()

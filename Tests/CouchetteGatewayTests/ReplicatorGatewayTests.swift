@@ -59,6 +59,15 @@ struct ReplicatorGatewayTests {
             return replicator
         }
 
+        /// A continuous push and pull with the gateway's `todo` database as user1, not started yet.
+        func continuousReplicator(port: Int) throws -> Replicator {
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
+            config.addCollection(try lists)
+            config.continuous = true
+            config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
+            return Replicator(config: config)
+        }
+
         /// Saves a task list.
         func addList(_ id: String, name: String, owner: String = "user1") throws {
             _ = try lists.putProperties(["type": "task-list", "name": name, "owner": owner], documentID: id)
@@ -162,12 +171,7 @@ struct ReplicatorGatewayTests {
     func continuousPull() async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let phone = try LiteDatabase("phone")
-            var config = ReplicatorConfiguration(
-                target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(ports.publicPort)/todo")!))
-            config.addCollection(try phone.lists)
-            config.continuous = true
-            config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
-            let replicator = Replicator(config: config)
+            let replicator = try phone.continuousReplicator(port: ports.publicPort)
             let statuses = replicator.changes()
             let arrivals = try phone.lists.documentChanges(id: "user1.later")
             replicator.start()
@@ -188,12 +192,7 @@ struct ReplicatorGatewayTests {
     func continuousReplicatorStopsOn401() async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let phone = try LiteDatabase("phone")
-            var config = ReplicatorConfiguration(
-                target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(ports.publicPort)/todo")!))
-            config.addCollection(try phone.lists)
-            config.continuous = true
-            config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
-            let replicator = Replicator(config: config)
+            let replicator = try phone.continuousReplicator(port: ports.publicPort)
             let statuses = replicator.changes()
             replicator.start()
             _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.status.activity == .idle }

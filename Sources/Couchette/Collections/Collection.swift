@@ -27,10 +27,7 @@ public final class Collection: Sendable, Hashable, CustomStringConvertible {
 
     /// The number of documents that are not deleted; 0 once the database is closed.
     public var count: UInt64 {
-        (try? database.withStorage { storage in
-            _ = try database.requireRow(self)
-            return try storage.liveDocumentCount(collectionID: id)
-        }) ?? 0
+        (try? read { storage in try storage.liveDocumentCount(collectionID: id) }) ?? 0
     }
 
     /// The sequence of the last change; 0 once the database is closed.

@@ -84,7 +84,6 @@ extension Database {
         return collection
     }
 
-    /// Checks that `collection` still exists and returns its row. Callers hold the lock.
     /// Throws `.notFound` when `collection` was deleted; needs no lock.
     func requireLive(_ collection: Collection) throws(CouchetteError) {
         guard liveCollectionIDs.withLock({ $0.contains(collection.id) }) else {
@@ -92,6 +91,7 @@ extension Database {
         }
     }
 
+    /// Checks that `collection` still exists and returns its row. Callers hold the lock.
     func requireRow(_ collection: Collection) throws(CouchetteError) -> DatabaseStorage.CollectionRow {
         guard let row = collectionRows[collection.id] else {
             throw CouchetteError(.notFound, message: "Collection \(collection.fullName) has been deleted")

@@ -4,7 +4,7 @@ import CouchetteCore
 extension Database {
     /// A local document's properties (with `_id` and `_rev`), or nil.
     public func localDocument(withID id: String) throws -> [String: Any]? {
-        try withStorage { storage in
+        try read { storage in
             guard let (revision, body) = try storage.localDocument(id: id) else { return nil }
             var properties = (try JSONValue(parsing: body)).objectValue?.mapValues(DocumentValues.value(from:)) ?? [:]
             properties["_id"] = id

@@ -59,7 +59,7 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
         for name in compiled.jsonParameterNames {
             bindings.append((":j_\(name)", values[name].map { SQLiteValue.text($0.serializedString()) } ?? .null))
         }
-        let rows: [QueryResult] = try database.withStorage { storage in
+        let rows: [QueryResult] = try database.read { storage in
             var rows: [QueryResult] = []
             try storage.forEachRow(ofQuery: compiled.sql, bindings: bindings) { row in
                 rows.append(QueryResult(columns: compiled.resultColumns, values: compiled.values(of: row), collection: collection))
@@ -73,6 +73,8 @@ public class Query: @unchecked Sendable, CustomStringConvertible {
     /// as `USING INDEX <name>`.
     public func explain() throws -> String {
         let compiled = try compile()
+        // On the writer: a reader's `EXPLAIN` is planned with the schema that connection last loaded (an EXPLAIN
+        // reads no table, so nothing tells it an index was made since).
         let plan = try requireDatabase().withStorage { storage in try storage.queryPlan(of: compiled.sql) }
         return compiled.sql + "\n\n" + plan.joined(separator: "\n") + "\n"
     }

@@ -33,7 +33,8 @@ extension DatabaseStorage {
         let prefix = Self.fullTextPrefix(collectionID)
         let table = Self.quoted(prefix + name)
         try run {
-            let columns = try values("NEW").indices.map { "c\($0)" }
+            let newValues = try values("NEW")
+            let columns = newValues.indices.map { "c\($0)" }
             func rowCondition(_ row: String) throws -> String {
                 var text = "\(row).collection = \(collectionID) AND (\(row).flags & 1) = 0"
                 if let extra = try condition(row) { text += " AND (\(extra))" }
@@ -41,7 +42,7 @@ extension DatabaseStorage {
             }
             let create = "CREATE VIRTUAL TABLE \(table) USING fts5(\(columns.joined(separator: ", ")), tokenize = '\(tokenizer)')"
             let insertColumns = "rowid, " + columns.joined(separator: ", ")
-            let addNew = "INSERT INTO \(table) (\(insertColumns)) SELECT NEW.sequence, \(try values("NEW").joined(separator: ", ")) WHERE \(try rowCondition("NEW"));"
+            let addNew = "INSERT INTO \(table) (\(insertColumns)) SELECT NEW.sequence, \(newValues.joined(separator: ", ")) WHERE \(try rowCondition("NEW"));"
             let removeOld = "DELETE FROM \(table) WHERE rowid = OLD.sequence;"
             let triggers = [
                 "CREATE TRIGGER \(Self.quoted(prefix + name + "_insert")) AFTER INSERT ON documents BEGIN \(addNew) END",

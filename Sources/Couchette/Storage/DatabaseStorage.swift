@@ -2,7 +2,8 @@ import CouchetteCore
 import CouchetteSQLite
 import Foundation
 
-/// The SQLite file of one database: the only code that writes SQL. Callers hold the database's lock.
+/// One SQLite connection to a database's file: the only code that runs SQL. The writer's callers hold the
+/// database's lock; readers (``ReaderPool``) are used by one read at a time.
 ///
 /// Storage never interprets bodies beyond the revision tree: a ``DocumentRecord`` is key, body, tree,
 /// sequence, flags and expiration.
@@ -21,22 +22,12 @@ final class DatabaseStorage {
         do {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")
-            if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
-            // SQL++ LIKE is case-sensitive.
-            try connection.execute("PRAGMA case_sensitive_like = ON")
-            try SQLFunctions.register(on: connection)
-            if options.encryptionKey != nil {
-                // A page read from an encrypted file costs an HMAC-SHA512 and an AES decryption: keep more of them.
-                try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes)")
-                try connection.execute("PRAGMA wal_autocheckpoint = \(Self.encryptedCheckpointPages)")
-            }
+            if config.key != nil { try connection.execute("PRAGMA wal_autocheckpoint = \(Self.encryptedCheckpointPages)") }
+            try Self.prepare(connection, config)
             if config.readOnly {
-                let version = try connection.userVersion
-                if version == 3 {
-                    // Read as it is: version 4 only added `documents.modified`, which a temporary view supplies.
-                    try connection.execute("CREATE TEMP VIEW documents AS SELECT *, NULL AS modified FROM main.documents")
-                } else if version != Schema.current && version != 4 {
-                    // Version 4 reads as it is: version 5 only made the sequence an indexed column.
+                // Versions 3 and 4 read as they are: 4 only added `documents.modified` (a view supplies it for 3), 5
+                // only made the sequence an indexed column.
+                guard try [3, 4, Schema.current].contains(connection.userVersion) else {
                     throw CouchetteError(.forbidden, message: "A read-only database cannot be migrated")
                 }
             } else {
@@ -53,18 +44,23 @@ final class DatabaseStorage {
         let options = Connection.Options(readOnly: config.readOnly, create: false, journalMode: nil, encryptionKey: config.key)
         do {
             connection = try Connection(path: path, options: options)
-            if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
-            try connection.execute("PRAGMA case_sensitive_like = ON")
-            try SQLFunctions.register(on: connection)
-            if options.encryptionKey != nil {
-                try connection.execute("PRAGMA cache_size = -\(Self.encryptedCacheKibibytes)")
-            }
-            if config.readOnly, try connection.userVersion == 3 {
-                try connection.execute("CREATE TEMP VIEW documents AS SELECT *, NULL AS modified FROM main.documents")
-            }
+            try Self.prepare(connection, config)
             try connection.execute("PRAGMA query_only = ON")
         } catch {
             throw DatabaseStorage.translate(error)
+        }
+    }
+
+    /// What every connection to the file needs, writer or reader: the mapping as configured, case-sensitive LIKE
+    /// (SQL++'s), the SQL functions, a large page cache when encrypted (a page read costs an HMAC-SHA512 and an AES
+    /// decryption: keep more of them), and for a read-only file of version 3 the `modified` column of version 4.
+    private static func prepare(_ connection: Connection, _ config: StorageOptions) throws {
+        if !config.mmapEnabled { try connection.execute("PRAGMA mmap_size = 0") }
+        try connection.execute("PRAGMA case_sensitive_like = ON")
+        try SQLFunctions.register(on: connection)
+        if config.key != nil { try connection.execute("PRAGMA cache_size = -\(encryptedCacheKibibytes)") }
+        if config.readOnly, try connection.userVersion == 3 {
+            try connection.execute("CREATE TEMP VIEW documents AS SELECT *, NULL AS modified FROM main.documents")
         }
     }
 
