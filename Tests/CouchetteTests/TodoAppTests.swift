@@ -26,7 +26,7 @@ import Testing
             let text = try String(contentsOf: source, encoding: .utf8)
                 .replacingOccurrences(
                     of: #""log": ["HTTP", "Auth"],"#,
-                    with: #""interface": "127.0.0.1:\#(publicPort)", "adminInterface": "127.0.0.1:\#(adminPort)", "log": ["HTTP", "Auth"],"#)
+                    with: #""interface": "127.0.0.2:\#(publicPort)", "adminInterface": "127.0.0.2:\#(adminPort)", "log": ["HTTP", "Auth"],"#)
                 .replacingOccurrences(of: #""server": "walrus:""#, with: #""server": "walrus:\#(directory.path)/walrus""#)
             config = directory.path + "/todo-config.json"
             try text.write(toFile: config, atomically: true, encoding: .utf8)
@@ -39,7 +39,9 @@ import Testing
             return process
         }
 
-        var url: String { "http://127.0.0.1:\(publicPort)/todo/" }
+        /// On 127.0.0.2: while it is stopped, the apps' replicators retry its ports, which another test's server on
+        /// 127.0.0.1 may have taken meanwhile.
+        var url: String { "http://127.0.0.2:\(publicPort)/todo/" }
 
         func stop() { process.terminate() }
 
@@ -58,7 +60,7 @@ import Testing
         }
 
         func call(_ method: HTTPMethod, _ path: String, _ body: String? = nil) throws -> (Int, [UInt8]) {
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(adminPort)\(path)")
+            var request = HTTPClientRequest(url: "http://127.0.0.2:\(adminPort)\(path)")
             request.method = method
             if let body {
                 request.headers.add(name: "Content-Type", value: "application/json")
@@ -134,7 +136,7 @@ import Testing
 
             // The bot attaches the coffee image on the gateway; the indicator appears through replication.
             let bot = try ChildProcess(
-                try ChildProcess.builtProduct("todo-bot"), ["--url", "http://127.0.0.1:\(gateway.adminPort)", "--db", "todo"])
+                try ChildProcess.builtProduct("todo-bot"), ["--url", "http://127.0.0.2:\(gateway.adminPort)", "--db", "todo"])
             defer { bot.kill() }
             try phone.waitForScreen("the bot's image") { $0.contains("[ ] Coffee  [image]") }
 
