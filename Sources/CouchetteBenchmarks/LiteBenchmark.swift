@@ -60,13 +60,35 @@ struct LiteBenchmark {
         let averageSize = bodies.reduce(0) { $0 + $1.count } / max(bodies.count, 1)
         print("# \(count) documents of ~\(averageSize) bytes")
         if ProcessInfo.processInfo.environment["BENCH_ONLY"] == "batched" {
-            // For profiling: only Couchette's batched inserts.
+            // For profiling: only Couchette's batched inserts, then (BENCH_PROFILE_UPDATES=1) the update pass, timed.
             let db = try freshDatabase("profile")
             let collection = try db.defaultCollection()
             for start in stride(from: 0, to: count, by: 1_000) {
                 try db.inBatch {
                     for index in start..<min(start + 1_000, count) {
                         try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
+                    }
+                }
+            }
+            if ProcessInfo.processInfo.environment["BENCH_PROFILE_UPDATES"] != nil {
+                let began = Date()
+                var usageBefore = rusage()
+                getrusage(RUSAGE_SELF.rawValue, &usageBefore)
+                defer {
+                    var usage = rusage()
+                    getrusage(RUSAGE_SELF.rawValue, &usage)
+                    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+                    let user = seconds(usage.ru_utime) - seconds(usageBefore.ru_utime)
+                    let system = seconds(usage.ru_stime) - seconds(usageBefore.ru_stime)
+                    print("# updates: \(Date().timeIntervalSince(began)) s wall, user \(user) s, system \(system) s")
+                }
+                for start in stride(from: 0, to: count, by: 1_000) {
+                    try db.inBatch {
+                        for index in start..<min(start + 1_000, count) {
+                            let sample = samples[index]
+                            guard let document = try collection.document(id: sample.id)?.toMutable() else { continue }
+                            try collection.save(document: document.setBoolean(!sample.complete, forKey: "complete"))
+                        }
                     }
                 }
             }

@@ -23,12 +23,16 @@ extension Collection {
     ///
     /// - Throws: `.notOpen` when the database is closed, `.notFound` when the collection was deleted.
     public func document(id: String) throws -> Document? {
-        guard let record = try read({ storage in try storage.document(collectionID: self.id, id: id, withTree: false) }),
+        guard
+            let record = try read({ storage in
+                try storage.document(collectionID: self.id, id: id, withTree: true, decodeTree: false)
+            }),
             !record.isDeleted
         else { return nil }
         return Document(
             id: id, revisionID: record.revisionID, sequence: record.sequence, collection: self, rawBody: record.body,
-            timestamp: record.timestamp)
+            timestamp: record.timestamp,
+            storedTree: record.flags.isDisjoint(with: [.hasAttachments, .conflicted]) ? record.encodedTree : nil)
     }
 
     // MARK: - Saving
@@ -61,7 +65,25 @@ extension Collection {
         document: MutableDocument, conflictHandler: (MutableDocument, Document?) -> Bool
     ) throws -> Bool {
         try DatabaseNames.validateDocumentID(document.id)
-        let saved: (record: DocumentRecord, members: [String: JSONValue])? = try modify { edit in
+        // A document read here and changed only in top-level scalars: its stored text patched (before taking the
+        // lock), used when the revision it was read at is still the current one.
+        let patched = document.patchedStoredBody()
+        let maximumDepth = Int(database.config.maxRevTreeDepth)
+        // The most common edit (top-level scalars of a document read here, one branch) is prepared before taking
+        // the lock, with the tree read with the document, and written if its row did not change since.
+        let prepared = try patched.flatMap { patched in
+            try patched.storedTree.flatMap { tree in
+                try LocalEdit.LinearEdit(
+                    current: patched.revisionID, sequence: patched.sequence, storedTree: tree,
+                    storedBody: patched.storedBody, body: patched.body, maximumDepth: maximumDepth)
+            }
+        }
+        let saved: (record: DocumentRecord, members: [String: JSONValue]?)? = try modify { edit in
+            if let prepared, prepared.body != prepared.expectedBody,
+                let record = try edit.commit(prepared, documentID: document.id)
+            {
+                return (record, nil)
+            }
             if document.revisionID == nil {
                 // Never saved: most likely a new document, so try inserting before reading anything.
                 let body = try edit.body(from: document.editedValues(), generation: 1)
@@ -69,8 +91,25 @@ extension Collection {
                     return (record, body.objectValue ?? [:])
                 }
             }
-            let existing = try edit.storage.document(
-                collectionID: id, id: document.id, withTree: true, parseWinnerBody: false)
+            var existing = try edit.storage.document(
+                collectionID: id, id: document.id, withTree: true, parseWinnerBody: false, decodeTree: patched == nil)
+            if let patched, let current = existing, current.revisionID == patched.revisionID, !current.isDeleted,
+                !current.flags.contains(.hasAttachments)
+            {
+                if current.body == patched.body { return (current, nil) }
+                if let encodedTree = current.encodedTree,
+                    let linear = try LocalEdit.LinearEdit(
+                        current: current.revisionID, sequence: current.sequence, storedTree: encodedTree,
+                        storedBody: current.body, body: patched.body, maximumDepth: maximumDepth),
+                    let record = try edit.commit(linear, documentID: document.id)
+                {
+                    return (record, nil)
+                }
+            }
+            if let encodedTree = existing?.encodedTree {
+                (existing!.tree, existing!.treeBodies) = try RevisionTreeCodec.decodeKeepingBodiesRaw(encodedTree)
+                existing!.encodedTree = nil
+            }
             let tree = existing?.tree ?? CouchetteCore.RevisionTree()
             let current = existing.map { record in try? RevisionID(parsing: record.revisionID) } ?? nil
             let expected = document.revisionID
@@ -86,6 +125,14 @@ extension Collection {
                         collection: self, rawBody: existing!.body, timestamp: existing!.timestamp)
                 guard conflictHandler(document, currentDocument) else { return nil }
             }
+            if let patched, let existing, existing.revisionID == patched.revisionID, !existing.isDeleted,
+                !existing.flags.contains(.hasAttachments)
+            {
+                // In conflict or otherwise not one branch.
+                let (_, record) = try edit.commit(
+                    documentID: document.id, existing: existing, tree: tree, parent: current, patchedBody: patched.body)
+                return (record, nil)
+            }
             let generation = LocalEdit.nextGeneration(tree: tree, parent: current, allowConflict: false)
             let body = try edit.body(from: document.editedValues(), generation: generation)
             let serialized = body.serialized()
@@ -99,9 +146,15 @@ extension Collection {
             return (record, body.objectValue ?? [:])
         }
         guard let saved else { return false }
-        document.didSave(
-            revisionID: saved.record.revisionID, sequence: saved.record.sequence, collection: self,
-            members: saved.members, timestamp: saved.record.timestamp)
+        if let members = saved.members {
+            document.didSave(
+                revisionID: saved.record.revisionID, sequence: saved.record.sequence, collection: self,
+                members: members, timestamp: saved.record.timestamp)
+        } else {
+            document.didSave(
+                revisionID: saved.record.revisionID, sequence: saved.record.sequence, collection: self,
+                storedBody: saved.record.body, storedTree: saved.record.encodedTree, timestamp: saved.record.timestamp)
+        }
         return true
     }
 

@@ -110,6 +110,29 @@ struct LocalEdit {
         return (revision, record)
     }
 
+    /// Adds a local edit whose body is stored text patched from the current revision's
+    /// (``JSONObjectPatch``: no metadata, blobs or numbers outside their canonical form, so the text is the
+    /// digest's input as it is) and writes the document.
+    func commit(
+        documentID: String, existing: DocumentRecord, tree: CouchetteCore.RevisionTree, parent: RevisionID?,
+        patchedBody: [UInt8]
+    ) throws -> (revision: RevisionID, record: DocumentRecord) {
+        var tree = tree
+        let revision: RevisionID
+        do {
+            // The tree keeps no body for the new current revision (its body is the row's, written from the text),
+            // and the digest is made from the text; an empty object stands for the body.
+            revision = try tree.addLocalEdit(
+                parent: parent, body: .object([:]), deleted: false, serializedBody: patchedBody)
+        } catch {
+            throw CouchetteError.wrap(error)
+        }
+        let record = try store(
+            documentID: documentID, existing: existing, tree: tree, changed: revision, source: nil,
+            serializedChange: patchedBody)!
+        return (revision, record)
+    }
+
     /// Prunes and writes a changed tree, and records the change to `changed`.
     ///
     /// - Parameter onlyIfAbsent: Insert the row only if the document does not exist yet; returns nil (and
@@ -162,21 +185,85 @@ struct LocalEdit {
         if winner.isDeleted { flags.insert(.deleted) }
         if inConflict { flags.insert(.conflicted) }
         if hasBlobs { flags.insert(.hasAttachments) }
-        let sequence = database.peekNextSequence(collectionID: collection.id)
         let record = DocumentRecord(
-            collectionID: collection.id, documentID: documentID, sequence: sequence, flags: flags,
+            collectionID: collection.id, documentID: documentID, sequence: 0, flags: flags,
             revisionID: winner.id.description, body: body, tree: tree, expiration: existing?.expiration,
             modified: Date().timeIntervalSince1970)
         let mode: DatabaseStorage.WriteMode = onlyIfAbsent ? .insertIfAbsent : (existing == nil ? .insert : .update)
-        guard try storage.write(record, mode: mode, rawBodies: rawBodies) else { return nil }
-        database.takeNextSequence(sequence, collectionID: collection.id)
+        return try write(
+            record, mode: mode, rawBodies: rawBodies, changed: changed, isDeletion: tree[changed]?.isDeleted ?? false,
+            source: source)
+    }
+
+    /// A save on top of the current revision of a document whose tree is one branch (most are), prepared
+    /// without building the tree (``RevisionTreeCodec/LinearHistory``) and, when the document was read earlier,
+    /// outside the database lock: ``commit(_:documentID:)`` writes it if the row is still as it was read.
+    struct LinearEdit {
+        /// The new revision, its body and the tree to store.
+        var revision: RevisionID
+        var body: [UInt8]
+        var tree: [UInt8]
+        /// The row's sequence, tree and body as read.
+        var expectedSequence: UInt64
+        var expectedTree: [UInt8]
+        var expectedBody: [UInt8]
+
+        /// - Parameters:
+        ///   - current: The current revision, its sequence, stored tree and body, as read.
+        ///   - body: The new body: text patched from the current one (``JSONObjectPatch``: no metadata, blobs or
+        ///     numbers outside their canonical form, so the text is the digest's input as it is).
+        /// - Returns: Nil when the tree is not one branch ending with `current`.
+        init?(
+            current revisionID: String, sequence: UInt64, storedTree: [UInt8], storedBody: [UInt8], body: [UInt8],
+            maximumDepth: Int
+        ) throws {
+            guard let history = RevisionTreeCodec.LinearHistory(storedTree, current: revisionID),
+                let parent = try? RevisionID(parsing: revisionID)
+            else { return nil }
+            do {
+                revision = try RevisionID.next(after: parent, body: .object([:]), deleted: false, serializedBody: body)
+            } catch {
+                throw CouchetteError.wrap(error)
+            }
+            self.body = body
+            tree = history.appending(revision, currentBody: storedBody, maximumDepth: maximumDepth)
+            expectedSequence = sequence
+            expectedTree = storedTree
+            expectedBody = storedBody
+        }
+    }
+
+    /// Writes a prepared edit if the document's row still has the sequence and tree it was prepared from.
+    ///
+    /// - Returns: The stored record, or nil when the row changed (nothing written).
+    func commit(_ edit: LinearEdit, documentID: String) throws -> DocumentRecord? {
+        var record = DocumentRecord(
+            collectionID: collection.id, documentID: documentID, sequence: 0, flags: [],
+            revisionID: edit.revision.description, body: edit.body, tree: nil, expiration: nil,
+            modified: Date().timeIntervalSince1970)
+        record.encodedTree = edit.tree
+        return try write(
+            record, mode: .updateIfUnchanged(sequence: edit.expectedSequence, tree: edit.expectedTree),
+            encodedTree: edit.tree, changed: edit.revision, isDeletion: false, source: nil)
+    }
+
+    /// Writes the row with the next sequence and records the change.
+    private func write(
+        _ record: DocumentRecord, mode: DatabaseStorage.WriteMode, rawBodies: [RevisionID: [UInt8]] = [:],
+        encodedTree: [UInt8]? = nil, changed: RevisionID, isDeletion: Bool, source: URL?
+    ) throws -> DocumentRecord? {
+        var record = record
+        record.sequence = database.peekNextSequence(collectionID: collection.id)
+        guard try storage.write(record, mode: mode, rawBodies: rawBodies, encodedTree: encodedTree) else { return nil }
+        database.takeNextSequence(record.sequence, collectionID: collection.id)
         database.recordChange(
             DocumentChange(
-                database: database, collection: collection, documentID: documentID, revisionID: changed.description,
-                sequence: sequence, isDeletion: tree[changed]?.isDeleted ?? false, isCurrentRevision: winner.id == changed,
-                inConflict: inConflict, source: source),
+                database: database, collection: collection, documentID: record.documentID,
+                revisionID: changed.description, sequence: record.sequence, isDeletion: isDeletion,
+                isCurrentRevision: record.revisionID == changed.description,
+                inConflict: record.flags.contains(.conflicted), source: source),
             external: source != nil)
-        Log.shared.emit(.verbose, .database, "Saved \(documentID) \(changed) (seq \(sequence))")
+        Log.shared.emit(.verbose, .database, "Saved \(record.documentID) \(changed) (seq \(record.sequence))")
         return record
     }
 

@@ -22,11 +22,15 @@ public class Document: DictionaryProtocol, Sequence, Hashable, @unchecked Sendab
     /// The stored JSON, parsed on first use.
     private var _rawBody: [UInt8]?
     private var _body: [String: JSONValue]?
+    /// The stored revision tree as read with the revision, when the revision has no blobs and no conflict: an
+    /// edited copy is then saved without reading the document again (see ``MutableDocument``).
+    var _storedTree: [UInt8]?
 
     init(
         id: String, revisionID: String?, sequence: UInt64, collection: Collection?, rawBody: [UInt8]?,
-        timestamp: Date? = nil
+        timestamp: Date? = nil, storedTree: [UInt8]? = nil
     ) {
+        self._storedTree = storedTree
         self.id = id
         self._revisionID = revisionID
         self._sequence = sequence
@@ -60,7 +64,13 @@ public class Document: DictionaryProtocol, Sequence, Hashable, @unchecked Sendab
     /// A mutable copy.
     public func toMutable() -> MutableDocument {
         let copy = lock.withLock {
-            MutableDocument(
+            if _body == nil, let _rawBody {
+                // Not parsed yet: the copy parses it when needed, or patches it when saved.
+                return MutableDocument(
+                    id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection, storedBody: _rawBody,
+                    storedTree: _storedTree)
+            }
+            return MutableDocument(
                 id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection, members: bodyLocked())
         }
         copy.didLoad(revisionID: revisionID, sequence: sequence, collection: collection, timestamp: timestamp)

@@ -18,8 +18,48 @@ import Foundation
 ///
 /// Thread-safe: the values are guarded by a lock.
 public final class MutableDocument: Document, MutableDictionaryProtocol, @unchecked Sendable {
-    /// Values as the user set them (nested mutable containers, Blobs and Dates kept until save), or stored JSON.
-    private var values: [String: Any]
+    /// Values as the user set them (nested mutable containers, Blobs and Dates kept until save), or stored JSON;
+    /// read and changed through ``values``.
+    private var storedValues: [String: Any]
+
+    /// The stored body a document read from its collection was made from, while it is not parsed yet: the
+    /// values are its members with ``unparsedEdits`` applied. Setting top-level scalars keeps it unparsed, so
+    /// that a save can patch the text (``JSONObjectPatch``); anything else parses it.
+    private var unparsedBody: [UInt8]?
+
+    /// Top-level scalars set (or removed, nil) since ``unparsedBody`` was read.
+    private var unparsedEdits: [String: JSONValue?] = [:]
+
+    /// The stored revision tree of the revision read or last saved, when known (see ``Document/_storedTree``).
+    private var storedTree: [UInt8]?
+
+    /// The values, parsing ``unparsedBody`` first when there is one. Callers hold the lock.
+    private var values: [String: Any] {
+        get {
+            parseUnparsedBody()
+            return storedValues
+        }
+        _modify {
+            parseUnparsedBody()
+            yield &storedValues
+        }
+        set {
+            unparsedBody = nil
+            unparsedEdits = [:]
+            storedValues = newValue
+        }
+    }
+
+    private func parseUnparsedBody() {
+        guard let body = unparsedBody else { return }
+        var members: [String: Any] = (try? JSONValue(parsing: body))?.objectValue ?? [:]
+        for (key, edit) in unparsedEdits {
+            if let edit { members[key] = edit } else { members[key] = nil }
+        }
+        unparsedBody = nil
+        unparsedEdits = [:]
+        storedValues = members
+    }
 
     /// A new document with a generated ID.
     public convenience init() { self.init(id: nil, data: nil) }
@@ -32,7 +72,7 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
 
     /// A new document with this ID (generated when nil) and these properties.
     public init(id: String?, data: [String: Any]?) {
-        values = data ?? [:]
+        storedValues = data ?? [:]
         super.init(
             id: id ?? MutableDocument.generateID(), revisionID: nil, sequence: 0, collection: nil, body: [:])
     }
@@ -46,8 +86,19 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
     }
 
     init(id: String, revisionID: String?, sequence: UInt64, collection: Collection?, members: [String: JSONValue]) {
-        values = members
+        storedValues = members
         super.init(id: id, revisionID: revisionID, sequence: sequence, collection: collection, body: members)
+    }
+
+    /// A document to edit made from a stored body, parsed only when a value is read or a container set.
+    init(
+        id: String, revisionID: String?, sequence: UInt64, collection: Collection?, storedBody: [UInt8],
+        storedTree: [UInt8]?
+    ) {
+        storedValues = [:]
+        unparsedBody = storedBody
+        self.storedTree = storedTree
+        super.init(id: id, revisionID: revisionID, sequence: sequence, collection: collection, body: [:])
     }
 
     /// A random 32-character lowercase hex ID, as Sync Gateway generates.
@@ -72,6 +123,33 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
 
     /// The values as set, for saving.
     func editedValues() -> [String: Any] { lock.withLock { values } }
+
+    /// What a save of a document that is still its stored body with top-level scalars set needs: that text
+    /// patched (``JSONObjectPatch``), for a save on top of the revision it was read at. Nil otherwise.
+    func patchedStoredBody() -> PatchedBody? {
+        lock.withLock {
+            guard let unparsedBody, let _revisionID else { return nil }
+            let edits = unparsedEdits.map { (name: $0.key, value: $0.value) }
+            guard let body = edits.isEmpty ? unparsedBody : JSONObjectPatch.applying(edits, to: unparsedBody) else {
+                return nil
+            }
+            return PatchedBody(
+                revisionID: _revisionID, sequence: _sequence, storedTree: storedTree, storedBody: unparsedBody,
+                body: body)
+        }
+    }
+
+    /// See ``patchedStoredBody()``.
+    struct PatchedBody {
+        /// The revision the document was read at (or last saved as), its sequence and its stored tree if known.
+        var revisionID: String
+        var sequence: UInt64
+        var storedTree: [UInt8]?
+        /// That revision's body.
+        var storedBody: [UInt8]
+        /// The body to save.
+        var body: [UInt8]
+    }
 
     /// The number of top-level properties.
     public override var count: Int { lock.withLock { values.count } }
@@ -150,9 +228,33 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
     @discardableResult
     public func setValue(_ value: Any?, forKey key: String) -> Self {
         lock.withLock {
-            if let value { values[key] = value } else { values[key] = nil }
+            if unparsedBody != nil, key.utf8.first != UInt8(ascii: "_"), let scalar = MutableDocument.plainScalar(value) {
+                unparsedEdits[key] = scalar
+            } else if let value {
+                values[key] = value
+            } else {
+                values[key] = nil
+            }
         }
         return self
+    }
+
+    private static let stringType = ObjectIdentifier(String.self)
+    private static let intType = ObjectIdentifier(Int.self)
+    private static let int64Type = ObjectIdentifier(Int64.self)
+    private static let boolType = ObjectIdentifier(Bool.self)
+
+    /// A value that can be set without parsing a stored body: a string, an integer, a Boolean as JSON, or
+    /// `.some(nil)` for nil (removal); nil for anything else.
+    private static func plainScalar(_ value: Any?) -> JSONValue?? {
+        guard let value else { return .some(nil) }
+        switch ObjectIdentifier(type(of: value)) {
+        case stringType: return .string(value as! String)
+        case intType: return .int(Int64(value as! Int))
+        case int64Type: return .int(value as! Int64)
+        case boolType: return .bool(value as! Bool)
+        default: return nil
+        }
     }
 
     /// Sets a Foundation array, or removes the key when nil. (The other typed setters come from
@@ -206,7 +308,25 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
             _sequence = sequence
             _collection = collection
             _timestamp = timestamp
+            storedTree = nil
             values = MutableValues.rebased(values, to: members, collection: collection)
+        }
+    }
+
+    /// Takes a saved body that was patched from the stored one (``patchedStoredBody()``) as the new stored body.
+    func didSave(
+        revisionID: String, sequence: UInt64, collection: Collection, storedBody: [UInt8], storedTree: [UInt8]?,
+        timestamp: Date?
+    ) {
+        lock.withLock {
+            self.storedTree = storedTree
+            _revisionID = revisionID
+            _sequence = sequence
+            _collection = collection
+            _timestamp = timestamp
+            storedValues = [:]
+            unparsedBody = storedBody
+            unparsedEdits = [:]
         }
     }
 }

@@ -244,13 +244,12 @@ final class DatabaseStorage {
     /// - Parameter parseWinnerBody: Put the current revision's parsed body into the tree's winner (the
     ///   revision APIs need it); saves leave it out and use the row's bytes, and leave the other bodies the tree
     ///   keeps unparsed too (``DocumentRecord/treeBodies``).
+    /// - Parameter decodeTree: Decode the tree; when false it comes as its bytes (``DocumentRecord/encodedTree``),
+    ///   for a save that may only append to it (``RevisionTreeCodec/LinearHistory``).
     func document(
-        collectionID: Int64, id: String, withTree: Bool, parseWinnerBody: Bool = true
+        collectionID: Int64, id: String, withTree: Bool, parseWinnerBody: Bool = true, decodeTree: Bool = true
     ) throws(CouchetteError) -> DocumentRecord? {
-        let sql =
-            withTree
-            ? "SELECT \(DatabaseStorage.selectColumns), tree FROM documents WHERE collection = ? AND doc_id = ?"
-            : "SELECT \(DatabaseStorage.selectColumns) FROM documents WHERE collection = ? AND doc_id = ?"
+        let sql = withTree ? Self.selectDocumentWithTree : Self.selectDocument
         let found: (DocumentRecord, [UInt8]?)? = try run {
             let statement = try connection.cachedStatement(sql: sql)
             defer { statement.reset() }
@@ -261,13 +260,34 @@ final class DatabaseStorage {
             return (record, withTree ? statement.blob(at: DatabaseStorage.selectColumnCount) : nil)
         }
         guard case (var record, let treeBytes)? = found else { return nil }
-        if let treeBytes, parseWinnerBody {
+        if let treeBytes, !decodeTree {
+            record.encodedTree = treeBytes
+        } else if let treeBytes, parseWinnerBody {
             record.tree = try RevisionTreeCodec.decode(treeBytes, winnerBody: try? JSONValue(parsing: record.body))
         } else if let treeBytes {
             (record.tree, record.treeBodies) = try RevisionTreeCodec.decodeKeepingBodiesRaw(treeBytes)
         }
         return record
     }
+
+    // The statements of the most frequent calls, made once (the statement cache hashes the text on every call).
+    private static let selectDocument =
+        "SELECT \(selectColumns) FROM documents WHERE collection = ? AND doc_id = ?"
+    private static let selectDocumentWithTree =
+        "SELECT \(selectColumns), tree FROM documents WHERE collection = ? AND doc_id = ?"
+    private static let insertDocument = """
+        INSERT INTO documents (sequence, flags, rev, body, tree, expiration, modified, collection, doc_id)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let insertDocumentIfAbsent = insertDocument.replacingOccurrences(of: "INSERT", with: "INSERT OR IGNORE")
+    private static let updateDocument = """
+        UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, expiration = ?, modified = ?
+        WHERE collection = ? AND doc_id = ?
+        """
+    private static let updateDocumentIfUnchanged = """
+        UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, modified = ?
+        WHERE collection = ? AND doc_id = ? AND +sequence = ? AND tree = ?
+        """
 
     /// How ``write(_:mode:)`` writes a row.
     enum WriteMode {
@@ -277,54 +297,63 @@ final class DatabaseStorage {
         case update
         /// A new row unless the document exists, in which case nothing is written.
         case insertIfAbsent
+        /// Replace the existing row in place if it still has this sequence and tree (else nothing is written),
+        /// leaving its expiration as it is.
+        case updateIfUnchanged(sequence: UInt64, tree: [UInt8])
     }
 
-    /// Writes a document row; `record.tree` must be set.
+    /// Writes a document row; `record.tree` must be set, unless the tree comes `encodedTree`.
     ///
     /// - Returns: Whether a row was written (false only for `.insertIfAbsent` on an existing document).
     @discardableResult
     func write(
-        _ record: DocumentRecord, mode: WriteMode, rawBodies: [RevisionID: [UInt8]] = [:]
+        _ record: DocumentRecord, mode: WriteMode, rawBodies: [RevisionID: [UInt8]] = [:], encodedTree: [UInt8]? = nil
     ) throws(CouchetteError) -> Bool {
-        let treeBytes = RevisionTreeCodec.encode(record.tree!, rawBodies: rawBodies)
+        let treeBytes = encodedTree ?? RevisionTreeCodec.encode(record.tree!, rawBodies: rawBodies)
         return try run {
-            let sql: String
-            switch mode {
-            case .insert, .insertIfAbsent:
-                sql = """
-                    INSERT \(mode == .insertIfAbsent ? "OR IGNORE " : "")INTO documents
-                        (sequence, flags, rev, body, tree, expiration, modified, collection, doc_id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            case .update:
-                sql = """
-                    UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, expiration = ?,
-                        modified = ?
-                    WHERE collection = ? AND doc_id = ?
-                    """
-            }
+            let sql =
+                switch mode {
+                case .insert: Self.insertDocument
+                case .insertIfAbsent: Self.insertDocumentIfAbsent
+                case .update: Self.updateDocument
+                case .updateIfUnchanged: Self.updateDocumentIfUnchanged
+                }
             let statement = try connection.cachedStatement(sql: sql)
             defer { statement.reset() }
-            try statement.bind(Int64(record.sequence), at: 1)
-            try statement.bind(record.flags.rawValue, at: 2)
-            try statement.bind(record.revisionID, at: 3)
-            try statement.bind(record.body, at: 4)
-            try statement.bind(treeBytes, at: 5)
-            if let expiration = record.expiration {
-                try statement.bind(expiration, at: 6)
-            } else {
-                try statement.bindNull(at: 6)
+            var index = 0
+            func next() -> Int {
+                index += 1
+                return index
+            }
+            try statement.bind(Int64(record.sequence), at: next())
+            try statement.bind(record.flags.rawValue, at: next())
+            try statement.bind(record.revisionID, at: next())
+            try statement.bind(record.body, at: next())
+            try statement.bind(treeBytes, at: next())
+            let keepsExpiration = if case .updateIfUnchanged = mode { true } else { false }
+            if !keepsExpiration {
+                if let expiration = record.expiration {
+                    try statement.bind(expiration, at: next())
+                } else {
+                    try statement.bindNull(at: next())
+                }
             }
             if let modified = record.modified {
-                try statement.bind(modified, at: 7)
+                try statement.bind(modified, at: next())
             } else {
-                try statement.bindNull(at: 7)
+                try statement.bindNull(at: next())
             }
-            try statement.bind(record.collectionID, at: 8)
-            try statement.bind(record.documentID, at: 9)
+            try statement.bind(record.collectionID, at: next())
+            try statement.bind(record.documentID, at: next())
+            if case .updateIfUnchanged(let sequence, let tree) = mode {
+                try statement.bind(Int64(sequence), at: next())
+                try statement.bind(tree, at: next())
+            }
             try statement.execute()
-            if mode != .insertIfAbsent { return true }
-            return try connection.changes > 0
+            switch mode {
+            case .insert, .update: return true
+            case .insertIfAbsent, .updateIfUnchanged: return try connection.changes > 0
+            }
         }
     }
 

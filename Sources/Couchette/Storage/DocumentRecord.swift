@@ -18,6 +18,9 @@ struct DocumentRecord: Sendable {
     var modified: Double?
     /// The serialized bodies of tree nodes that were not parsed (a tree read for a save), by revision.
     var treeBodies: [RevisionID: [UInt8]] = [:]
+    /// The stored revision tree as read, when it was read without decoding (see
+    /// ``DatabaseStorage/document(collectionID:id:withTree:parseWinnerBody:decodeTree:)``).
+    var encodedTree: [UInt8]?
 
     var isDeleted: Bool { flags.contains(.deleted) }
 

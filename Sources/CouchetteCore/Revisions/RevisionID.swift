@@ -111,19 +111,20 @@ extension RevisionID {
         guard parentText.count <= 255 else {
             throw CoreError(.invalidRevisionID, "Parent revision ID is longer than 255 bytes")
         }
-        var input: [UInt8] = [UInt8(parentText.count)]
-        input.append(contentsOf: parentText)
+        var hasher = Insecure.MD5()
+        hasher.update(data: [UInt8(parentText.count)])
+        hasher.update(data: parentText)
         if let serializedBody, !deleted, !hasSpecialKeys(body), !body.hasNumbersOutsideCanonicalForm {
-            input.append(contentsOf: serializedBody)
+            hasher.update(data: serializedBody)
         } else {
             var digestable = digestableBody(body)
             if deleted, case .object(var members) = digestable {
                 members["_deleted"] = true
                 digestable = .object(members)
             }
-            input.append(contentsOf: digestable.canonicalBytes)
+            hasher.update(data: digestable.canonicalBytes)
         }
-        let hash = Insecure.MD5.hash(data: input)
+        let hash = hasher.finalize()
         // A hex digest is always valid: no need to check it.
         return RevisionID(uncheckedGeneration: (parent?.generation ?? 0) + 1, digest: hexString(hash))
     }
@@ -148,14 +149,18 @@ extension RevisionID {
         return .object(kept)
     }
 
-    static func hexString(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var output: [UInt8] = []
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
+    static func hexString(_ sequence: some Sequence<UInt8>) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        let bytes = Array(sequence)
+        return String(unsafeUninitializedCapacity: 2 * bytes.count) { output in
+            var index = 0
+            for byte in bytes {
+                output[index] = digits.utf8Start[Int(byte >> 4)]
+                output[index + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
         }
-        return String(decoding: output, as: UTF8.self)
     }
 }
 
