@@ -63,12 +63,21 @@ struct LiteBenchmark {
             // For profiling: only Couchette's batched inserts, then (BENCH_PROFILE_UPDATES=1) the update pass, timed.
             let db = try freshDatabase("profile")
             let collection = try db.defaultCollection()
-            for start in stride(from: 0, to: count, by: 1_000) {
+            // BENCH_PROFILE_SINGLE=1: one transaction per document instead.
+            let batch = ProcessInfo.processInfo.environment["BENCH_PROFILE_SINGLE"] == nil ? 1_000 : 1
+            for start in stride(from: 0, to: count, by: batch) {
                 try db.inBatch {
-                    for index in start..<min(start + 1_000, count) {
+                    for index in start..<min(start + batch, count) {
                         try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
                     }
                 }
+            }
+            if ProcessInfo.processInfo.environment["BENCH_PROFILE_READS"] != nil {
+                // Random reads by ID, as lite.read.byid makes them.
+                var found = 0
+                let began = Date()
+                for _ in 0..<count where try collection.document(id: samples.randomElement()!.id) != nil { found += 1 }
+                print("# reads: \(Date().timeIntervalSince(began)) s, \(found) found")
             }
             if ProcessInfo.processInfo.environment["BENCH_PROFILE_UPDATES"] != nil {
                 let began = Date()

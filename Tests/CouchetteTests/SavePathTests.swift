@@ -93,6 +93,35 @@ import Testing
         }
     }
 
+    @Test func newDocumentsOfPlainValuesGetTheRevisionOfTheGeneralPath() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open()
+        defer { try? db.close() }
+        let tasks = try db.defaultCollection()
+        let values: [String: Any] = [
+            "name": "Milk \"2%\"", "priority": 2, "done": false, "note": NSNull(), "ratio": 0.25,
+            "taskList": ["id": "list", "owner": "user1"], "tags": ["a", "é"], "counts": [1, 2], "mixed": [1, "x", true],
+        ]
+        // Straight from the values; then, for the same values, through JSON values (setJSON stores parsed JSON).
+        let plain = MutableDocument(id: "plain", data: values)
+        try tasks.save(document: plain)
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: values), as: UTF8.self)
+        let general = try MutableDocument(id: "general", json: json)
+        try tasks.save(document: general)
+        #expect(plain.revisionID == general.revisionID)
+        #expect(try tasks.document(id: "plain")?.toJSON() == tasks.document(id: "general")?.toJSON())
+        #expect(plain.toJSON() == general.toJSON())
+        // The saved document reads and edits as before.
+        #expect(plain.dictionary(forKey: "taskList")?.string(forKey: "owner") == "user1")
+        plain.setString("Oat milk", forKey: "name")
+        try tasks.save(document: plain)
+        #expect(try tasks.document(id: "plain")?.string(forKey: "name") == "Oat milk")
+        // A second new document with the ID of an existing one takes the general path (no overwrite).
+        let again = MutableDocument(id: "general", data: ["name": "Other"])
+        #expect(try tasks.save(document: again, concurrencyControl: .failOnConflict) == false)
+        #expect(try tasks.document(id: "general")?.string(forKey: "name") == #"Milk "2%""#)
+    }
+
     @Test func aDocumentChangedSinceItWasReadTakesTheConflictPath() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

@@ -78,12 +78,16 @@ extension Collection {
                     storedBody: patched.storedBody, body: patched.body, maximumDepth: maximumDepth)
             }
         }
+        // A new document of plain values: its text written straight from them, its revision made, before the lock.
+        let new = try document.revisionID == nil
+            ? PlainJSONSerializer.serialized(document.editedValues()).map(LocalEdit.NewDocument.init) : nil
         let saved: (record: DocumentRecord, members: [String: JSONValue]?)? = try modify { edit in
             if let prepared, prepared.body != prepared.expectedBody,
                 let record = try edit.commit(prepared, documentID: document.id)
             {
                 return (record, nil)
             }
+            if let new, let record = try edit.insert(new, documentID: document.id) { return (record, nil) }
             if document.revisionID == nil {
                 // Never saved: most likely a new document, so try inserting before reading anything.
                 let body = try edit.body(from: document.editedValues(), generation: 1)

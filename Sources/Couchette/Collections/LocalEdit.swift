@@ -233,6 +233,38 @@ struct LocalEdit {
         }
     }
 
+    /// A new document's first revision, prepared from its values' text (``CouchetteCore/PlainJSONSerializer``)
+    /// outside the database lock: ``insert(_:documentID:)`` writes it unless the document exists.
+    struct NewDocument {
+        var revision: RevisionID
+        var body: [UInt8]
+        var tree: [UInt8]
+
+        init(body: [UInt8]) throws {
+            do {
+                revision = try RevisionID.next(after: nil, body: .object([:]), deleted: false, serializedBody: body)
+            } catch {
+                throw CouchetteError.wrap(error)
+            }
+            self.body = body
+            // What RevisionTreeCodec writes for a tree of one revision.
+            tree = Array("[[\"\(revision)\",-1,false,null]]".utf8)
+        }
+    }
+
+    /// Inserts a prepared new document.
+    ///
+    /// - Returns: The stored record, or nil when the document exists (nothing written).
+    func insert(_ new: NewDocument, documentID: String) throws -> DocumentRecord? {
+        var record = DocumentRecord(
+            collectionID: collection.id, documentID: documentID, sequence: 0, flags: [],
+            revisionID: new.revision.description, body: new.body, tree: nil, expiration: nil,
+            modified: Date().timeIntervalSince1970)
+        record.encodedTree = new.tree
+        return try write(
+            record, mode: .insertIfAbsent, encodedTree: new.tree, changed: new.revision, isDeletion: false, source: nil)
+    }
+
     /// Writes a prepared edit if the document's row still has the sequence and tree it was prepared from.
     ///
     /// - Returns: The stored record, or nil when the row changed (nothing written).

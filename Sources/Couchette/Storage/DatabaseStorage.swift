@@ -22,7 +22,7 @@ final class DatabaseStorage {
         do {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")
-            if config.key != nil { try connection.execute("PRAGMA wal_autocheckpoint = \(Self.encryptedCheckpointPages)") }
+            try connection.execute("PRAGMA wal_autocheckpoint = \(config.key != nil ? Self.encryptedCheckpointPages : 4_000)")
             try Self.prepare(connection, config)
             if config.readOnly {
                 // Versions 3 and 4 read as they are: 4 only added `documents.modified` (a view supplies it for 3), 5

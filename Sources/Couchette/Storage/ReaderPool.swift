@@ -27,26 +27,23 @@ final class ReaderPool: @unchecked Sendable {
     /// A read inside another read on the same thread joins it (the same connection and snapshot), so nested reads
     /// never wait for a second connection that other threads' reads hold.
     func withReader<T>(_ body: (DatabaseStorage) throws -> T) throws(CouchetteError) -> T? {
-        let threadKey = self.threadKey
-        let thread = Thread.current
-        if let joined = thread.threadDictionary[threadKey] as? DatabaseStorage {
+        let reads = ThreadReads.current
+        let poolID = ObjectIdentifier(self)
+        if let joined = reads.readers[poolID] {
             return try joined.run { try body(joined) }
         }
         guard let reader = try checkOut() else { return nil }
         defer { checkIn(reader) }
         return try reader.run {
             try reader.beginRead()
-            thread.threadDictionary[threadKey] = reader
+            reads.readers[poolID] = reader
             defer {
-                thread.threadDictionary[threadKey] = nil
+                reads.readers[poolID] = nil
                 reader.endRead()
             }
             return try body(reader)
         }
     }
-
-    /// Where a thread keeps the reader its read in progress holds.
-    private var threadKey: String { "couchette.reader.\(UInt(bitPattern: ObjectIdentifier(self).hashValue))" }
 
     /// Closes every connection once its read ends; later reads get nil. Returns when all are closed.
     func close() {
@@ -94,4 +91,27 @@ final class ReaderPool: @unchecked Sendable {
             condition.broadcast()
         }
     }
+}
+
+/// The readers a thread's reads in progress hold, by pool: a read inside another read of the same pool joins it.
+/// Kept in a thread-specific value (`Thread.threadDictionary` bridges its keys and values on every access).
+private final class ThreadReads {
+    var readers: [ObjectIdentifier: DatabaseStorage] = [:]
+
+    /// The current thread's, made on first use and released when the thread ends.
+    static var current: ThreadReads {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<ThreadReads>.fromOpaque(pointer).takeUnretainedValue() }
+        let reads = ThreadReads()
+        pthread_setspecific(key, Unmanaged.passRetained(reads).toOpaque())
+        return reads
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<ThreadReads>.fromOpaque(pointer).release() }
+        }
+        precondition(status == 0, "pthread_key_create failed (\(status))")
+        return key
+    }()
 }
