@@ -65,13 +65,13 @@ struct ReplicationBenchmark {
         let (push, pushMemory) = try await PeakMemory.rise {
             try await replicate(source, .push, url: "\(base)/replicated")
         }
-        Benchmark.report("replication.push", baselineSeconds: baseline, measuredSeconds: push, goal: ">=0.5")
+        Benchmark.report("replication.push", baselineSeconds: baseline, measuredSeconds: push, goal: ">=0.75")
         print("# replication.push: \(Int(Double(count) / push)) documents/s")
         reportMemory("replication.push.memory.peak", pushMemory)
         let (pull, pullMemory) = try await PeakMemory.rise {
             try await replicate(target, .pull, url: "\(base)/replicated")
         }
-        Benchmark.report("replication.pull", baselineSeconds: baseline, measuredSeconds: pull, goal: ">=0.5")
+        Benchmark.report("replication.pull", baselineSeconds: baseline, measuredSeconds: pull, goal: ">=0.75")
         print("# replication.pull: \(Int(Double(count) / pull)) documents/s")
         reportMemory("replication.pull.memory.peak", pullMemory)
         guard try target.defaultCollection().count == UInt64(count) else {
