@@ -156,9 +156,12 @@ public final class DocumentStore: Sendable {
                 DocumentValidation.storedBody(members), generation: self.nextGeneration(document, parent: parent),
                 parentBody: parentBody, bodies: attachmentBodies, keepingIncomingRevpos: false)
             let revision: RevisionID
+            // Serialized once: the digest's input (when it is the canonical form) and the stored body.
+            let serialized = stored.serialized()
             do {
                 // A deletion keeps the properties it carries, as CouchDB keeps them (readable with ?rev=).
-                revision = try document.tree.addLocalEdit(parent: parent, body: stored, deleted: deleted)
+                revision = try document.tree.addLocalEdit(
+                    parent: parent, body: stored, deleted: deleted, serializedBody: serialized)
             } catch let error as CoreError {
                 throw error.code == .conflict
                     ? .conflict(error.message.hasPrefix("Document exists") ? "Document exists" : "Document revision conflict")
@@ -170,7 +173,7 @@ public final class DocumentStore: Sendable {
             return .added(
                 UnroutedRevision(
                     document: document, revision: revision, attachments: attachments,
-                    previousWinner: current?.winner?.id))
+                    previousWinner: current?.winner?.id, serializedBody: serialized))
         }
     }
 
@@ -298,7 +301,8 @@ public final class DocumentStore: Sendable {
         // Channels of revisions no longer in the tree are forgotten.
         document.channels = document.channels.filter { document.tree.contains($0.key) }
         document.tree.prune(toDepth: revsLimit)
-        return DocumentEditResult(document: document, revision: revision, attachments: added.attachments)
+        return DocumentEditResult(
+            document: document, revision: revision, attachments: added.attachments, serializedBody: added.serializedBody)
     }
 
     /// The sync function's result for one revision (see ``routingRequest(of:in:)``).

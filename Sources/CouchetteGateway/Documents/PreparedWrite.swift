@@ -8,6 +8,9 @@ struct DocumentEditResult: Sendable {
     var document: StoredDocument?
     var revision: RevisionID
     var attachments: [String: [UInt8]] = [:]
+    /// The revision's body as ``CouchetteCore/JSONValue/serialized(prettyPrinted:)`` writes it, when the edit made
+    /// that text already (for its digest): stored as it is if the revision wins.
+    var serializedBody: [UInt8]?
 }
 
 /// An edit of a stored document: gets the current document (nil if absent) and returns its result. It has no
@@ -25,6 +28,8 @@ struct UnroutedRevision: Sendable {
     let attachments: [String: [UInt8]]
     /// The document's winning revision before the edit.
     let previousWinner: RevisionID?
+    /// The revision's body serialized, when the edit made that text already.
+    var serializedBody: [UInt8]? = nil
 }
 
 /// What an edit does to a document before routing.
@@ -63,7 +68,7 @@ struct PreparedWrite: Sendable {
         self.encoded = result.document.map { document in
             EncodedWrite(
                 document: document, previous: snapshot, attachments: Array(result.attachments.values),
-                encodingRows: encodingRows)
+                encodingRows: encodingRows, serializedBody: result.serializedBody.map { (result.revision, $0) })
         }
     }
 }

@@ -33,11 +33,15 @@ public struct EncodedWrite: Sendable {
     ///   - previous: The document as read before the edit; nil when it was absent.
     ///   - attachments: Attachment bodies the write brings.
     ///   - encodingRows: Whether to work out the ``Rows`` now (``GatewayStorage/encodesWritesAhead``).
-    init(document: StoredDocument, previous: StoredDocument?, attachments: [[UInt8]], encodingRows: Bool) {
+    ///   - serializedBody: A revision's body as serialized already, used if that revision wins.
+    init(
+        document: StoredDocument, previous: StoredDocument?, attachments: [[UInt8]], encodingRows: Bool,
+        serializedBody: (revision: RevisionID, bytes: [UInt8])? = nil
+    ) {
         self.document = document
         self.previousSequence = previous?.sequence
         self.attachments = attachments
-        self.rows = encodingRows ? Rows(document: document, previous: previous) : nil
+        self.rows = encodingRows ? Rows(document: document, previous: previous, serializedBody: serializedBody) : nil
     }
 
     /// What a write stores: its index rows (new ones at ``pendingSequence``), its winner's body and its metadata.
@@ -57,15 +61,23 @@ public struct EncodedWrite: Sendable {
         /// The document with its channel removals and grant sequences recorded, at ``pendingSequence``.
         private let recorded: StoredDocument
 
-        /// Works out the rows of a write of `document` over `previous` (the document as stored before).
-        init(document: StoredDocument, previous: StoredDocument?) {
+        /// Works out the rows of a write of `document` over `previous` (the document as stored before); the
+        /// winner's body is `serializedBody`'s bytes when it is that revision.
+        init(
+            document: StoredDocument, previous: StoredDocument?,
+            serializedBody: (revision: RevisionID, bytes: [UInt8])? = nil
+        ) {
             var recorded = document
             recorded.sequence = EncodedWrite.pendingSequence
             var changes = IndexChanges()
             changes.recordUpdate(of: &recorded, previous: previous)
             self.changes = changes
             let winner = recorded.winner
-            winnerBody = (winner?.body ?? .object([:])).serialized()
+            if let serializedBody, let winner, winner.id == serializedBody.revision {
+                winnerBody = serializedBody.bytes
+            } else {
+                winnerBody = (winner?.body ?? .object([:])).serialized()
+            }
             metadata = StoredDocumentCodec.encodeMetadata(recorded)
             isDeleted = winner?.isDeleted ?? false
             revision = winner?.id.description ?? ""

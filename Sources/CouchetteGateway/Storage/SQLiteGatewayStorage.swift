@@ -50,6 +50,10 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             // A 64 MiB page cache: indexes keyed by document ID take inserts at random places, which a small
             // cache turns into reads and writes of the whole file.
             try connection.execute("PRAGMA cache_size = -65536")
+            // Checkpoint every 8,000 WAL pages (32 MB; SQLite's default is 1,000): a checkpoint writes and syncs
+            // each page once however often the commits since touched it, and the random places the ID indexes
+            // take inserts at are touched again and again (`_bulk_docs` ingest 0.62 -> 0.9 of the Lite baseline).
+            try connection.execute("PRAGMA wal_autocheckpoint = 8000")
             try StorageSchema.migrate(connection)
             self.connection = connection
             sequence = UInt64(
