@@ -199,8 +199,9 @@ struct LocalEdit {
     /// without building the tree (``RevisionTreeCodec/LinearHistory``) and, when the document was read earlier,
     /// outside the database lock: ``commit(_:documentID:)`` writes it if the row is still as it was read.
     struct LinearEdit {
-        /// The new revision, its body and the tree to store.
+        /// The new revision (also as text), its body and the tree to store.
         var revision: RevisionID
+        var revisionText: String
         var body: [UInt8]
         var tree: [UInt8]
         /// The row's sequence, tree and body as read.
@@ -226,7 +227,8 @@ struct LocalEdit {
                 throw CouchetteError.wrap(error)
             }
             self.body = body
-            tree = history.appending(revision, currentBody: storedBody, maximumDepth: maximumDepth)
+            revisionText = revision.description
+            tree = history.appending(revisionText, currentBody: storedBody, maximumDepth: maximumDepth)
             expectedSequence = sequence
             expectedTree = storedTree
             expectedBody = storedBody
@@ -237,6 +239,7 @@ struct LocalEdit {
     /// outside the database lock: ``insert(_:documentID:)`` writes it unless the document exists.
     struct NewDocument {
         var revision: RevisionID
+        var revisionText: String
         var body: [UInt8]
         var tree: [UInt8]
 
@@ -247,8 +250,9 @@ struct LocalEdit {
                 throw CouchetteError.wrap(error)
             }
             self.body = body
+            revisionText = revision.description
             // What RevisionTreeCodec writes for a tree of one revision.
-            tree = Array("[[\"\(revision)\",-1,false,null]]".utf8)
+            tree = Array("[[\"\(revisionText)\",-1,false,null]]".utf8)
         }
     }
 
@@ -258,11 +262,12 @@ struct LocalEdit {
     func insert(_ new: NewDocument, documentID: String) throws -> DocumentRecord? {
         var record = DocumentRecord(
             collectionID: collection.id, documentID: documentID, sequence: 0, flags: [],
-            revisionID: new.revision.description, body: new.body, tree: nil, expiration: nil,
+            revisionID: new.revisionText, body: new.body, tree: nil, expiration: nil,
             modified: Date().timeIntervalSince1970)
         record.encodedTree = new.tree
         return try write(
-            record, mode: .insertIfAbsent, encodedTree: new.tree, changed: new.revision, isDeletion: false, source: nil)
+            record, mode: .insertIfAbsent, encodedTree: new.tree, changed: new.revision, changedText: new.revisionText,
+            isDeletion: false, source: nil)
     }
 
     /// Writes a prepared edit if the document's row still has the sequence and tree it was prepared from.
@@ -271,19 +276,21 @@ struct LocalEdit {
     func commit(_ edit: LinearEdit, documentID: String) throws -> DocumentRecord? {
         var record = DocumentRecord(
             collectionID: collection.id, documentID: documentID, sequence: 0, flags: [],
-            revisionID: edit.revision.description, body: edit.body, tree: nil, expiration: nil,
+            revisionID: edit.revisionText, body: edit.body, tree: nil, expiration: nil,
             modified: Date().timeIntervalSince1970)
         record.encodedTree = edit.tree
         return try write(
             record, mode: .updateIfUnchanged(sequence: edit.expectedSequence, tree: edit.expectedTree),
-            encodedTree: edit.tree, changed: edit.revision, isDeletion: false, source: nil)
+            encodedTree: edit.tree, changed: edit.revision, changedText: edit.revisionText, isDeletion: false,
+            source: nil)
     }
 
     /// Writes the row with the next sequence and records the change.
     private func write(
         _ record: DocumentRecord, mode: DatabaseStorage.WriteMode, rawBodies: [RevisionID: [UInt8]] = [:],
-        encodedTree: [UInt8]? = nil, changed: RevisionID, isDeletion: Bool, source: URL?
+        encodedTree: [UInt8]? = nil, changed: RevisionID, changedText: String? = nil, isDeletion: Bool, source: URL?
     ) throws -> DocumentRecord? {
+        let changedText = changedText ?? changed.description
         var record = record
         record.sequence = database.peekNextSequence(collectionID: collection.id)
         guard try storage.write(record, mode: mode, rawBodies: rawBodies, encodedTree: encodedTree) else { return nil }
@@ -291,11 +298,11 @@ struct LocalEdit {
         database.recordChange(
             DocumentChange(
                 database: database, collection: collection, documentID: record.documentID,
-                revisionID: changed.description, sequence: record.sequence, isDeletion: isDeletion,
-                isCurrentRevision: record.revisionID == changed.description,
+                revisionID: changedText, sequence: record.sequence, isDeletion: isDeletion,
+                isCurrentRevision: record.revisionID == changedText,
                 inConflict: record.flags.contains(.conflicted), source: source),
             external: source != nil)
-        Log.shared.emit(.verbose, .database, "Saved \(record.documentID) \(changed) (seq \(record.sequence))")
+        Log.shared.emit(.verbose, .database, "Saved \(record.documentID) \(changedText) (seq \(record.sequence))")
         return record
     }
 

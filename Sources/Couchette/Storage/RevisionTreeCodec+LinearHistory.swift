@@ -40,12 +40,12 @@ extension RevisionTreeCodec {
             self.entries = entries
         }
 
-        /// The tree with `revision` (not deleted) added as the child of the current revision, pruned to
+        /// The tree with `revision` (its text; not deleted) added as the child of the current revision, pruned to
         /// `maximumDepth` revisions, encoded. The current revision becomes the parent and keeps its body
         /// (`currentBody`); the new one's is the row's, and no older one keeps a body.
-        func appending(_ revision: RevisionID, currentBody: [UInt8], maximumDepth: Int) -> [UInt8] {
+        func appending(_ revision: String, currentBody: [UInt8], maximumDepth: Int) -> [UInt8] {
             var all = entries
-            all.append((ArraySlice(JSONValue.string(revision.description).serialized()), false))
+            all.append((ArraySlice(JSONValue.string(revision).serialized()), false))
             let kept = all.suffix(max(maximumDepth, 1))
             var output: [UInt8] = [UInt8(ascii: "[")]
             output.reserveCapacity(kept.count * 48 + currentBody.count)

@@ -103,17 +103,24 @@ extension RevisionID {
     public static func next(
         after parent: RevisionID?, body: JSONValue, deleted: Bool, serializedBody: [UInt8]? = nil
     ) throws(CoreError) -> RevisionID {
-        let parentText = parent.map { Array($0.description.utf8) } ?? []
         guard (parent?.generation ?? 0) < maximumGeneration else {
             throw CoreError(
                 .invalidRevisionID, "Revision generation \(maximumGeneration) is the last: the document cannot be edited further")
         }
-        guard parentText.count <= 255 else {
+        // The parent's text, `generation-digest`, after its length in a byte, hashed in pieces.
+        var generationText = parent.map { String($0.generation) } ?? ""
+        var digest = parent?.digest ?? ""
+        let parentLength = parent == nil ? 0 : generationText.utf8.count + 1 + digest.utf8.count
+        guard parentLength <= 255 else {
             throw CoreError(.invalidRevisionID, "Parent revision ID is longer than 255 bytes")
         }
         var hasher = Insecure.MD5()
-        hasher.update(data: [UInt8(parentText.count)])
-        hasher.update(data: parentText)
+        withUnsafeBytes(of: UInt8(parentLength)) { hasher.update(bufferPointer: $0) }
+        if parent != nil {
+            generationText.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            withUnsafeBytes(of: UInt8(ascii: "-")) { hasher.update(bufferPointer: $0) }
+            digest.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        }
         if let serializedBody, !deleted, !hasSpecialKeys(body), !body.hasNumbersOutsideCanonicalForm {
             hasher.update(data: serializedBody)
         } else {
