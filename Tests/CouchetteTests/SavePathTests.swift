@@ -122,6 +122,37 @@ import Testing
         #expect(try tasks.document(id: "general")?.string(forKey: "name") == #"Milk "2%""#)
     }
 
+    @Test func aPatchedSaveOfADocumentInConflictGoesThroughItsTree() throws {
+        let directory = TemporaryDirectory()
+        let patched = try directory.open("patched")
+        let general = try directory.open("general")
+        defer {
+            try? patched.close()
+            try? general.close()
+        }
+        let (left, right) = (try patched.defaultCollection(), try general.defaultCollection())
+        for collection in [left, right] {
+            try collection.save(document: MutableDocument(id: "doc", data: ["name": "Milk", "done": false]))
+            let first = try #require(try collection.document(id: "doc")?.revisionID)
+            let local = try #require(try collection.document(id: "doc")).toMutable().setString("Whole milk", forKey: "name")
+            try collection.save(document: local)
+            // A branch from elsewhere, losing to the local one.
+            _ = try collection.putExistingRevision(
+                documentID: "doc", properties: ["name": "Oat milk", "done": false],
+                revisionHistory: ["2-0000", first])
+        }
+        let fast = try #require(try left.document(id: "doc")).toMutable().setBoolean(true, forKey: "done")
+        let slow = try #require(try right.document(id: "doc")).toMutable()
+        slow.setData(slow.toDictionary())
+        slow.setBoolean(true, forKey: "done")
+        try left.save(document: fast)
+        try right.save(document: slow)
+        #expect(fast.revisionID == slow.revisionID && fast.revisionID?.hasPrefix("3-") == true)
+        let leftTree = try Self.tree(left, "doc")
+        #expect(try leftTree == Self.tree(right, "doc"))
+        #expect(try left.revisionTree(documentID: "doc")?.leaves.count == 2, "\(leftTree)")
+    }
+
     @Test func aDocumentChangedSinceItWasReadTakesTheConflictPath() throws {
         let directory = TemporaryDirectory()
         let db = try directory.open()

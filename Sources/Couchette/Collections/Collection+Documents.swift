@@ -88,7 +88,7 @@ extension Collection {
                 return (record, nil)
             }
             if let new, let record = try edit.insert(new, documentID: document.id) { return (record, nil) }
-            if document.revisionID == nil {
+            if document.revisionID == nil, new == nil {
                 // Never saved: most likely a new document, so try inserting before reading anything.
                 let body = try edit.body(from: document.editedValues(), generation: 1)
                 if let record = try edit.insertIfAbsent(documentID: document.id, body: body) {
@@ -109,6 +109,16 @@ extension Collection {
                 {
                     return (record, nil)
                 }
+                // Not one branch (in conflict): the patched text on top of the current revision, through the tree.
+                var decoded = current
+                (decoded.tree, decoded.treeBodies) = try RevisionTreeCodec.decodeKeepingBodiesRaw(current.encodedTree ?? [])
+                // The tree keeps no body for the new current revision (the row has it, written from the text), and
+                // the digest is made from the text: an empty object stands for the body.
+                let (_, record) = try edit.commit(
+                    documentID: document.id, existing: decoded, tree: decoded.tree!,
+                    parent: try? RevisionID(parsing: current.revisionID), body: .object([:]), deleted: false,
+                    allowConflict: false, serializedBody: patched.body)
+                return (record, nil)
             }
             if let encodedTree = existing?.encodedTree {
                 (existing!.tree, existing!.treeBodies) = try RevisionTreeCodec.decodeKeepingBodiesRaw(encodedTree)
@@ -128,14 +138,6 @@ extension Collection {
                         id: document.id, revisionID: existing!.revisionID, sequence: existing!.sequence,
                         collection: self, rawBody: existing!.body, timestamp: existing!.timestamp)
                 guard conflictHandler(document, currentDocument) else { return nil }
-            }
-            if let patched, let existing, existing.revisionID == patched.revisionID, !existing.isDeleted,
-                !existing.flags.contains(.hasAttachments)
-            {
-                // In conflict or otherwise not one branch.
-                let (_, record) = try edit.commit(
-                    documentID: document.id, existing: existing, tree: tree, parent: current, patchedBody: patched.body)
-                return (record, nil)
             }
             let generation = LocalEdit.nextGeneration(tree: tree, parent: current, allowConflict: false)
             let body = try edit.body(from: document.editedValues(), generation: generation)

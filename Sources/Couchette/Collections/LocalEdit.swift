@@ -110,29 +110,6 @@ struct LocalEdit {
         return (revision, record)
     }
 
-    /// Adds a local edit whose body is stored text patched from the current revision's
-    /// (``JSONObjectPatch``: no metadata, blobs or numbers outside their canonical form, so the text is the
-    /// digest's input as it is) and writes the document.
-    func commit(
-        documentID: String, existing: DocumentRecord, tree: CouchetteCore.RevisionTree, parent: RevisionID?,
-        patchedBody: [UInt8]
-    ) throws -> (revision: RevisionID, record: DocumentRecord) {
-        var tree = tree
-        let revision: RevisionID
-        do {
-            // The tree keeps no body for the new current revision (its body is the row's, written from the text),
-            // and the digest is made from the text; an empty object stands for the body.
-            revision = try tree.addLocalEdit(
-                parent: parent, body: .object([:]), deleted: false, serializedBody: patchedBody)
-        } catch {
-            throw CouchetteError.wrap(error)
-        }
-        let record = try store(
-            documentID: documentID, existing: existing, tree: tree, changed: revision, source: nil,
-            serializedChange: patchedBody)!
-        return (revision, record)
-    }
-
     /// Prunes and writes a changed tree, and records the change to `changed`.
     ///
     /// - Parameter onlyIfAbsent: Insert the row only if the document does not exist yet; returns nil (and
@@ -251,8 +228,7 @@ struct LocalEdit {
             }
             self.body = body
             revisionText = revision.description
-            // What RevisionTreeCodec writes for a tree of one revision.
-            tree = Array("[[\"\(revisionText)\",-1,false,null]]".utf8)
+            tree = RevisionTreeCodec.encodeSingle(revisionText, deleted: false)
         }
     }
 

@@ -49,17 +49,11 @@ extension RevisionTreeCodec {
             let kept = all.suffix(max(maximumDepth, 1))
             var output: [UInt8] = [UInt8(ascii: "[")]
             output.reserveCapacity(kept.count * 48 + currentBody.count)
+            let null = Array("null".utf8)
             for (offset, entry) in kept.enumerated() {
-                if offset > 0 { output.append(UInt8(ascii: ",")) }
-                output.append(UInt8(ascii: "["))
-                output.append(contentsOf: entry.revision)
-                output.append(contentsOf: ",\(offset - 1),\(entry.deleted),".utf8)
-                if offset == kept.count - 2 {
-                    output.append(contentsOf: currentBody)
-                } else {
-                    output.append(contentsOf: "null".utf8)
-                }
-                output.append(UInt8(ascii: "]"))
+                RevisionTreeCodec.appendEntry(
+                    to: &output, revision: entry.revision, parent: offset - 1, deleted: entry.deleted,
+                    body: offset == kept.count - 2 ? currentBody : null)
             }
             output.append(UInt8(ascii: "]"))
             return output

@@ -13,8 +13,7 @@ enum RevisionTreeCodec {
         if tree.count == 1, let only = tree.winner, only.parent == nil,
             !only.id.digest.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
         {
-            // The common case, a document with one revision: `[["1-…",-1,false,null]]`.
-            return Array("[[\"\(only.id)\",-1,\(only.isDeleted),null]]".utf8)
+            return encodeSingle(only.id.description, deleted: only.isDeleted)
         }
         let nodes = tree.nodes
         var index: [RevisionID: Int] = [:]
@@ -23,23 +22,40 @@ enum RevisionTreeCodec {
         var output: [UInt8] = [UInt8(ascii: "[")]
         output.reserveCapacity(64 * nodes.count + rawBodies.values.reduce(0) { $0 + $1.count })
         for (offset, node) in nodes.enumerated() {
-            if offset > 0 { output.append(UInt8(ascii: ",")) }
-            output.append(UInt8(ascii: "["))
-            output.append(contentsOf: JSONValue.string(node.id.description).serialized())
-            output.append(contentsOf: ",\(node.parent.flatMap { index[$0] } ?? -1),\(node.isDeleted),".utf8)
-            if node.id == winnerID {
-                output.append(contentsOf: "null".utf8)
-            } else if let body = node.body {
-                output.append(contentsOf: body.serialized())
-            } else if let raw = rawBodies[node.id] {
-                output.append(contentsOf: raw)
-            } else {
-                output.append(contentsOf: "null".utf8)
-            }
-            output.append(UInt8(ascii: "]"))
+            let body: [UInt8] =
+                if node.id == winnerID {
+                    Array("null".utf8)
+                } else if let body = node.body {
+                    body.serialized()
+                } else {
+                    rawBodies[node.id] ?? Array("null".utf8)
+                }
+            appendEntry(
+                to: &output, revision: JSONValue.string(node.id.description).serialized(),
+                parent: node.parent.flatMap { index[$0] } ?? -1, deleted: node.isDeleted, body: body)
         }
         output.append(UInt8(ascii: "]"))
         return output
+    }
+
+    /// A tree of one revision without a parent, `[["1-…",-1,false,null]]` (the winner's body is the row's): what
+    /// most documents store. `revision` must need no escaping (a revision ID of ours never does).
+    static func encodeSingle(_ revision: String, deleted: Bool) -> [UInt8] {
+        Array("[[\"\(revision)\",-1,\(deleted),null]]".utf8)
+    }
+
+    /// Appends one entry, `[rev,parentIndex,deleted,body]`, after a comma unless it is the first; `revision` and
+    /// `body` are JSON text.
+    static func appendEntry(
+        to output: inout [UInt8], revision: some Swift.Collection<UInt8>, parent: Int, deleted: Bool,
+        body: some Swift.Collection<UInt8>
+    ) {
+        if output.count > 1 { output.append(UInt8(ascii: ",")) }
+        output.append(UInt8(ascii: "["))
+        output.append(contentsOf: revision)
+        output.append(contentsOf: ",\(parent),\(deleted),".utf8)
+        output.append(contentsOf: body)
+        output.append(UInt8(ascii: "]"))
     }
 
     /// - Throws: `.corrupt` when the stored tree cannot be read.
