@@ -9,6 +9,7 @@
  *   cipher_vfs.c      The VFS: open/classify files, forwarding, main database pages, file controls.
  *   cipher_wal.c      WAL frames: page encryption and frame checksums over ciphertext.
  *   cipher_journal.c  Rollback journal records: page encryption and checksums over ciphertext.
+ *   cipher_parallel.c A pool of threads that encrypt a commit's pages beside the calling thread.
  */
 
 #include <sqlite3.h>
@@ -71,6 +72,10 @@ typedef struct cc_key {
     /// from the database checks it. `checkpoint_pgno` is the page number of the frame just read (0: none).
     int checkpointing;
     uint32_t checkpoint_pgno;
+    /// The connection's open WAL handle (NULL when none): its gathered frames are written out before the connection
+    /// gives up the WAL write lock (cipher_vfs.c, cc_shm_lock), so frames of a transaction that rolled back can never
+    /// be written later over another connection's.
+    struct cc_file *wal_file;
 } cc_key;
 
 /// Takes the staged key named by `token` out of the table; NULL when unknown (or already consumed).
@@ -97,6 +102,10 @@ int cc_key_encrypt_page(cc_key *key, uint32_t pgno, const uint8_t *in, uint8_t *
 /// is not page size 4096 with 80 reserved bytes is SQLITE_NOTADB. Other pages: bad tag = SQLITE_CORRUPT.
 int cc_key_decrypt_page(cc_key *key, uint32_t pgno, const uint8_t *in, uint8_t *out);
 
+/// Encrypts plaintext page `pgno` under a key whose salt is fixed, changing nothing in the key, so that several
+/// threads may use it at once (page 1 is checked as by cc_key_encrypt_page). SQLITE_OK or SQLITE_IOERR_WRITE.
+int cc_key_encrypt_page_shared(const cc_key *key, uint32_t pgno, const uint8_t *in, uint8_t *out);
+
 /* ---- cipher_vfs.c ------------------------------------------------------------------------------ */
 
 typedef enum {
@@ -120,14 +129,27 @@ typedef struct cc_journal_state {
     uint32_t rdelta;         /* what to add to the stored checksum for that page */
 } cc_journal_state;
 
+/// What a WAL handle keeps between SQLite's writes (cipher_wal.c).
+///
 /// A WAL page write SQLite split in two at a sync point (only without POWERSAFE_OVERWRITE): the first
 /// part is held until the second arrives, since only whole pages can be encrypted.
+///
+/// The frames SQLite appends (header, then page) are gathered in `batch` until the transaction's commit frame, a full
+/// batch, or any other use of the file; then their pages are encrypted together, on several threads, and written with
+/// one write.
 typedef struct cc_wal_state {
     sqlite3_int64 held_frame;
     int held_length; /* 0 = nothing held */
     uint8_t held[CC_PAGE_SIZE];
     uint8_t frame[24 + CC_PAGE_SIZE]; /* a frame's header and stored page, read at once */
+    uint8_t *batch;             /* CC_WAL_BATCH_FRAMES frames (header and plaintext page), allocated on first use */
+    sqlite3_int64 batch_first;  /* the frame number of batch[0] */
+    int batch_count;            /* frames whose header is in the batch */
+    int batch_last_complete;    /* whether the last of them has its page too */
 } cc_wal_state;
+
+/// The most frames gathered before they are encrypted and written.
+#define CC_WAL_BATCH_FRAMES 256
 
 typedef struct cc_file {
     sqlite3_file base;
@@ -147,6 +169,14 @@ int cc_real_write(cc_file *f, const void *buffer, int amount, sqlite3_int64 offs
 
 int cc_wal_read(cc_file *f, void *buffer, int amount, sqlite3_int64 offset);
 int cc_wal_write(cc_file *f, const void *buffer, int amount, sqlite3_int64 offset);
+/// Encrypts and writes the frames gathered so far (before any other use of the WAL file); SQLite result code.
+int cc_wal_flush(cc_file *f);
+/// Frees the batch buffer (zeroed first: it holds plaintext pages).
+void cc_wal_release(cc_file *f);
+
+/// Calls `work(context, i)` for every i in 0..<count, on the calling thread and the pool's (cipher_parallel.c);
+/// returns when all are done.
+void cc_parallel_run(int count, void (*work)(void *context, int index), void *context);
 
 void cc_journal_reset(cc_journal_state *state);
 int cc_journal_read(cc_file *f, void *buffer, int amount, sqlite3_int64 offset);

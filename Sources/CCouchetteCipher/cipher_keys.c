@@ -266,6 +266,11 @@ int cc_key_encrypt_page(cc_key *key, uint32_t pgno, const uint8_t *in, uint8_t *
     return SQLITE_OK;
 }
 
+int cc_key_encrypt_page_shared(const cc_key *key, uint32_t pgno, const uint8_t *in, uint8_t *out) {
+    if (!key->salt_fixed || (pgno == 1 && !page1_header_valid(in))) return SQLITE_IOERR_WRITE;
+    return cc_encrypt_page(key->kenc, key->kmac, pgno, key->salt, NULL, in, out) == SQLITE_OK ? SQLITE_OK : SQLITE_IOERR_WRITE;
+}
+
 /// Page 1's stored salt against the key's: equal, adopted (provisional salt), or SQLITE_NOTADB.
 static int match_salt(cc_key *key, const uint8_t *stored) {
     if (memcmp(stored, key->salt, CC_SALT_SIZE) == 0) return SQLITE_OK;

@@ -106,9 +106,18 @@ static int db_write(cc_file *f, const void *buffer, int amount, sqlite3_int64 of
 
 /* ---- io methods -------------------------------------------------------------------------------- */
 
+/// Writes a WAL handle's gathered frames out before any use of the file other than SQLite's frame writes.
+static int flush_wal(cc_file *f) {
+    return f->kind == CC_FILE_WAL ? cc_wal_flush(f) : SQLITE_OK;
+}
+
 static int cc_close(sqlite3_file *file) {
     cc_file *f = as_cc_file(file);
+    int flushed = flush_wal(f);
+    cc_wal_release(f);
+    if (f->key != NULL && f->key->wal_file == f) f->key->wal_file = NULL;
     int rc = f->real->pMethods->xClose(f->real);
+    if (rc == SQLITE_OK) rc = flushed;
     cc_key_release(f->key);
     f->key = NULL;
     cc_zero(f->page, sizeof f->page);
@@ -147,18 +156,21 @@ static int cc_write(sqlite3_file *file, const void *buffer, int amount, sqlite3_
 }
 
 static int cc_truncate(sqlite3_file *file, sqlite3_int64 size) {
+    int rc = flush_wal(as_cc_file(file));
     sqlite3_file *real = as_cc_file(file)->real;
-    return real->pMethods->xTruncate(real, size);
+    return rc != SQLITE_OK ? rc : real->pMethods->xTruncate(real, size);
 }
 
 static int cc_sync(sqlite3_file *file, int flags) {
+    int rc = flush_wal(as_cc_file(file));
     sqlite3_file *real = as_cc_file(file)->real;
-    return real->pMethods->xSync(real, flags);
+    return rc != SQLITE_OK ? rc : real->pMethods->xSync(real, flags);
 }
 
 static int cc_file_size(sqlite3_file *file, sqlite3_int64 *size) {
+    int rc = flush_wal(as_cc_file(file));
     sqlite3_file *real = as_cc_file(file)->real;
-    return real->pMethods->xFileSize(real, size);
+    return rc != SQLITE_OK ? rc : real->pMethods->xFileSize(real, size);
 }
 
 static int cc_lock(sqlite3_file *file, int level) {
@@ -206,6 +218,8 @@ static int check_pragma(char **args) {
 
 static int cc_file_control(sqlite3_file *file, int op, void *arg) {
     cc_file *f = as_cc_file(file);
+    int flushed = flush_wal(f);
+    if (flushed != SQLITE_OK) return flushed;
     if (f->kind == CC_FILE_DB && op == SQLITE_FCNTL_PRAGMA) {
         int rc = check_pragma((char **)arg);
         if (rc != SQLITE_NOTFOUND) return rc;
@@ -240,9 +254,20 @@ static int cc_shm_map(sqlite3_file *file, int region, int size, int extend, void
     return real->pMethods->xShmMap(real, region, size, extend, out);
 }
 
+/// SQLite's WAL write lock is shm lock 0.
+#define WAL_WRITE_LOCK 0
+
 static int cc_shm_lock(sqlite3_file *file, int offset, int n, int flags) {
-    sqlite3_file *real = as_cc_file(file)->real;
-    return real->pMethods->xShmLock(real, offset, n, flags);
+    cc_file *f = as_cc_file(file);
+    int flushed = SQLITE_OK;
+    int releases_write_lock = (flags & SQLITE_SHM_UNLOCK) && offset <= WAL_WRITE_LOCK && WAL_WRITE_LOCK < offset + n;
+    if (releases_write_lock && f->key != NULL && f->key->wal_file != NULL) {
+        /* Only frames of a transaction that rolled back can be left (a commit writes its frames out): they go to
+         * disk now, as unbatched writes would have, while no other connection can write the WAL. */
+        flushed = cc_wal_flush(f->key->wal_file);
+    }
+    int rc = f->real->pMethods->xShmLock(f->real, offset, n, flags);
+    return rc != SQLITE_OK ? rc : flushed;
 }
 
 static void cc_shm_barrier(sqlite3_file *file) {
@@ -349,6 +374,7 @@ static int cc_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int f
         return rc;
     }
     f->key = key;
+    if (kind == CC_FILE_WAL) key->wal_file = f;
     cc_journal_reset(&f->journal);
     f->base.pMethods = &cc_io_methods;
     return SQLITE_OK;

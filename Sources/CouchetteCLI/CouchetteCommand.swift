@@ -151,25 +151,37 @@ struct StressSave: ParsableCommand {
     @Option(help: "Stop after this many saves.")
     var limit = 1_000_000
 
+    @Option(help: "Encrypt the database with this password.")
+    var password: String?
+
+    @Option(help: "Saves per transaction (inBatch); the IDs are printed once it returns.")
+    var batch = 1
+
     func run() throws {
         var config = DatabaseConfiguration()
         config.directory = directory
+        config.encryptionKey = password.map(EncryptionKey.password)
         let db = try Database(name: name, config: config)
         let collection = try db.defaultCollection()
-        for index in 0..<limit {
-            let id = "doc-\(index)"
-            try collection.save(
-                document: MutableDocument(id: id, data: ["index": index, "payload": String(repeating: "x", count: 200)]))
-            if index % 7 == 0 {
-                // Some updates too, so the crash can land in the middle of either.
-                let previous = "doc-\(index / 2)"
-                if let document = try collection.document(id: previous)?.toMutable() {
-                    try collection.save(document: document.setInt(index, forKey: "updatedAt"))
-                }
+        for first in stride(from: 0, to: limit, by: max(batch, 1)) {
+            let indexes = first..<min(first + max(batch, 1), limit)
+            try db.inBatch {
+                for index in indexes { try save(index, in: collection) }
             }
-            FileHandle.standardOutput.write(Data("saved \(id)\n".utf8))
+            FileHandle.standardOutput.write(Data(indexes.map { "saved doc-\($0)\n" }.joined().utf8))
         }
         try db.close()
+    }
+
+    private func save(_ index: Int, in collection: Collection) throws {
+        try collection.save(
+            document: MutableDocument(id: "doc-\(index)", data: ["index": index, "payload": String(repeating: "x", count: 200)]))
+        if index % 7 == 0 {
+            // Some updates too, so the crash can land in the middle of either.
+            if let document = try collection.document(id: "doc-\(index / 2)")?.toMutable() {
+                try collection.save(document: document.setInt(index, forKey: "updatedAt"))
+            }
+        }
     }
 }
 

@@ -9,15 +9,20 @@ import Testing
     /// The `couchette` tool, built next to the test bundle (`make test` builds every product first).
     private func toolURL() throws -> URL { try ChildProcess.builtProduct("couchette") }
 
-    @Test func savesThatReturnedSurviveSIGKILL() async throws {
+    /// Plain saves one at a time, and encrypted ones in batches of 300 (whose WAL frames are gathered and written at
+    /// each commit, `cipher_wal.c`).
+    @Test(arguments: [(nil, 1), ("crash password", 300)] as [(String?, Int)])
+    func savesThatReturnedSurviveSIGKILL(password: String?, batch: Int) async throws {
         // Off the cooperative threads: the test waits on processes, which must not stall other tests' tasks.
         try await offCooperativeThreads {
             let directory = TemporaryDirectory()
-            let child = try ChildProcess(try toolURL(), ["stress-save", "--directory", directory.path, "--name", "crash"])
+            var arguments = ["stress-save", "--directory", directory.path, "--name", "crash", "--batch", "\(batch)"]
+            if let password { arguments += ["--password", password] }
+            let child = try ChildProcess(try toolURL(), arguments)
             defer { child.kill() }
 
             // Read until enough saves have returned, then kill the writer mid-loop.
-            try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1_000 }
+            try child.waitForOutput(within: .seconds(120)) { $0.utf8.count { $0 == 0x0A } >= 1_000 + batch }
             child.kill()
             #expect(child.wasKilledBySignal)
 
@@ -25,7 +30,7 @@ import Testing
                 .filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) }
             #expect(saved.count >= 1_000)
 
-            let db = try directory.open("crash")
+            let db = try directory.open("crash") { $0.encryptionKey = password.map(EncryptionKey.password) }
             defer { try? db.close() }
             let collection = try db.defaultCollection()
             var missing: [String] = []
