@@ -54,6 +54,32 @@ struct SQLCipherInteropTests {
         #expect(output.last?.hasSuffix(" 0\n") == true, "cipher_integrity_check found problems: \(output)")
     }
 
+    /// What a crash leaves of our database (the file and its WAL, copied while it is open, after commits of hundreds of
+    /// frames gathered and encrypted together): SQLCipher's own recovery accepts our frame checksums and reads every row.
+    @Test func sqlcipherRecoversOurWAL() throws {
+        let directory = TemporaryDirectory()
+        let db = try directory.open("ours") { $0.encryptionKey = .password("pässword 1") }
+        defer { try? db.close() }
+        try EncryptionTests.fill(db, count: 3_000)
+        let collection = try db.defaultCollection()
+        try db.inBatch {
+            for index in stride(from: 0, to: 3_000, by: 2) {
+                let document = try #require(try collection.document(id: "doc\(index)")).toMutable()
+                try collection.save(document: document.setString("\(EncryptionTests.marker) \(index) again", forKey: "title"))
+            }
+        }
+        let source = (directory.path as NSString).appendingPathComponent("ours.couchette/db.sqlite3")
+        let copy = (directory.path as NSString).appendingPathComponent("copy.sqlite3")
+        let wal = try #require(FileManager.default.attributesOfItem(atPath: source + "-wal")[.size] as? Int)
+        #expect(wal > 200 * 4_120, "the rows should still be in the WAL")
+        try FileManager.default.copyItem(atPath: source, toPath: copy)
+        try FileManager.default.copyItem(atPath: source + "-wal", toPath: copy + "-wal")
+        let output = try Self.oracle.run(Self.readOurs, [copy, "'pässword 1'"]).split(separator: " ", maxSplits: 1)
+        #expect(output.first == "3000")
+        #expect(output.last?.contains("\(EncryptionTests.marker) 7") == true)
+        #expect(output.last?.hasSuffix(" 0\n") == true, "cipher_integrity_check found problems: \(output)")
+    }
+
     /// Writes a database with SQLCipher in `argv[3]` journal mode, leaving its WAL in place when `argv[4]` is
     /// "keep" (another connection holds it open while the first closes).
     static let writeTheirs = """
