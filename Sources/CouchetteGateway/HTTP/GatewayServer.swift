@@ -208,7 +208,7 @@ public final class GatewayServer: Service, Sendable {
         let server = ChangesRoutes.server(
             environment, limits: config.connectionLimits, tls: listener == .public ? publicTLS : nil)
         return Application(
-            router: router,
+            responder: ChildTaskResponder(inner: router.buildResponder()),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port),

@@ -23,11 +23,18 @@ struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
         let limits = limits
         let log = log
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(ConnectionGuard(limits: limits, log: log), position: .after(decoder))
             return value
         }
+    }
+
+    /// Read buffers start at 512 bytes (NIO's default: 2,048) and grow as reads fill them: a connection keeps its
+    /// last read buffer, which for an idle `_changes` feed held only its request.
+    static var receiveBuffers: AdaptiveRecvByteBufferAllocator {
+        AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536)
     }
 
     func handle(value: Value, logger: Logger) async {

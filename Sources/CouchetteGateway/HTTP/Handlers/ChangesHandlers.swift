@@ -16,7 +16,7 @@ struct ChangesHandlers: Sendable {
     /// `GET /{db}/_changes`: parameters from the query.
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
-        return try await respond(to: target, parameters: Self.queryParameters(of: request.uri), logger: context.logger)
+        return try await respond(to: target, parameters: Self.queryParameters(of: request.uri))
     }
 
     /// `POST /{db}/_changes`: parameters from the JSON body, overridden by the query.
@@ -32,15 +32,15 @@ struct ChangesHandlers: Sendable {
             parameters = ChangesOptions.parameters(fromBody: body)
         }
         parameters.merge(Self.queryParameters(of: request.uri)) { _, query in query }
-        return try await respond(to: target, parameters: parameters, logger: context.logger)
+        return try await respond(to: target, parameters: parameters)
     }
 
     // MARK: - Responses
 
-    /// The response for a resolved request and its parameters.
-    private func respond(to target: AuthorizedDatabase, parameters: [String: String], logger: Logger) async throws
-        -> Response
-    {
+    /// The response for a resolved request and its parameters. A streaming feed logs its failures with the gateway's
+    /// logger rather than the request's: an idle feed then keeps no copy of the request's logger and metadata.
+    private func respond(to target: AuthorizedDatabase, parameters: [String: String]) async throws -> Response {
+        let logger = environment.log.logger
         let notifier = target.database.changeNotifier
         let options = try ChangesOptions(
             parameters: parameters, limits: Self.limits(environment.config), currentSequence: notifier.lastSequence)
