@@ -158,6 +158,15 @@ import Testing
         let back = try JSONValue(foundationObject: value.foundationObject)
         #expect(back == value)
         #expect(throws: CoreError.self) { try JSONValue(foundationObject: ["date": Date()]) }
+        #expect(throws: CoreError.self) { try JSONValue(foundationObject: ["nested": ["date": Date()] as [String: Any]]) }
+        // Exact Swift types and the others (optionals, Foundation numbers, typed collections) convert alike.
+        let mixed: [String: Any] = [
+            "o": ["j": JSONValue.int(1), "none": nil] as [String: Any?], "t": ["a", "b"],
+            "n": NSNumber(value: 7), "f": Float(1.5), "i64": Int64(9),
+        ]
+        #expect(
+            try JSONValue(foundationObject: mixed)
+                == ["o": ["j": 1, "none": .null], "t": ["a", "b"], "n": 7, "f": 1.5, "i64": 9])
     }
 
     @Test func accessorsAndSubscripts() {

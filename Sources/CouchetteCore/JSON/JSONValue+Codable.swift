@@ -65,6 +65,10 @@ extension JSONValue {
     ///
     /// - Throws: ``CoreError`` `.invalidJSON` naming the first value that is not JSON.
     public init(foundationObject object: Any?) throws(CoreError) {
+        if let object, let value = try Self.exactSwiftValue(object) {
+            self = value
+            return
+        }
         switch object {
         case nil, is NSNull: self = .null
         case let value as JSONValue: self = value
@@ -85,6 +89,28 @@ extension JSONValue {
             self = .object(converted)
         default:
             throw CoreError(.invalidJSON, "A value of type \(type(of: object!)) is not JSON")
+        }
+    }
+
+    /// The common Swift types by their exact type, before the casts below: on Linux a cast of a Swift dictionary or
+    /// array to `NSNull` or `NSNumber` bridges (copies) it before failing, which cost more than the conversion.
+    private static func exactSwiftValue(_ object: Any) throws(CoreError) -> JSONValue? {
+        switch ObjectIdentifier(type(of: object)) {
+        case ObjectIdentifier(String.self): return .string(object as! String)
+        case ObjectIdentifier(Int.self): return .int(Int64(object as! Int))
+        case ObjectIdentifier(Bool.self): return .bool(object as! Bool)
+        case ObjectIdentifier(Double.self): return .double(object as! Double)
+        case ObjectIdentifier(JSONValue.self): return (object as! JSONValue)
+        case ObjectIdentifier([String: Any].self):
+            let members = object as! [String: Any]
+            var converted: [String: JSONValue] = [:]
+            converted.reserveCapacity(members.count)
+            for (key, member) in members { converted[key] = try JSONValue(foundationObject: member) }
+            return .object(converted)
+        case ObjectIdentifier([Any].self):
+            return .array(try (object as! [Any]).map { element throws(CoreError) in try JSONValue(foundationObject: element) })
+        default:
+            return nil
         }
     }
 
