@@ -148,6 +148,12 @@ extension Collection {
             throw CouchetteError(.badInput, message: "The revision history is empty")
         }
         let deleted = (properties["_deleted"] as? Bool) ?? false
+        // A first revision of JSON values (a pull's usual case) is serialized before the lock and inserted unless the
+        // document exists; anything else, or an existing document, takes the general way.
+        if !deleted, attachments.isEmpty, history.count == 1, let body = Self.plainFirstRevisionBody(properties) {
+            let new = LocalEdit.NewDocument(revision: revision, body: body)
+            if try modify({ edit in try edit.insert(new, documentID: documentID, source: source) }) != nil { return true }
+        }
         var merged = properties
         if !attachments.isEmpty {
             var entries = merged["_attachments"] as? [String: Any] ?? [:]
@@ -167,6 +173,24 @@ extension Collection {
             _ = try edit.store(documentID: documentID, existing: existing, tree: tree, changed: revision, source: source)
             return true
         }
+    }
+
+    /// The stored text of a replicated revision's properties when they are all ``CouchetteCore/JSONValue``s with no
+    /// attachments and no blob: what ``LocalEdit/body(from:generation:)`` and the general store would write (metadata
+    /// keys dropped). Nil for anything else, including a reserved name, which the general way refuses.
+    static func plainFirstRevisionBody(_ properties: [String: Any]) -> [UInt8]? {
+        var members: [String: JSONValue] = [:]
+        members.reserveCapacity(properties.count)
+        for (key, value) in properties {
+            if key.utf8.first == UInt8(ascii: "_") {
+                guard LocalEdit.metadataKeys.contains(key) else { return nil }
+                continue
+            }
+            guard let json = value as? JSONValue else { return nil }
+            members[key] = json
+        }
+        let body = JSONValue.object(members)
+        return DocumentValues.containsBlobs(body) ? nil : body.serialized()
     }
 
     /// Which of the given revisions are missing here, by document ID (only documents with missing revisions

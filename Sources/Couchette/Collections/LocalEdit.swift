@@ -213,7 +213,7 @@ struct LocalEdit {
     }
 
     /// A new document's first revision, prepared from its values' text (``CouchetteCore/PlainJSONSerializer``)
-    /// outside the database lock: ``insert(_:documentID:)`` writes it unless the document exists.
+    /// outside the database lock: ``insert(_:documentID:source:)`` writes it unless the document exists.
     struct NewDocument {
         var revision: RevisionID
         var revisionText: String
@@ -221,21 +221,28 @@ struct LocalEdit {
         var tree: [UInt8]
 
         init(body: [UInt8]) throws {
+            let revision: RevisionID
             do {
                 revision = try RevisionID.next(after: nil, body: .object([:]), deleted: false, serializedBody: body)
             } catch {
                 throw CouchetteError.wrap(error)
             }
+            self.init(revision: revision, body: body)
+        }
+
+        /// A replicated revision with no ancestors, its body already serialized (and holding no blob).
+        init(revision: RevisionID, body: [UInt8]) {
+            self.revision = revision
             self.body = body
             revisionText = revision.description
             tree = RevisionTreeCodec.encodeSingle(revisionText, deleted: false)
         }
     }
 
-    /// Inserts a prepared new document.
+    /// Inserts a prepared new document; `source` is the remote a replicated one came from.
     ///
     /// - Returns: The stored record, or nil when the document exists (nothing written).
-    func insert(_ new: NewDocument, documentID: String) throws -> DocumentRecord? {
+    func insert(_ new: NewDocument, documentID: String, source: URL? = nil) throws -> DocumentRecord? {
         var record = DocumentRecord(
             collectionID: collection.id, documentID: documentID, sequence: 0, flags: [],
             revisionID: new.revisionText, body: new.body, tree: nil, expiration: nil,
@@ -243,7 +250,7 @@ struct LocalEdit {
         record.encodedTree = new.tree
         return try write(
             record, mode: .insertIfAbsent, encodedTree: new.tree, changed: new.revision, changedText: new.revisionText,
-            isDeletion: false, source: nil)
+            isDeletion: false, source: source)
     }
 
     /// Writes a prepared edit if the document's row still has the sequence and tree it was prepared from.
