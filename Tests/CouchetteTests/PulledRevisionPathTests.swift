@@ -37,16 +37,6 @@ import Testing
         return properties
     }
 
-    /// A document's revisions with their bodies as JSON text, and its winner.
-    static func tree(_ collection: Collection, _ id: String) throws -> [String] {
-        let tree = try #require(try collection.revisionTree(documentID: id))
-        return try tree.nodes.map { node in
-            let body = try collection.revision(documentID: id, revisionID: node.revisionID)?.userProperties
-            let text = try body.map { try JSONValue(foundationObject: $0).serializedString() } ?? "-"
-            return "\(node.revisionID) \(node.parentRevisionID ?? "root") \(node.isDeletion) \(node.hasBody) \(text)"
-        } + [tree.winningRevisionID]
-    }
-
     @Test func pulledFirstRevisionsStoreWhatTheGeneralWayStores() async throws {
         await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             var generator = SplitMix64(state: seed)
@@ -82,7 +72,7 @@ import Testing
             let generalDocument = try #require(try general.defaultCollection().document(id: id))
             #expect(fastDocument.revisionID == generalDocument.revisionID)
             #expect(fastDocument.toJSONValue() == generalDocument.toJSONValue())
-            #expect(try Self.tree(fast.defaultCollection(), id) == Self.tree(general.defaultCollection(), id))
+            #expect(try SavePathTests.tree(fast.defaultCollection(), id) == SavePathTests.tree(general.defaultCollection(), id))
             #expect(try fast.defaultCollection().changes(since: 0, limit: 10).count == 1)
         }
     }
