@@ -105,28 +105,20 @@ enum ChannelIndex {
         }
     }
 
-    /// Applies the channel rows of `changes`.
-    static func apply(_ changes: IndexChanges, _ connection: Connection) throws {
-        for row in changes.deletedChannelRows { try delete(row.channel, at: row.sequence, connection) }
-        for row in changes.insertedChannelRows {
-            try insert(row.channel, at: row.sequence, documentID: row.documentID, removed: row.removed, connection)
+    /// Writes a transaction's channel rows: deletions one by one, insertions a few statements at a time.
+    static func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
+        for key in rows.deletedChannels { try delete(key.channel, at: key.sequence, connection) }
+        try connection.insert(
+            rows.insertedChannels.values, into: "channel_changes (channel, sequence, doc_id, removed)", columns: 4
+        ) { row, statement, first in
+            try statement.bind(row.channel, at: first)
+            try statement.bind(Int64(row.sequence), at: first + 1)
+            try statement.bind(row.documentID, at: first + 2)
+            try statement.bind(row.removed, at: first + 3)
         }
     }
 
     // MARK: - Rows
-
-    private static func insert(
-        _ channel: String, at sequence: UInt64, documentID: String, removed: Bool, _ connection: Connection
-    ) throws {
-        try connection.execute(
-            "INSERT INTO channel_changes (channel, sequence, doc_id, removed) VALUES (?, ?, ?, ?)"
-        ) { statement in
-            try statement.bind(channel, at: 1)
-            try statement.bind(Int64(sequence), at: 2)
-            try statement.bind(documentID, at: 3)
-            try statement.bind(removed, at: 4)
-        }
-    }
 
     private static func delete(_ channel: String, at sequence: UInt64, _ connection: Connection) throws {
         try connection.execute("DELETE FROM channel_changes WHERE channel = ? AND sequence = ?") { statement in

@@ -22,10 +22,18 @@ enum GrantIndex {
         ) WITHOUT ROWID;
         """
 
-    /// Applies the grant rows of `changes`.
-    static func apply(_ changes: IndexChanges, _ connection: Connection) throws {
-        for row in changes.deletedGrantRows { try delete(row.grant, at: row.sequence, connection) }
-        for row in changes.insertedGrantRows { try insert(row.grant, at: row.sequence, documentID: row.documentID, connection) }
+    /// Writes a transaction's grant rows: deletions one by one, insertions a few statements at a time.
+    static func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
+        for key in rows.deletedGrants { try delete(key.grant, at: key.sequence, connection) }
+        try connection.insert(
+            rows.insertedGrants.values, into: "grants (principal, kind, sequence, target, doc_id)", columns: 5
+        ) { row, statement, first in
+            try statement.bind(row.grant.principal, at: first)
+            try statement.bind(Int64(row.grant.kind.rawValue), at: first + 1)
+            try statement.bind(Int64(row.sequence), at: first + 2)
+            try statement.bind(row.grant.target, at: first + 3)
+            try statement.bind(row.documentID, at: first + 4)
+        }
     }
 
     /// The targets of `kind` granted to `principal`, with their earliest sequence.
@@ -60,17 +68,6 @@ enum GrantIndex {
     }
 
     // MARK: - Rows
-
-    private static func insert(
-        _ grant: DocumentGrant, at sequence: UInt64, documentID: String, _ connection: Connection
-    ) throws {
-        try connection.execute(
-            "INSERT INTO grants (principal, kind, sequence, target, doc_id) VALUES (?, ?, ?, ?, ?)"
-        ) { statement in
-            try bindKey(of: grant, at: sequence, to: statement)
-            try statement.bind(documentID, at: 5)
-        }
-    }
 
     private static func delete(_ grant: DocumentGrant, at sequence: UInt64, _ connection: Connection) throws {
         try connection.execute(

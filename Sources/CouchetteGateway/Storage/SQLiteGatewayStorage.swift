@@ -20,6 +20,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private var inBatchTransaction = false
     /// A write that failed halfway in the open batch, which must then be rolled back whole.
     private var batchFailure: (any Error)?
+    /// The index rows of the open transaction's writes, written just before it commits (only touched under `lock`).
+    private var pendingIndexRows = PendingIndexRows()
 
     /// Opens the storage of database `name` at `location`.
     ///
@@ -82,11 +84,27 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     /// Runs `body` with the open connection under the lock, translating errors.
+    ///
+    /// Index rows the open batch has recorded are written first, so that `body` reads them.
     func withConnection<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
         lock.lock()
         defer { lock.unlock() }
         guard let connection else { throw .serviceUnavailable("The database is closed") }
-        do { return try body(connection) } catch { throw Self.translate(error) }
+        do {
+            try writePendingIndexRows(connection)
+            return try body(connection)
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    /// Writes the index rows recorded since the last time (``ChannelIndex``, ``GrantIndex``), in the open
+    /// transaction: the rows of a whole batch go in a few multi-row statements instead of one statement per row.
+    private func writePendingIndexRows(_ connection: Connection) throws {
+        guard !pendingIndexRows.isEmpty else { return }
+        let rows = pendingIndexRows
+        pendingIndexRows = PendingIndexRows()
+        try Self.write(rows, connection)
     }
 
     public func close() {
@@ -171,9 +189,16 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         guard let connection else { throw .serviceUnavailable("The database is closed") }
         let sequenceBefore = sequence
         do {
-            guard inBatchTransaction else { return try connection.transaction(.immediate, body) }
+            guard inBatchTransaction else {
+                return try connection.transaction(.immediate) { connection in
+                    let result = try body(connection)
+                    try writePendingIndexRows(connection)
+                    return result
+                }
+            }
             return try body(connection)
         } catch {
+            if !inBatchTransaction { pendingIndexRows = PendingIndexRows() }
             if sequence != sequenceBefore { principalCache.invalidateAll() }
             sequence = sequenceBefore
             throw Self.translate(error)
@@ -191,7 +216,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         do {
             sequence += 1
             let changes = rows.changes.settingPendingSequence(to: sequence)
-            try Self.apply(changes, connection)
+            pendingIndexRows.record(changes)
             // The grant rows inserted and deleted are exactly the grants the write adds and takes back.
             if !changes.insertedGrantRows.isEmpty || !changes.deletedGrantRows.isEmpty {
                 principalCache.apply(
@@ -247,9 +272,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 }
                 let result = try body()
                 if let batchFailure { throw batchFailure }
+                try writePendingIndexRows(connection)
                 return result
             }
         } catch {
+            pendingIndexRows = PendingIndexRows()
             principalCache.invalidateAll()  // grants the batch recorded in the cache were rolled back
             throw Self.translate(error)
         }
@@ -265,10 +292,17 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             metadata: statement.blob(at: 2))
     }
 
-    /// Writes the index rows of `changes` (``ChannelIndex``, ``GrantIndex``).
+    /// Writes index rows (``ChannelIndex``, ``GrantIndex``): deletions first, then insertions.
+    static func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
+        try ChannelIndex.write(rows, connection)
+        try GrantIndex.write(rows, connection)
+    }
+
+    /// Writes the index rows of `changes` at once.
     static func apply(_ changes: IndexChanges, _ connection: Connection) throws {
-        try ChannelIndex.apply(changes, connection)
-        try GrantIndex.apply(changes, connection)
+        var rows = PendingIndexRows()
+        rows.record(changes)
+        try write(rows, connection)
     }
 
     private func deleteRow(sequence: UInt64, _ connection: Connection) throws {

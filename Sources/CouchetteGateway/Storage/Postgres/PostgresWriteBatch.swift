@@ -24,20 +24,8 @@ final class PostgresWriteBatch {
     /// Documents read under the batch's lock before its updates (`.some(nil)`: absent).
     var prefetched: [String: StoredDocument?] = [:]
 
-    private struct ChannelKey: Hashable {
-        var channel: String
-        var sequence: UInt64
-    }
-
-    private struct GrantKey: Hashable {
-        var grant: DocumentGrant
-        var sequence: UInt64
-    }
-
-    private var insertedChannels: [ChannelKey: IndexChanges.ChannelRow] = [:]
-    private var deletedChannels: Set<ChannelKey> = []
-    private var insertedGrants: [GrantKey: IndexChanges.GrantRow] = [:]
-    private var deletedGrants: Set<GrantKey> = []
+    /// The index rows, netted as they are recorded.
+    private var indexRows = PendingIndexRows()
 
     /// The document as this batch knows it: as it will store it, `.some(nil)` when it purges it, as it prefetched
     /// it; nil when the batch has to read it.
@@ -54,20 +42,7 @@ final class PostgresWriteBatch {
 
     /// Adds a change's index rows, cancelling rows this batch inserted and now deletes.
     func record(_ changes: IndexChanges) {
-        for row in changes.deletedChannelRows {
-            let key = ChannelKey(channel: row.channel, sequence: row.sequence)
-            if insertedChannels.removeValue(forKey: key) == nil { deletedChannels.insert(key) }
-        }
-        for row in changes.insertedChannelRows {
-            insertedChannels[ChannelKey(channel: row.channel, sequence: row.sequence)] = row
-        }
-        for row in changes.deletedGrantRows {
-            let key = GrantKey(grant: row.grant, sequence: row.sequence)
-            if insertedGrants.removeValue(forKey: key) == nil { deletedGrants.insert(key) }
-        }
-        for row in changes.insertedGrantRows {
-            insertedGrants[GrantKey(grant: row.grant, sequence: row.sequence)] = row
-        }
+        indexRows.record(changes)
     }
 
     /// `SCHEMA LAST`, or `SCHEMA LAST VERSION` when the batch changed the shared settings.
@@ -79,16 +54,16 @@ final class PostgresWriteBatch {
     /// at the commit that follows).
     func flush(_ link: PostgresLink, schema: String) throws(GatewayError) {
         guard last != first || !purged.isEmpty || settingsVersion != nil else { return }
-        if !deletedChannels.isEmpty {
-            let keys = Array(deletedChannels)
+        if !indexRows.deletedChannels.isEmpty {
+            let keys = Array(indexRows.deletedChannels)
             try link.query(
                 """
                 DELETE FROM channel_changes c USING unnest(\(keys.map(\.channel))::text[], \(keys.map { Int64($0.sequence) })::bigint[]) AS d(channel, sequence)
                 WHERE c.channel = d.channel AND c.sequence = d.sequence
                 """)
         }
-        if !insertedChannels.isEmpty {
-            let rows = Array(insertedChannels.values)
+        if !indexRows.insertedChannels.isEmpty {
+            let rows = Array(indexRows.insertedChannels.values)
             try link.query(
                 """
                 INSERT INTO channel_changes (channel, sequence, doc_id, removed)
@@ -96,8 +71,8 @@ final class PostgresWriteBatch {
                     \(rows.map(\.documentID))::text[], \(rows.map(\.removed))::boolean[])
                 """)
         }
-        if !deletedGrants.isEmpty {
-            let keys = Array(deletedGrants)
+        if !indexRows.deletedGrants.isEmpty {
+            let keys = Array(indexRows.deletedGrants)
             try link.query(
                 """
                 DELETE FROM grants g USING unnest(\(keys.map(\.grant.principal))::text[], \(keys.map { Int16($0.grant.kind.rawValue) })::smallint[],
@@ -105,8 +80,8 @@ final class PostgresWriteBatch {
                 WHERE g.principal = d.principal AND g.kind = d.kind AND g.sequence = d.sequence AND g.target = d.target
                 """)
         }
-        if !insertedGrants.isEmpty {
-            let rows = Array(insertedGrants.values)
+        if !indexRows.insertedGrants.isEmpty {
+            let rows = Array(indexRows.insertedGrants.values)
             try link.query(
                 """
                 INSERT INTO grants (principal, kind, sequence, target, doc_id)
