@@ -7,7 +7,7 @@ DEBIAN_PACKAGES := libsqlite3-dev libedit-dev libjavascriptcoregtk-4.1-dev libss
 	postgresql nginx openssl chromium chromium-driver firefox-esr tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test test-postgres test-postgres-all bench build deps oracles fuzz soak todo clean
+.PHONY: run test test-postgres test-postgres-all bench fanout-floor build deps oracles fuzz soak todo clean
 
 ## Install any missing Debian packages the build needs.
 deps:
@@ -87,6 +87,13 @@ bench: deps
 	$(SWIFT) build -c release --product couchette-bench
 	$(SWIFT) build -c release --product couchette
 	.build/release/couchette-bench
+
+## The kernel's floor under `changes.p99-ms.10000`: one line to each of 9,000 loopback connections, in C.
+fanout-floor:
+	mkdir -p .build
+	cc -O2 -Wall -pthread -o .build/fanout-floor scripts/loopback-fanout-floor.c
+	.build/fanout-floor 9000 1
+	.build/fanout-floor 9000 2
 
 clean:
 	rm -rf .build

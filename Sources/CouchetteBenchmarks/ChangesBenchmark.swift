@@ -12,7 +12,8 @@ import NIOCore
 /// and `changes.feed-kb`: memory per idle feed, client and server side together (both run here), before and after
 /// opening 1,000 feeds; then `changes.p99-ms.10000` (goal ≤ 25 ms, 100 writes) and `changes.feed-kb.10000` (goal ≤ 16,
 /// the server's memory per feed) with 10,000 feeds whose client side runs in a child process (``RemoteFeedGroup``),
-/// each process's file limit raised. Memory is the allocator's bytes in use (glibc's `malloc_info`), not the resident
+/// each process's file limit raised; before them, `changes.idle-connection-kb`, the server's memory per keep-alive
+/// connection left idle after one `GET /` (what any open connection costs, for comparison). Memory is the allocator's bytes in use (glibc's `malloc_info`), not the resident
 /// set: how much the resident set grows depends on how much memory earlier phases freed for the feeds to reuse (the
 /// same feeds measured 10–43 kB that way), while what the feeds hold does not. Feeds ask for a 300 s heartbeat, as
 /// Couchbase Lite does.
@@ -61,6 +62,20 @@ struct ChangesBenchmark {
         print("BENCH changes.p99-ms \(Benchmark.format(Self.percentile(smallDelays, 0.99))) <=10")
         print("BENCH changes.p99-ms.1000 \(Benchmark.format(Self.percentile(largeDelays, 0.99))) -")
         print("BENCH changes.feed-kb \(Benchmark.format(perFeed)) -")
+
+        // What any connection costs the server: keep-alive connections idle after one request.
+        let idleBefore = Self.inUseKilobytes()
+        let idle = try await IdleConnections.open(count: 5_000, port: port)
+        let idleTotal = Self.inUseKilobytes() - idleBefore
+        let idlePerConnection = Double(idleTotal) / 5_000
+        idle.close()
+        // The server frees them once it sees them closed: wait for that before measuring the feeds.
+        let freedBy = ContinuousClock.now + .seconds(20)
+        while Self.inUseKilobytes() > idleBefore + idleTotal / 20, ContinuousClock.now < freedBy {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        print("# changes: an idle keep-alive connection (one GET / answered) holds \(Benchmark.format(idlePerConnection)) kB of the server's heap")
+        print("BENCH changes.idle-connection-kb \(Benchmark.format(idlePerConnection)) info")
 
         // 10,000 feeds, their client side in a child process (each feed is a socket at both ends).
         let huge = try Self.require(await server.registry.database(named: "huge"))
