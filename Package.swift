@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Couchette", targets: ["Couchette"]),
         .library(name: "CouchetteGateway", targets: ["CouchetteGateway"]),
         .library(name: "CouchetteCore", targets: ["CouchetteCore"]),
+        .library(name: "CouchetteBLIP", targets: ["CouchetteBLIP"]),
         .executable(name: "couchette-gateway", targets: ["CouchetteGatewayServer"]),
         .executable(name: "couchette", targets: ["CouchetteCLI"]),
         .executable(name: "couchette-bench", targets: ["CouchetteBenchmarks"]),
@@ -60,6 +61,10 @@ let package = Package(
             name: "CCrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
 
         // MARK: - Libraries
         .target(
@@ -68,6 +73,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CouchetteBLIP",
+            dependencies: [
+                "CZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -189,6 +203,15 @@ let package = Package(
             name: "CouchetteCoreTests",
             dependencies: [
                 "CouchetteCore", "CouchetteTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CouchetteBLIPTests",
+            dependencies: [
+                "CouchetteBLIP", "CouchetteTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
