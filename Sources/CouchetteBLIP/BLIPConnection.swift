@@ -1,0 +1,214 @@
+import NIOCore
+
+// MARK: - BLIPConnection
+
+/// One BLIP connection over a ``BLIPTransport``: sends requests and waits for their responses, hands incoming
+/// requests to a handler and sends its responses, acknowledges long incoming messages and follows the peer's
+/// acknowledgements (spec: blip-sync-protocol.md §2).
+///
+/// ```swift
+/// let connection = BLIPConnection(transport: socket) { request in
+///     switch request.profile {
+///     case "getCheckpoint": return request.reply(properties: ["rev": "0-1"], body: checkpoint)
+///     default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
+///     }
+/// }
+/// // for each binary WebSocket message received:
+/// await connection.receive(frame)
+/// let reply = try await connection.send(properties: ["Profile": "changes"], body: json, compressed: true)
+/// ```
+///
+/// Frames are written in the order the ``BLIPOutbox`` gives them, by one sending loop at a time. A request without
+/// `Profile` gets `ERR BLIP/400`; unreadable properties `ERR BLIP/400`; a fatal framing error closes the connection
+/// with code 1002 and fails every request waiting for a response.
+public actor BLIPConnection {
+    /// Answers an incoming request: its response, or nil when it needs none (a `NoReply` request's is dropped).
+    public typealias RequestHandler = @Sendable (BLIPMessage) async -> BLIPMessage?
+
+    private let transport: any BLIPTransport
+    private let handler: RequestHandler
+    private let reader = BLIPFrameReader()
+    private let outbox = BLIPOutbox()
+    private var nextRequestNumber: UInt64 = 1
+    private var waiting: [UInt64: CheckedContinuation<BLIPMessage, any Error>] = [:]
+    private var isSending = false
+    private var closedError: BLIPError?
+    private var handlers: [UInt64: Task<Void, Never>] = [:]
+
+    /// A connection whose incoming requests `handler` answers.
+    public init(transport: any BLIPTransport, handler: @escaping RequestHandler) {
+        self.transport = transport
+        self.handler = handler
+    }
+
+    /// Whether the connection was closed (by either side or a fatal error).
+    public var isClosed: Bool { closedError != nil }
+
+    // MARK: - Sending requests
+
+    /// Sends a request and waits for its response (`RPY` or `ERR`, both returned).
+    ///
+    /// - Throws: ``BLIPError`` when the connection closes first or the properties cannot be encoded.
+    public func send(
+        properties: BLIPProperties, body: [UInt8] = [], urgent: Bool = false, compressed: Bool = false
+    ) async throws -> BLIPMessage {
+        if let closedError { throw closedError }
+        let number = nextRequestNumber
+        nextRequestNumber += 1
+        let request = BLIPMessage.request(
+            number: number, properties: properties, body: body, isUrgent: urgent, isCompressed: compressed)
+        try outbox.enqueue(request)
+        return try await withCheckedThrowingContinuation { continuation in
+            waiting[number] = continuation
+            startSending()
+        }
+    }
+
+    /// Sends a request that gets no response (`NoReply`).
+    ///
+    /// - Throws: ``BLIPError`` when the connection is closed or the properties cannot be encoded.
+    public func post(properties: BLIPProperties, body: [UInt8] = [], urgent: Bool = false, compressed: Bool = false)
+        throws(BLIPError)
+    {
+        if let closedError { throw closedError }
+        let number = nextRequestNumber
+        nextRequestNumber += 1
+        try outbox.enqueue(
+            .request(
+                number: number, properties: properties, body: body, isUrgent: urgent, isNoReply: true,
+                isCompressed: compressed))
+        startSending()
+    }
+
+    // MARK: - Receiving
+
+    /// Reads one frame from the transport (one binary WebSocket message), in arrival order.
+    public func receive(_ frame: ByteBuffer) async {
+        guard closedError == nil else { return }
+        let events: [BLIPFrameReader.Event]
+        do {
+            events = try reader.read(frame)
+        } catch {
+            await fail(error, code: 1002)
+            return
+        }
+        for event in events {
+            switch event {
+            case .message(let message):
+                if message.type == .request {
+                    dispatch(message)
+                } else if let continuation = waiting.removeValue(forKey: message.number) {
+                    continuation.resume(returning: message)
+                }
+            case .acknowledgement(let frame):
+                await sendNow(frame)
+            case .acknowledged(let ofResponse, let number, let bytes):
+                outbox.acknowledged(ofResponse: ofResponse, number: number, bytes: bytes)
+                startSending()
+            case .badMessage(let type, let number, let error):
+                if type == .request {
+                    let request = BLIPMessage(type: .request, number: number)
+                    respond(to: request, with: request.errorReply(domain: "BLIP", code: 400, message: error.description))
+                } else if let continuation = waiting.removeValue(forKey: number) {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// The transport ended (the peer closed, or the socket failed): fails every request waiting for a response.
+    public func transportClosed() {
+        finish(.protocolViolation("the connection closed"))
+    }
+
+    /// Closes the connection normally (WebSocket code 1000).
+    public func close() async {
+        guard closedError == nil else { return }
+        finish(.protocolViolation("the connection closed"))
+        await transport.close(code: 1000, reason: "")
+    }
+
+    // MARK: - Helpers
+
+    private func dispatch(_ request: BLIPMessage) {
+        guard request.profile != nil else {
+            respond(to: request, with: request.errorReply(domain: "BLIP", code: 400, message: "no Profile"))
+            return
+        }
+        let handler = self.handler
+        let number = request.number
+        handlers[number] = Task {
+            let response = await handler(request)
+            self.handlerFinished(number, request: request, response: response)
+        }
+    }
+
+    private func handlerFinished(_ number: UInt64, request: BLIPMessage, response: BLIPMessage?) {
+        handlers[number] = nil
+        if let response { respond(to: request, with: response) }
+    }
+
+    private func respond(to request: BLIPMessage, with response: BLIPMessage) {
+        guard !request.isNoReply, closedError == nil else { return }
+        var response = response
+        response.number = request.number
+        if response.type == .request { response.type = .response }
+        do {
+            try outbox.enqueue(response)
+        } catch {
+            try? outbox.enqueue(request.errorReply(domain: "BLIP", code: 501, message: error.description))
+        }
+        startSending()
+    }
+
+    /// Starts the sending loop unless it runs already (it then picks up what was just queued).
+    private func startSending() {
+        guard !isSending, closedError == nil else { return }
+        isSending = true
+        Task { await self.sendQueuedFrames() }
+    }
+
+    private func sendQueuedFrames() async {
+        defer { isSending = false }
+        while closedError == nil {
+            let frame: ByteBuffer?
+            do {
+                frame = try outbox.nextFrame()
+            } catch {
+                await fail(error, code: 1011)
+                return
+            }
+            guard let frame else { return }
+            do {
+                try await transport.send(frame)
+            } catch {
+                finish(.protocolViolation("sending failed: \(error)"))
+                return
+            }
+        }
+    }
+
+    /// Sends a frame ahead of the queue (acknowledgements).
+    private func sendNow(_ frame: ByteBuffer) async {
+        do {
+            try await transport.send(frame)
+        } catch {
+            finish(.protocolViolation("sending failed: \(error)"))
+        }
+    }
+
+    private func fail(_ error: BLIPError, code: Int) async {
+        guard closedError == nil else { return }
+        finish(error)
+        await transport.close(code: code, reason: error.description)
+    }
+
+    private func finish(_ error: BLIPError) {
+        guard closedError == nil else { return }
+        closedError = error
+        for continuation in waiting.values { continuation.resume(throwing: error) }
+        waiting = [:]
+        for task in handlers.values { task.cancel() }
+        handlers = [:]
+    }
+}

@@ -1,0 +1,77 @@
+import CouchetteTestSupport
+import NIOCore
+import Testing
+
+@testable import CouchetteBLIP
+
+/// Requests and responses between two connections joined in memory (blip-sync-protocol.md §2.8–§2.11).
+@Suite(.timeLimit(.minutes(1))) struct BLIPConnectionTests {
+    /// Echoes a request's body and properties back, `ERR BLIP/404` for profile `missing`.
+    static let echo: BLIPConnection.RequestHandler = { request in
+        if request.profile == "missing" {
+            return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
+        }
+        return request.reply(properties: request.properties, body: request.body, isCompressed: request.isCompressed)
+    }
+
+    @Test func requestsBothWaysGetTheirOwnResponses() async throws {
+        let pipe = MemoryPipe(client: Self.echo, server: Self.echo)
+        var random = SplitMix64(state: 7)
+        let bodies = (0..<40).map { index in
+            (0..<[0, 10, 5_000, 70_000, 300_000][index % 5]).map { _ in UInt8.random(in: 0...3, using: &random) }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, body) in bodies.enumerated() {
+                let connection = index % 2 == 0 ? pipe.client : pipe.server
+                group.addTask {
+                    let reply = try await connection.send(
+                        properties: ["Profile": "echo", "index": "\(index)"], body: body, urgent: index % 3 == 0,
+                        compressed: index % 4 == 0)
+                    #expect(reply.type == .response)
+                    #expect(reply.properties["index"] == "\(index)")
+                    #expect(reply.body == body)
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func unknownOrMissingProfilesGetErrors() async throws {
+        let pipe = MemoryPipe(client: Self.echo, server: Self.echo)
+        let missing = try await pipe.client.send(properties: ["Profile": "missing"])
+        #expect(missing.error?.domain == "BLIP")
+        #expect(missing.error?.code == 404)
+        let noProfile = try await pipe.client.send(properties: ["client": "cp-1"])
+        #expect(noProfile.error?.code == 400)
+    }
+
+    @Test func aNoReplyRequestReachesItsHandlerAndGetsNoResponse() async throws {
+        let (received, continuation) = AsyncStream.makeStream(of: String.self)
+        let pipe = MemoryPipe(client: Self.echo) { request in
+            continuation.yield(request.profile ?? "")
+            return request.reply()
+        }
+        try await pipe.client.post(properties: ["Profile": "norev", "id": "doc"])
+        // The next request's response proves the connection is in order after the dropped response.
+        let reply = try await pipe.client.send(properties: ["Profile": "after"])
+        #expect(reply.type == .response)
+        var iterator = received.makeAsyncIterator()
+        #expect(await iterator.next() == "norev")
+        #expect(await iterator.next() == "after")
+    }
+
+    @Test func aFatalFramingErrorClosesWithProtocolErrorAndFailsWaitingRequests() async throws {
+        let pipe = MemoryPipe(client: Self.echo) { request in
+            try? await Task.sleep(for: .seconds(30))  // never answers in time
+            return request.reply()
+        }
+        let waiting = Task { try await pipe.client.send(properties: ["Profile": "slow"]) }
+        // A frame with a bad checksum arrives at the server.
+        await pipe.injectIntoServer(ByteBuffer(bytes: [9, 0, 0, 0, 0, 0, 0]))
+        var closes = pipe.serverCloses.makeAsyncIterator()
+        #expect(await closes.next() == 1002)
+        #expect(await pipe.server.isClosed)
+        await #expect(throws: BLIPError.self) { try await waiting.value }
+        await #expect(throws: BLIPError.self) { try await pipe.server.send(properties: ["Profile": "late"]) }
+    }
+}
