@@ -117,6 +117,7 @@ let package = Package(
             name: "CouchetteGateway",
             dependencies: [
                 "CouchetteCore",
+                "CouchetteBLIP",
                 "CouchetteSQLite",
                 "CJavaScriptCore",
                 "CCrypt",

@@ -8,7 +8,8 @@ import NIOSSL
 // MARK: - ChangesRoutes
 
 /// `_changes` routes (spec: gateway-rest-api.md §11): `GET`/`HEAD`/`POST /{db}/_changes` for normal, longpoll
-/// and continuous feeds, and the HTTP/1 server whose WebSocket upgrade serves `feed=websocket`.
+/// and continuous feeds, and the HTTP/1 server whose WebSocket upgrades serve `feed=websocket` and Couchbase Lite's
+/// `/{db}/_blipsync` (``BLIPSyncUpgrade``); `GET /{db}/_blipsync` without an upgrade answers its error.
 enum ChangesRoutes {
     /// The routes for `environment.listener`.
     static func routes(_ environment: RouteEnvironment) -> [GatewayRoute] {
@@ -16,15 +17,29 @@ enum ChangesRoutes {
         return [
             GatewayRoute(.get, "/{db}/_changes", handlers.get),
             GatewayRoute(.post, "/{db}/_changes", handlers.post),
+            GatewayRoute(.get, "/{db}/_blipsync", blipSyncWithoutUpgrade(environment)),
         ]
     }
 
-    /// HTTP/1 with the WebSocket upgrade of `GET /{db}/_changes?feed=websocket` (other upgrades are refused),
+    /// `GET /{db}/_blipsync` that was not upgraded: the database's and the caller's errors first (404, 401 with its
+    /// challenge, 503), else 400 for a request that is no WebSocket upgrade offering a subprotocol spoken here.
+    static func blipSyncWithoutUpgrade(_ environment: RouteEnvironment) -> GatewayRoute.Handler {
+        { request, context in
+            _ = try await environment.resolver.resolve(request, context: context)
+            throw GatewayError.badRequest(
+                "_blipsync needs a WebSocket upgrade offering the subprotocol "
+                    + BLIPSyncUpgrade.subprotocols.joined(separator: " or "))
+        }
+    }
+
+    /// HTTP/1 with the WebSocket upgrades of `GET /{db}/_changes?feed=websocket` and `GET /{db}/_blipsync` (other
+    /// upgrades are refused),
     /// behind a ``ConnectionGuard`` enforcing `limits`, and over TLS when `tls` is set (HTTPS and WSS).
     static func server(
         _ environment: RouteEnvironment, limits: ConnectionLimits, tls: TLSConfiguration?
     ) -> HTTPServerBuilder {
         let webSocket = ChangesWebSocket(environment: environment)
+        let blip = BLIPSyncUpgrade(environment: environment)
         let log = environment.log
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(
@@ -35,7 +50,10 @@ enum ChangesRoutes {
         return HTTPServerBuilder { responder in
             let http = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration) {
                 head, channel, logger in
-                await webSocket.shouldUpgrade(head, channel: channel, logger: logger)
+                if BLIPSyncUpgrade.handles(head.path ?? "/") {
+                    return await blip.shouldUpgrade(head, channel: channel, logger: logger)
+                }
+                return await webSocket.shouldUpgrade(head, channel: channel, logger: logger)
             }
             let guarded = GuardedHTTPChannel(base: http, limits: limits) { line in log.logger.warning("HTTP: \(line)") }
             guard let tls else { return guarded }

@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+// MARK: - BLIPSyncUpgrade
+
+/// Decides WebSocket upgrades of `GET /{db}/_blipsync`, Couchbase Lite's replication endpoint (spec:
+/// blip-sync-protocol.md §1): the first subprotocol of the client's `Sec-WebSocket-Protocol` list the gateway speaks
+/// is echoed in the `101` response, and the connection runs as the caller authenticated before the upgrade (Basic,
+/// session cookie or `GUEST`), as Sync Gateway does.
+///
+/// A request that cannot be upgraded — no subprotocol in common, unknown database, missing or wrong credentials,
+/// database offline — is left to the router, whose `GET /{db}/_blipsync` route answers it with the HTTP error
+/// (401 with `WWW-Authenticate: Basic`, which Couchbase Lite answers by retrying with its credentials).
+struct BLIPSyncUpgrade: Sendable {
+    /// The upgrade decision's handler type.
+    typealias Handler = WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+
+    /// The subprotocols spoken, preferred first: Couchbase Lite 3 and 2 (rev trees; `CBMobile_4`'s version vectors
+    /// are not).
+    static let subprotocols = ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"]
+
+    /// The listener's environment.
+    let environment: RouteEnvironment
+
+    /// Whether `path` is a `/{db}/_blipsync` path.
+    static func handles(_ path: String) -> Bool {
+        databaseName(inPath: URI(path).path) != nil
+    }
+
+    /// Whether to upgrade `head`, and the handler running the connection if so.
+    func shouldUpgrade(_ head: HTTPRequest, channel: any Channel, logger: Logger) async -> ShouldUpgradeResult<Handler> {
+        let uri = URI(head.path ?? "/")
+        guard let databaseName = Self.databaseName(inPath: uri.path),
+            let subprotocol = Self.subprotocol(offered: head.headerFields[values: .secWebSocketProtocol])
+        else { return .dontUpgrade }
+        let request = Request(head: head, body: .init(buffer: ByteBuffer()))
+        let context = GatewayRequestContext(source: .init(channel: channel, logger: logger))
+        let target: AuthorizedDatabase
+        do {
+            let database = try await environment.registry.requireDatabase(named: databaseName)
+            let caller = try await environment.resolver.authenticate(
+                request, context: context, database: database, login: .required)
+            try database.requireOnline()
+            target = AuthorizedDatabase(database: database, caller: caller)
+        } catch {
+            return .dontUpgrade
+        }
+        var headers = context.extraResponseHeaders.all
+        headers[.secWebSocketProtocol] = subprotocol
+        let session = BLIPSyncSession(target: target, subprotocol: subprotocol)
+        return .upgrade(headers) { inbound, outbound, context in
+            await session.run(inbound: inbound, outbound: outbound, logger: context.logger)
+        }
+    }
+
+    /// The first offered subprotocol spoken here; the header may repeat and each value may list several.
+    static func subprotocol(offered values: [String]) -> String? {
+        let offered = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        return offered.first { subprotocols.contains($0) }
+    }
+
+    /// The decoded `{db}` of a `/{db}/_blipsync` path, or nil for other paths.
+    static func databaseName(inPath path: String) -> String? {
+        let segments = path.split(separator: "/")
+        guard segments.count == 2, segments[1] == "_blipsync", !segments[0].hasPrefix("_") else { return nil }
+        let raw = String(segments[0])
+        return raw.removingPercentEncoding ?? raw
+    }
+}
