@@ -25,30 +25,47 @@ import Testing
         }
     }
 
-    @Test("Refused upgrades: no credentials, wrong ones, no subprotocol in common, unknown database; a GET without upgrade answers its error")
+    @Test("An upgrade without credentials gets 401 with a Basic challenge (404 for an unknown database); wrong credentials and no subprotocol in common are refused")
     func refusals() async throws {
         try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
             let upgrade = [
                 "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
                 "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "BLIP_3+CBMobile_3",
             ]
+            let anonymous = try await client.send(port: ports.publicPort, path: "/todo/_blipsync", headers: upgrade)
+            #expect(anonymous.status == 401)
+            #expect(anonymous.headers["WWW-Authenticate"] == #"Basic realm="Couchbase Sync Gateway""#)
+            #expect(try JSONValue(parsing: Array(anonymous.body))["reason"] == "Login required")
+            let unknown = try await client.send(port: ports.publicPort, path: "/nowhere/_blipsync", headers: upgrade)
+            #expect(unknown.status == 404)
             var versionVectors = upgrade
             versionVectors["Sec-WebSocket-Protocol"] = "BLIP_3+CBMobile_4"
-            // HummingbirdWebSocket answers a declined upgrade with a bare 400 (the 401 challenge before the upgrade
-            // is still to come: docs/decisions.md, BLIP).
-            for (path, headers, user) in [
-                ("/todo/_blipsync", upgrade, nil), ("/todo/_blipsync", upgrade, ("alice", "nope")),
-                ("/todo/_blipsync", versionVectors, ("alice", "pass")), ("/nowhere/_blipsync", upgrade, ("alice", "pass")),
-            ] as [(String, [String: String], (String, String)?)] {
-                let reply = try await client.send(port: ports.publicPort, path: path, headers: headers, user: user)
-                #expect(reply.status == 400, "\(path) \(headers["Sec-WebSocket-Protocol"] ?? "") \(user?.0 ?? "")")
+            // Hummingbird answers an upgrade it declines with a bare 400.
+            for (headers, user) in [(upgrade, ("alice", "nope")), (versionVectors, ("alice", "pass"))] {
+                let reply = try await client.send(port: ports.publicPort, path: "/todo/_blipsync", headers: headers, user: user)
+                #expect(reply.status == 400)
             }
-            let anonymous = try await client.send(port: ports.publicPort, path: "/todo/_blipsync")
-            #expect(anonymous.status == 401)
-            #expect(anonymous.headers["WWW-Authenticate"]?.hasPrefix("Basic") == true)
             let plain = try await client.send(port: ports.publicPort, path: "/todo/_blipsync", user: ("alice", "pass"))
             #expect(plain.status == 400)
             #expect(String(decoding: plain.body, as: UTF8.self).contains("BLIP_3+CBMobile_3"))
+            // With credentials after the challenge, as Couchbase Lite retries, the upgrade happens.
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
+                let reply = try await connection.send(properties: ["Profile": "getCheckpoint", "client": "cp"])
+                #expect(reply.error?.code == 404)
+            }
+        }
+    }
+
+    @Test("When GUEST may replicate, an upgrade without credentials goes through; on the admin port too")
+    func guestUpgrade() async throws {
+        try await StreamingGateway.run(GatewayFixture.config()) { _, _, ports in
+            for port in [ports.publicPort, ports.adminPort] {
+                try await BLIPTestClient.run(port: port) { connection in
+                    let saved = try await connection.send(
+                        properties: ["Profile": "setCheckpoint", "client": "cp-\(port)"], body: Array("{}".utf8))
+                    #expect(saved.properties["rev"] == "0-1")
+                }
+            }
         }
     }
 

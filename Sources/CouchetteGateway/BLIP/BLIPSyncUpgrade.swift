@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
 
 // MARK: - BLIPSyncUpgrade
 
@@ -13,9 +14,10 @@ import NIOCore
 /// is echoed in the `101` response, and the connection runs as the caller authenticated before the upgrade (Basic,
 /// session cookie or `GUEST`), as Sync Gateway does.
 ///
-/// A request that cannot be upgraded — no subprotocol in common, unknown database, missing or wrong credentials,
-/// database offline — is left to the router, whose `GET /{db}/_blipsync` route answers it with the HTTP error
-/// (401 with `WWW-Authenticate: Basic`, which Couchbase Lite answers by retrying with its credentials).
+/// An upgrade without credentials is answered before it gets here by an ``UpgradeGate`` (401 with the Basic challenge,
+/// which Couchbase Lite answers by retrying with its credentials, unless `GUEST` may replicate). Other upgrades this
+/// declines — no subprotocol in common, wrong credentials, database offline — get Hummingbird's 400; a `GET` that
+/// asks for no upgrade is answered by the `GET /{db}/_blipsync` route with the database's or caller's error.
 struct BLIPSyncUpgrade: Sendable {
     /// The upgrade decision's handler type.
     typealias Handler = WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
@@ -55,6 +57,31 @@ struct BLIPSyncUpgrade: Sendable {
         let session = BLIPSyncSession(target: target, subprotocol: subprotocol)
         return .upgrade(headers) { inbound, outbound, context in
             await session.run(inbound: inbound, outbound: outbound, logger: context.logger)
+        }
+    }
+
+    /// Whether `head` asks to upgrade `/{db}/_blipsync` with neither `Authorization` nor a session cookie: what
+    /// Couchbase Lite sends first, expecting a `401` challenge unless `GUEST` may replicate (``UpgradeGate``).
+    static let isAnonymousUpgrade: UpgradeGate.Applies = { head in
+        head.method == .GET && handles(head.uri)
+            && head.headers[canonicalForm: "upgrade"].contains { $0.lowercased() == "websocket" }
+            && head.headers["authorization"].isEmpty
+            && !head.headers["cookie"].contains { $0.contains(Session.cookieName + "=") }
+    }
+
+    /// Why an anonymous upgrade of `head` is refused: 404 for an unknown database, 401 with the Basic challenge when
+    /// it has no enabled `GUEST`, 503 when it is offline; nil when it may go on (to the upgrade, which authenticates).
+    func refusal(ofAnonymous head: HTTPRequestHead) async -> GatewayError? {
+        guard let name = Self.databaseName(inPath: URI(head.uri).path) else { return nil }
+        do throws(GatewayError) {
+            let database = try await environment.registry.requireDatabase(named: name)
+            if environment.listener != .admin, try database.authenticator.guest() == nil {
+                return .unauthorized("Login required")
+            }
+            try database.requireOnline()
+            return nil
+        } catch {
+            return error
         }
     }
 

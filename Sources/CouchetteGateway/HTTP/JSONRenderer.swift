@@ -68,13 +68,18 @@ public struct JSONRenderer: Sendable {
     /// The response for an error: `{"error": NAME, "reason": REASON}` with the error's status and headers.
     /// HEAD requests get the status and headers without a body.
     public func response(for error: GatewayError, method: HTTPRequest.Method = .get) -> Response {
-        let body = (try? data(["error": error.error, "reason": error.reason])) ?? Data()
+        let body = errorBody(error)
         var response = Self.jsonResponse(body, status: error.status, headers: error.responseHeaders)
         if method == .head { response.body = .init() }
         return response
     }
 
     /// A response with a JSON body and `Content-Type: application/json`.
+    /// An error's body, `{"error": NAME, "reason": REASON}` (also written below Hummingbird, by ``UpgradeGate``).
+    func errorBody(_ error: GatewayError) -> Data {
+        (try? data(["error": error.error, "reason": error.reason])) ?? Data()
+    }
+
     static func jsonResponse(_ data: Data, status: HTTPResponse.Status, headers: HTTPFields) -> Response {
         var fields = headers
         fields[.contentType] = "application/json"

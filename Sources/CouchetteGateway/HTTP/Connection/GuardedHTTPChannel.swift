@@ -6,7 +6,7 @@ import NIOHTTP1
 // MARK: - GuardedHTTPChannel
 
 /// An HTTP/1 child channel with a ``ConnectionGuard`` right after its request decoder: what the decoder cannot
-/// parse gets an answer, and idle or slow connections close.
+/// parse gets an answer, and idle or slow connections close; then, when given, an ``UpgradeGate``.
 ///
 /// Wraps any HTTP/1 child channel (the gateway's is Hummingbird's WebSocket-upgrading one); TLS wraps this one.
 struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
@@ -18,15 +18,20 @@ struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
     let limits: ConnectionLimits
     /// Where the guard's lines go.
     let log: @Sendable (String) -> Void
+    /// Makes each connection's ``UpgradeGate``, placed after the guard; nil for none.
+    var upgradeGate: (@Sendable () -> UpgradeGate)? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let limits = limits
         let log = log
+        let upgradeGate = upgradeGate
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
             try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try pipeline.addHandler(ConnectionGuard(limits: limits, log: log), position: .after(decoder))
+            let connectionGuard = ConnectionGuard(limits: limits, log: log)
+            try pipeline.addHandler(connectionGuard, position: .after(decoder))
+            if let upgradeGate { try pipeline.addHandler(upgradeGate(), position: .after(decoder)) }
             return value
         }
     }

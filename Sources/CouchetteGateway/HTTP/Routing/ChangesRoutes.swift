@@ -55,7 +55,10 @@ enum ChangesRoutes {
                 }
                 return await webSocket.shouldUpgrade(head, channel: channel, logger: logger)
             }
-            let guarded = GuardedHTTPChannel(base: http, limits: limits) { line in log.logger.warning("HTTP: \(line)") }
+            var guarded = GuardedHTTPChannel(base: http, limits: limits) { line in log.logger.warning("HTTP: \(line)") }
+            guarded.upgradeGate = {
+                UpgradeGate(applies: BLIPSyncUpgrade.isAnonymousUpgrade) { head in await blip.refusal(ofAnonymous: head) }
+            }
             guard let tls else { return guarded }
             return try TLSChannel(guarded, tlsConfiguration: tls)
         }
