@@ -7,7 +7,7 @@ import NIOCore
 /// acknowledgements (spec: blip-sync-protocol.md §2).
 ///
 /// ```swift
-/// let connection = BLIPConnection(transport: socket) { request in
+/// let connection = BLIPConnection(transport: socket) { request, connection in
 ///     switch request.profile {
 ///     case "getCheckpoint": return request.reply(properties: ["rev": "0-1"], body: checkpoint)
 ///     default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
@@ -22,8 +22,9 @@ import NIOCore
 /// `Profile` gets `ERR BLIP/400`; unreadable properties `ERR BLIP/400`; a fatal framing error closes the connection
 /// with code 1002 and fails every request waiting for a response.
 public actor BLIPConnection {
-    /// Answers an incoming request: its response, or nil when it needs none (a `NoReply` request's is dropped).
-    public typealias RequestHandler = @Sendable (BLIPMessage) async -> BLIPMessage?
+    /// Answers an incoming request on a connection (through which it may send requests of its own): its response,
+    /// or nil when it needs none (a `NoReply` request's is dropped).
+    public typealias RequestHandler = @Sendable (BLIPMessage, BLIPConnection) async -> BLIPMessage?
 
     private let transport: any BLIPTransport
     private let handler: RequestHandler
@@ -138,7 +139,7 @@ public actor BLIPConnection {
         let handler = self.handler
         let number = request.number
         handlers[number] = Task {
-            let response = await handler(request)
+            let response = await handler(request, self)
             self.handlerFinished(number, request: request, response: response)
         }
     }
@@ -148,7 +149,10 @@ public actor BLIPConnection {
         if let response { respond(to: request, with: response) }
     }
 
-    private func respond(to request: BLIPMessage, with response: BLIPMessage) {
+    /// Sends the response to `request` now, from a handler that goes on working after answering (it then returns
+    /// nil): a `subChanges` subscription answers at once, then feeds changes for as long as the connection lasts.
+    /// A `NoReply` request's response is dropped.
+    public func respond(to request: BLIPMessage, with response: BLIPMessage) {
         guard !request.isNoReply, closedError == nil else { return }
         var response = response
         response.number = request.number

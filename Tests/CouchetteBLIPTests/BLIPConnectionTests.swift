@@ -7,7 +7,7 @@ import Testing
 /// Requests and responses between two connections joined in memory (blip-sync-protocol.md §2.8–§2.11).
 @Suite(.timeLimit(.minutes(1))) struct BLIPConnectionTests {
     /// Echoes a request's body and properties back, `ERR BLIP/404` for profile `missing`.
-    static let echo: BLIPConnection.RequestHandler = { request in
+    static let echo: BLIPConnection.RequestHandler = { request, _ in
         if request.profile == "missing" {
             return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
         }
@@ -47,7 +47,7 @@ import Testing
 
     @Test func aNoReplyRequestReachesItsHandlerAndGetsNoResponse() async throws {
         let (received, continuation) = AsyncStream.makeStream(of: String.self)
-        let pipe = MemoryPipe(client: Self.echo) { request in
+        let pipe = MemoryPipe(client: Self.echo) { request, _ in
             continuation.yield(request.profile ?? "")
             return request.reply()
         }
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func aFatalFramingErrorClosesWithProtocolErrorAndFailsWaitingRequests() async throws {
-        let pipe = MemoryPipe(client: Self.echo) { request in
+        let pipe = MemoryPipe(client: Self.echo) { request, _ in
             try? await Task.sleep(for: .seconds(30))  // never answers in time
             return request.reply()
         }

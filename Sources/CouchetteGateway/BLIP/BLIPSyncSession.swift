@@ -10,7 +10,8 @@ import NIOCore
 /// protocol (spec: blip-sync-protocol.md §3): answers the client's requests as the user who opened it.
 ///
 /// Messages handled so far: `getCheckpoint` and `setCheckpoint` (checkpoints kept as the local documents
-/// `_local/checkpoint/{client}`, as Sync Gateway keeps them). Others get `ERR BLIP/404`.
+/// `_local/checkpoint/{client}`, as Sync Gateway keeps them) and `subChanges` (``BLIPPullFeed``). Others get
+/// `ERR BLIP/404`.
 struct BLIPSyncSession: Sendable {
     /// The database and the caller.
     let target: AuthorizedDatabase
@@ -24,8 +25,8 @@ struct BLIPSyncSession: Sendable {
 
     /// Runs the connection until either side closes it.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
-        let connection = BLIPConnection(transport: WebSocketBLIPTransport(outbound: outbound)) { request in
-            await handle(request)
+        let connection = BLIPConnection(transport: WebSocketBLIPTransport(outbound: outbound)) { request, connection in
+            await handle(request, on: connection)
         }
         do {
             for try await message in inbound.messages(maxSize: Self.maximumFrameSize) {
@@ -45,10 +46,11 @@ struct BLIPSyncSession: Sendable {
     // MARK: - Requests
 
     /// The response to one request.
-    func handle(_ request: BLIPMessage) async -> BLIPMessage? {
+    func handle(_ request: BLIPMessage, on connection: BLIPConnection) async -> BLIPMessage? {
         switch request.profile {
         case "getCheckpoint": return getCheckpoint(request)
         case "setCheckpoint": return setCheckpoint(request)
+        case "subChanges": return await subChanges(request, on: connection)
         default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
         }
     }
@@ -92,7 +94,53 @@ struct BLIPSyncSession: Sendable {
         }
     }
 
+    /// `subChanges` (§3.3): answers at once, then feeds `changes` (and the `rev`s the client wants) from `since`, in
+    /// the caller's channels (narrowed by `sync_gateway/bychannel`, or to the body's `docIDs`), until caught up or,
+    /// with `continuous`, until the connection closes. A `versioning` other than `rev-trees` is refused (409 for
+    /// version vectors is what a rev-tree Sync Gateway answers; 400 here, with the reason).
+    func subChanges(_ request: BLIPMessage, on connection: BLIPConnection) async -> BLIPMessage? {
+        let properties = request.properties
+        if let versioning = properties["versioning"], versioning != "rev-trees" {
+            return request.errorReply(domain: "HTTP", code: 400, message: "this server keeps revision trees")
+        }
+        let continuous = Self.flag(properties["continuous"])
+        var parameters: [String: String] = ["feed": continuous ? "continuous" : "normal"]
+        if let since = properties["since"], !since.isEmpty {
+            // JSON text: a number, or a string sequence with its quotes.
+            parameters["since"] = (try? JSONValue(parsing: Array(since.utf8)))?.stringValue ?? since
+        }
+        if Self.flag(properties["activeOnly"]) { parameters["active_only"] = "true" }
+        if let filter = properties["filter"] {
+            parameters["filter"] = filter
+            parameters["channels"] = properties["channels"] ?? ""
+        }
+        if let body = try? JSONValue(parsing: request.body), case .array(let ids)? = body["docIDs"] {
+            parameters["filter"] = "_doc_ids"
+            parameters["doc_ids"] = JSONValue.array(ids).serializedString()
+        }
+        let revocations = Self.flag(properties["revocations"]) && subprotocol == "BLIP_3+CBMobile_3"
+        if revocations { parameters["revocations"] = "true" }
+        let feed: ChangesFeed
+        do throws(GatewayError) {
+            let notifier = target.database.changeNotifier
+            var options = try ChangesOptions(parameters: parameters, currentSequence: notifier.lastSequence)
+            options.timeout = nil
+            options.heartbeat = nil
+            feed = ChangesFeed(reader: ChangesReader(database: target.database, caller: target.caller, options: options), notifier: notifier)
+        } catch {
+            return Self.errorReply(to: request, error)
+        }
+        await connection.respond(to: request, with: request.reply())
+        let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
+        await BLIPPullFeed(target: target, connection: connection, batchSize: batch, revocations: revocations)
+            .run(feed, continuous: continuous)
+        return nil
+    }
+
     // MARK: - Helpers
+
+    /// A Boolean property: `true` or `1`.
+    static func flag(_ value: String?) -> Bool { value == "true" || value == "1" }
 
     /// The local document holding a client's checkpoint, as Sync Gateway names it.
     static func checkpointID(_ client: String) -> String { "checkpoint/" + client }

@@ -17,12 +17,12 @@ import NIOCore
 /// }
 /// ```
 enum BLIPTestClient {
-    /// Connects, runs `body` with the connection, then closes it.
+    /// Connects, runs `body` with the connection, then closes it (code 1000) and waits for the gateway's close.
     ///
     /// - Parameter handler: Answers the gateway's requests (`changes`, `rev`); by default `ERR BLIP/404`.
     static func run(
         port: Int, database: String = "todo", user: (String, String)? = nil,
-        handler: @escaping BLIPConnection.RequestHandler = { $0.errorReply(domain: "BLIP", code: 404) },
+        handler: @escaping BLIPConnection.RequestHandler = { request, _ in request.errorReply(domain: "BLIP", code: 404) },
         _ body: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         var configuration = WebSocketClientConfiguration()
@@ -44,8 +44,17 @@ enum BLIPTestClient {
                 }
                 await connection.transportClosed()
             }
-            defer { reading.cancel() }
-            try await body(connection)
+            // Closing normally (1000) and waiting for the gateway's echo ends the reading task by itself; cancelling
+            // it instead raced with the client's own close and made `connect` throw `CancellationError`.
+            do {
+                try await body(connection)
+            } catch {
+                await connection.close()
+                _ = await reading.result
+                throw error
+            }
+            await connection.close()
+            _ = await reading.result
         }
     }
 }

@@ -31,7 +31,7 @@ struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             let connectionGuard = ConnectionGuard(limits: limits, log: log)
             try pipeline.addHandler(connectionGuard, position: .after(decoder))
-            if let upgradeGate { try pipeline.addHandler(upgradeGate(), position: .after(decoder)) }
+            if let upgradeGate { try pipeline.addHandler(upgradeGate(), position: .after(connectionGuard)) }
             return value
         }
     }

@@ -43,7 +43,6 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         }
         guard applies(head) else {
             context.fireChannelRead(data)
-            // After an upgrade the connection carries no HTTP parts: leave before the upgrader takes it over.
             if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) {
                 leave(context)
             }
@@ -62,14 +61,9 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Leaves the pipeline once the current read is handled: removing the gate while the request decoder is still
-    /// passing on the parts of the read, beside the guard removing itself, made the upgrade fail.
+    /// Leaves the pipeline: once an upgrade request passed, the connection carries WebSocket frames, not HTTP parts.
     private func leave(_ context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            let context = loopBound.value
-            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-        }
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
     private func decided(_ refusal: GatewayError?, context: ChannelHandlerContext) {

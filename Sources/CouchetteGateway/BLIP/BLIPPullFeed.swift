@@ -1,0 +1,125 @@
+import CouchetteBLIP
+import CouchetteCore
+
+// MARK: - BLIPPullFeed
+
+/// The changes a `subChanges` subscription sends (spec: blip-sync-protocol.md §3.3–§3.7): `changes` messages of at
+/// most `batch` entries in sequence order, each answered by the client with the revisions it wants, which follow as
+/// `rev` messages (`norev` when one cannot be read); `changes []` once caught up; then, when continuous, new changes
+/// as they are committed, woken by the database's notifier.
+struct BLIPPullFeed: Sendable {
+    /// The database and the caller reading it.
+    let target: AuthorizedDatabase
+    /// The connection the messages go out on.
+    let connection: BLIPConnection
+    /// The most entries in one `changes` message.
+    let batchSize: Int
+    /// Whether the client takes revocation entries (`deleted` 2–4) instead of `_removed` revisions.
+    let revocations: Bool
+
+    /// History sent in a `rev` when the client says nothing (LiteCore asks for 20).
+    static let defaultMaxHistory = 20
+
+    /// Sends every change of `feed` until it ends, the connection closes or the task is cancelled.
+    func run(_ feed: ChangesFeed, continuous: Bool) async {
+        var feed = feed
+        var maxHistory = Self.defaultMaxHistory
+        var sentCaughtUp = false
+        do {
+            while !Task.isCancelled, let event = try await feed.next() {
+                switch event {
+                case .entries(let rows):
+                    let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
+                    for start in stride(from: 0, to: entries.count, by: batchSize) {
+                        let batch = Array(entries[start..<min(start + batchSize, entries.count)])
+                        maxHistory = try await send(batch, maxHistory: maxHistory)
+                    }
+                case .caughtUp:
+                    if !sentCaughtUp {
+                        sentCaughtUp = true
+                        try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
+                    }
+                case .heartbeat:
+                    continue
+                }
+            }
+            if !continuous && !sentCaughtUp {
+                try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
+            }
+        } catch {
+            // The connection closed or the client refused a `changes`: the subscription ends.
+        }
+    }
+
+    /// Sends one `changes` message and the revisions the client wants; returns the client's `maxHistory`.
+    private func send(_ rows: [ChangesRow], maxHistory: Int) async throws -> Int {
+        let entries = rows.map(entry)
+        let reply = try await connection.send(
+            properties: ["Profile": "changes"], body: JSONValue.array(entries).serialized(), urgent: true,
+            compressed: true)
+        guard reply.type == .response else { throw BLIPError.protocolViolation("the client refused changes") }
+        let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? maxHistory
+        let wanted = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
+        for (row, answer) in zip(rows, wanted) {
+            guard case .array(let known) = answer else { continue }
+            try await sendRevision(of: row, known: known.compactMap(\.stringValue), maxHistory: maxHistory)
+        }
+        return maxHistory
+    }
+
+    /// A `changes` entry: `[sequence, docID, revID]`, then `deleted` (1 tombstone, 2 revoked, 3 revoked tombstone)
+    /// when set.
+    private func entry(_ row: ChangesRow) -> JSONValue {
+        var items: [JSONValue] = [
+            Self.sequenceValue(row.sequence), row.json["id"] ?? "", row.json["changes"]?[0]?["rev"] ?? "",
+        ]
+        let deleted = row.json["deleted"] == true
+        if revocations, row.json["revoked"] == true {
+            items.append(.int(deleted ? 3 : 2))
+        } else if deleted {
+            items.append(1)
+        }
+        return .array(items)
+    }
+
+    /// A `rev` for a wanted entry, or a `norev` when the revision cannot be read; waits for the client's reply.
+    private func sendRevision(of row: ChangesRow, known: [String], maxHistory: Int) async throws {
+        let id = row.json["id"]?.stringValue ?? ""
+        let revisionText = row.json["changes"]?[0]?["rev"]?.stringValue ?? ""
+        let sequence = Self.sequenceValue(row.sequence).serializedString()
+        let revision: DocumentRevision
+        do throws(GatewayError) {
+            let revisionID = try DocumentValidation.parseRevision(revisionText)
+            let knownIDs = Set(known.compactMap { try? RevisionID(parsing: $0) })
+            revision = try target.revision(
+                id: id, revision: revisionID,
+                options: ReadOptions(
+                    includeRevisions: true, revisionsLimit: maxHistory + 1,
+                    revisionsFrom: knownIDs.isEmpty ? nil : knownIDs))
+        } catch {
+            try await connection.post(properties: [
+                "Profile": "norev", "id": id, "rev": revisionText, "sequence": sequence,
+                "error": String(error.statusCode), "reason": error.reason,
+            ])
+            return
+        }
+        var properties: BLIPProperties = ["Profile": "rev", "id": id, "rev": revisionText, "sequence": sequence]
+        guard case .object(var body) = revision.body else { return }
+        if body["_deleted"] == true { properties["deleted"] = "1" }
+        let history = Self.history(body["_revisions"]).dropFirst()
+        if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
+        for key in ["_id", "_rev", "_deleted", "_revisions"] { body[key] = nil }
+        _ = try await connection.send(properties: properties, body: JSONValue.object(body).serialized(), compressed: true)
+    }
+
+    /// The revision IDs of a `_revisions` object, newest first.
+    static func history(_ revisions: JSONValue?) -> [String] {
+        guard let start = revisions?["start"]?.intValue, case .array(let ids)? = revisions?["ids"] else { return [] }
+        return ids.enumerated().compactMap { offset, id in id.stringValue.map { "\(Int(start) - offset)-\($0)" } }
+    }
+
+    /// A sequence as the protocol writes it: a number, or `"N:S"` for a backfilled entry.
+    static func sequenceValue(_ sequence: ChangeSequence) -> JSONValue {
+        sequence.isBackfill ? .string(sequence.description) : .int(Int64(clamping: sequence.sequence))
+    }
+}

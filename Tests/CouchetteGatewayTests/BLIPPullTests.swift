@@ -1,0 +1,125 @@
+import CouchetteBLIP
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+/// Pulling over BLIP: `subChanges`, the gateway's `changes` and `rev` messages (blip-sync-protocol.md §3.3–§3.7).
+@Suite(.timeLimit(.minutes(2))) struct BLIPPullTests {
+    /// What a pulling client received: each `changes` body and each `rev`, in arrival order.
+    actor Received {
+        var changes: [[JSONValue]] = []
+        var revisions: [BLIPMessage] = []
+        private var waiters: [(predicate: @Sendable (isolated Received) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+        func record(_ message: BLIPMessage) {
+            if message.profile == "changes" { changes.append((try? JSONValue(parsing: message.body).arrayValue) ?? []) }
+            if message.profile == "rev" { revisions.append(message) }
+            let ready = waiters.filter { $0.predicate(self) }
+            waiters.removeAll { $0.predicate(self) }
+            for waiter in ready { waiter.continuation.resume() }
+        }
+
+        var caughtUp: Bool { changes.contains { $0.isEmpty } }
+
+        /// Waits until `predicate` holds.
+        func wait(until predicate: @escaping @Sendable (isolated Received) -> Bool) async {
+            if predicate(self) { return }
+            await withCheckedContinuation { waiters.append((predicate, $0)) }
+        }
+
+        nonisolated func revision(_ id: String, in list: [BLIPMessage]) -> BLIPMessage? {
+            list.last { $0.properties["id"] == id }
+        }
+    }
+
+    /// A client that wants every revision offered (no known ancestors), as an empty database does.
+    static func wantingEverything(_ received: Received) -> BLIPConnection.RequestHandler {
+        { request, _ in
+            await received.record(request)
+            guard request.profile == "changes" else { return request.reply() }
+            let count = (try? JSONValue(parsing: request.body).arrayValue?.count) ?? 0
+            let wanted = JSONValue.array(Array(repeating: .array([]), count: count))
+            return request.reply(properties: ["maxHistory": "20", "blobs": "true"], body: wanted.serialized())
+        }
+    }
+
+    @Test("A one-shot pull gets the user's documents in sequence order with history and tombstones, then []")
+    func oneShotPull() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            let first = try await ChangesTests.put(client, port: ports.adminPort, "list", ["channels": ["a"], "name": "one"])
+            let second = try await ChangesTests.put(
+                client, port: ports.adminPort, "list", ["channels": ["a"], "name": "two"], rev: first)
+            try await ChangesTests.put(client, port: ports.adminPort, "theirs", ["channels": ["b"]])
+            let gone = try await ChangesTests.put(client, port: ports.adminPort, "gone", ["channels": ["a"]])
+            let tombstone = try await ChangesTests.delete(client, port: ports.adminPort, "gone", rev: gone)
+
+            let received = Received()
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: Self.wantingEverything(received)) {
+                connection in
+                let reply = try await connection.send(properties: ["Profile": "subChanges", "batch": "200"])
+                #expect(reply.type == .response)
+                await received.wait { $0.caughtUp }
+                let changes = await received.changes
+                #expect(changes.count == 2)
+                #expect(changes.first?.map { $0[1] } == ["list", "gone"])
+                #expect(changes.first?.last?[3] == 1)  // the tombstone's deleted flag
+                await received.wait { $0.revisions.count == 2 }
+                let revisions = await received.revisions
+                let list = try #require(received.revision("list", in: revisions))
+                #expect(list.properties["rev"] == second)
+                #expect(list.properties["history"] == first)
+                #expect(list.properties["sequence"] == "2")
+                #expect(try JSONValue(parsing: list.body) == ["channels": ["a"], "name": "two"])
+                let deleted = try #require(received.revision("gone", in: revisions))
+                #expect(deleted.properties["rev"] == tombstone)
+                #expect(deleted.properties["deleted"] == "1")
+            }
+        }
+    }
+
+    @Test("A continuous pull from a sequence sends new changes as they are committed")
+    func continuousPull() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            try await ChangesTests.put(client, port: ports.adminPort, "old", ["channels": ["a"]])  // 1
+            try await ChangesTests.put(client, port: ports.adminPort, "recent", ["channels": ["a"]])  // 2
+            let received = Received()
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: Self.wantingEverything(received)) {
+                connection in
+                _ = try await connection.send(properties: ["Profile": "subChanges", "since": "1", "continuous": "true"])
+                await received.wait { $0.caughtUp }
+                #expect(await received.revisions.map { $0.properties["id"] } == ["recent"])
+                try await ChangesTests.put(client, port: ports.adminPort, "new", ["channels": ["a"]])
+                try await ChangesTests.put(client, port: ports.adminPort, "hidden", ["channels": ["b"]])
+                try await ChangesTests.put(client, port: ports.adminPort, "newer", ["channels": ["a"]])
+                await received.wait { $0.revisions.count == 3 }
+                #expect(await received.revisions.map { $0.properties["id"] } == ["recent", "new", "newer"])
+            }
+        }
+    }
+
+    @Test("Version vectors are refused; docIDs narrow the feed; a revision the client knows is not sent")
+    func optionsAndKnownRevisions() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            try await ChangesTests.put(client, port: ports.adminPort, "x", ["channels": ["a"]])
+            try await ChangesTests.put(client, port: ports.adminPort, "y", ["channels": ["a"]])
+            let received = Received()
+            // Wants nothing: answers every changes with [].
+            let handler: BLIPConnection.RequestHandler = { request, _ in
+                await received.record(request)
+                return request.reply(body: Array("[]".utf8))
+            }
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: handler) { connection in
+                let vectors = try await connection.send(properties: ["Profile": "subChanges", "versioning": "version-vectors"])
+                #expect(vectors.error?.code == 400)
+                let reply = try await connection.send(
+                    properties: ["Profile": "subChanges"], body: Array(#"{"docIDs":["y"]}"#.utf8))
+                #expect(reply.type == .response)
+                await received.wait { $0.caughtUp }
+                #expect(await received.changes.first?.map { $0[1] } == ["y"])
+                #expect(await received.revisions.isEmpty)
+            }
+        }
+    }
+}
