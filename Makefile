@@ -20,13 +20,18 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-## Install the test oracles from PyPI: a real SQLCipher 4 (`sqlcipher3-binary`) in .build/sqlcipher-oracle.
-## The interop tests make it themselves when they can; in CI (CI=true) they fail without it.
+## Install the test oracles from PyPI: a real SQLCipher 4 (`sqlcipher3-binary`) in .build/sqlcipher-oracle and a
+## third-party BLIP client (`pythonblip`) in .build/pythonblip-oracle. The interop tests make them themselves when
+## they can; in CI (CI=true) they fail without them.
 oracles: deps
 	@[ -x .build/sqlcipher-oracle/bin/python ] || python3 -m venv .build/sqlcipher-oracle
 	@.build/sqlcipher-oracle/bin/python -c "import sqlcipher3" 2>/dev/null || \
 		.build/sqlcipher-oracle/bin/python -m pip install --quiet sqlcipher3-binary
 	@.build/sqlcipher-oracle/bin/python -c "import sqlcipher3; print('SQLCipher oracle:', sqlcipher3.sqlite_version)"
+	@[ -x .build/pythonblip-oracle/bin/python ] || python3 -m venv .build/pythonblip-oracle
+	@.build/pythonblip-oracle/bin/python -c "import pythonblip.replicator, websockets; assert int(websockets.__version__.split('.')[0]) < 14" 2>/dev/null || \
+		.build/pythonblip-oracle/bin/python -m pip install --quiet pythonblip "websockets<14"
+	@.build/pythonblip-oracle/bin/python -c "import pythonblip.replicator; print('BLIP oracle: pythonblip')"
 
 ## Build everything in release.
 build: deps

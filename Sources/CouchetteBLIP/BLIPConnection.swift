@@ -32,6 +32,12 @@ public actor BLIPConnection {
     private let outbox = BLIPOutbox()
     private var nextRequestNumber: UInt64 = 1
     private var waiting: [UInt64: CheckedContinuation<BLIPMessage, any Error>] = [:]
+    /// Responses that arrived before anyone waited for them (``queue(properties:body:urgent:compressed:)``).
+    private var arrived: [UInt64: BLIPMessage] = [:]
+    /// Requests queued whose response nobody collected yet.
+    private var expected: Set<UInt64> = []
+    /// Senders waiting for the outbox to shrink below ``maximumQueuedMessages``.
+    private var roomWaiters: [CheckedContinuation<Void, Never>] = []
     private var isSending = false
     private var closedError: BLIPError?
     private var handlers: [UInt64: Task<Void, Never>] = [:]
@@ -47,30 +53,60 @@ public actor BLIPConnection {
 
     // MARK: - Sending requests
 
+    /// How many messages may wait in the outbox before ``post(properties:body:urgent:compressed:)`` waits: a feed
+    /// posting revisions faster than the socket takes them is held back instead of queueing without bound.
+    public static let maximumQueuedMessages = 64
+
     /// Sends a request and waits for its response (`RPY` or `ERR`, both returned).
     ///
     /// - Throws: ``BLIPError`` when the connection closes first or the properties cannot be encoded.
     public func send(
         properties: BLIPProperties, body: [UInt8] = [], urgent: Bool = false, compressed: Bool = false
     ) async throws -> BLIPMessage {
+        let number = try queue(properties: properties, body: body, urgent: urgent, compressed: compressed)
+        return try await response(to: number)
+    }
+
+    /// Queues a request and returns its number; ``response(to:)`` waits for its response. Requests go out in the
+    /// order they are queued, so a caller can queue several before waiting (a feed's `changes` messages).
+    ///
+    /// - Throws: ``BLIPError`` when the connection is closed or the properties cannot be encoded.
+    public func queue(
+        properties: BLIPProperties, body: [UInt8] = [], urgent: Bool = false, compressed: Bool = false
+    ) throws(BLIPError) -> UInt64 {
         if let closedError { throw closedError }
         let number = nextRequestNumber
         nextRequestNumber += 1
-        let request = BLIPMessage.request(
-            number: number, properties: properties, body: body, isUrgent: urgent, isCompressed: compressed)
-        try outbox.enqueue(request)
+        try outbox.enqueue(
+            .request(number: number, properties: properties, body: body, isUrgent: urgent, isCompressed: compressed))
+        expected.insert(number)
+        startSending()
+        return number
+    }
+
+    /// Waits for the response to the request ``queue(properties:body:urgent:compressed:)`` numbered `number`.
+    ///
+    /// - Throws: ``BLIPError`` when the connection closes first.
+    public func response(to number: UInt64) async throws -> BLIPMessage {
+        if let response = arrived.removeValue(forKey: number) {
+            expected.remove(number)
+            return response
+        }
+        if let closedError { throw closedError }
         return try await withCheckedThrowingContinuation { continuation in
             waiting[number] = continuation
-            startSending()
         }
     }
 
-    /// Sends a request that gets no response (`NoReply`).
+    /// Sends a request that gets no response (`NoReply`), first waiting while the outbox is full.
     ///
     /// - Throws: ``BLIPError`` when the connection is closed or the properties cannot be encoded.
-    public func post(properties: BLIPProperties, body: [UInt8] = [], urgent: Bool = false, compressed: Bool = false)
-        throws(BLIPError)
-    {
+    public func post(
+        properties: BLIPProperties, body: [UInt8] = [], urgent: Bool = false, compressed: Bool = false
+    ) async throws(BLIPError) {
+        while closedError == nil, outbox.queuedCount >= Self.maximumQueuedMessages {
+            await withCheckedContinuation { roomWaiters.append($0) }
+        }
         if let closedError { throw closedError }
         let number = nextRequestNumber
         nextRequestNumber += 1
@@ -99,7 +135,10 @@ public actor BLIPConnection {
                 if message.type == .request {
                     dispatch(message)
                 } else if let continuation = waiting.removeValue(forKey: message.number) {
+                    expected.remove(message.number)
                     continuation.resume(returning: message)
+                } else if expected.contains(message.number) {
+                    arrived[message.number] = message
                 }
             case .acknowledgement(let frame):
                 await sendNow(frame)
@@ -111,7 +150,11 @@ public actor BLIPConnection {
                     let request = BLIPMessage(type: .request, number: number)
                     respond(to: request, with: request.errorReply(domain: "BLIP", code: 400, message: error.description))
                 } else if let continuation = waiting.removeValue(forKey: number) {
+                    expected.remove(number)
                     continuation.resume(throwing: error)
+                } else if expected.contains(number) {
+                    arrived[number] = BLIPMessage(type: .error, number: number).errorReply(
+                        domain: "BLIP", code: 400, message: error.description)
                 }
             }
         }
@@ -183,6 +226,10 @@ public actor BLIPConnection {
                 return
             }
             guard let frame else { return }
+            if !roomWaiters.isEmpty, outbox.queuedCount < Self.maximumQueuedMessages {
+                for waiter in roomWaiters { waiter.resume() }
+                roomWaiters = []
+            }
             do {
                 try await transport.send(frame)
             } catch {
@@ -212,6 +259,10 @@ public actor BLIPConnection {
         closedError = error
         for continuation in waiting.values { continuation.resume(throwing: error) }
         waiting = [:]
+        arrived = [:]
+        expected = []
+        for waiter in roomWaiters { waiter.resume() }
+        roomWaiters = []
         for task in handlers.values { task.cancel() }
         handlers = [:]
     }

@@ -1,5 +1,6 @@
 import Couchette
 import CouchetteSQLite
+import CouchetteTestSupport
 import Foundation
 import Testing
 
@@ -9,13 +10,13 @@ import Testing
 /// key) and shows our rows; databases SQLCipher writes, in WAL and rollback modes, open here.
 @Suite(
     .enabled(
-        if: SQLCipherOracle.isRequired || SQLCipherOracle.shared != nil,
+        if: PythonOracle.isRequired || PythonOracle.sqlcipher.shared != nil,
         "needs python3-venv and PyPI for sqlcipher3-binary (required when CI=true)"),
     .timeLimit(.minutes(5)))
 struct SQLCipherInteropTests {
     /// The oracle; in CI a missing one fails every test here instead of skipping them.
-    static var oracle: SQLCipherOracle {
-        get throws { try #require(SQLCipherOracle.shared, "CI=true: the SQLCipher oracle must be installed") }
+    static var oracle: PythonOracle {
+        get throws { try #require(PythonOracle.sqlcipher.shared, "CI=true: the SQLCipher oracle must be installed") }
     }
     static let rawKeyHex = "2dd29ca851e7b56e4697b0e1f08507293d761a05ce4d1b628663f411a8086d99"
 

@@ -7,6 +7,11 @@ import CouchetteCore
 /// most `batch` entries in sequence order, each answered by the client with the revisions it wants, which follow as
 /// `rev` messages (`norev` when one cannot be read); `changes []` once caught up; then, when continuous, new changes
 /// as they are committed, woken by the database's notifier.
+///
+/// As Sync Gateway does, the feed does not wait for a batch's reply before going on: each reply is awaited beside it
+/// (at most ``maximumBatchesInFlight`` at a time), so `changes []` follows the last batch at once and the revisions
+/// come after; a `rev` without attachments is sent `NoReply` (the client stores it without answering), others wait
+/// for their reply. Posting waits while the connection's outbox is full, so a slow client holds the feed back.
 struct BLIPPullFeed: Sendable {
     /// The database and the caller reading it.
     let target: AuthorizedDatabase
@@ -19,52 +24,65 @@ struct BLIPPullFeed: Sendable {
 
     /// History sent in a `rev` when the client says nothing (LiteCore asks for 20).
     static let defaultMaxHistory = 20
+    /// `changes` messages whose replies are awaited at once (LiteCore keeps 5 while catching up).
+    static let maximumBatchesInFlight = 5
 
-    /// Sends every change of `feed` until it ends, the connection closes or the task is cancelled.
+    /// Sends every change of `feed` until it ends, the connection closes or the task is cancelled; returns once the
+    /// revisions of every batch were sent.
     func run(_ feed: ChangesFeed, continuous: Bool) async {
         var feed = feed
-        var maxHistory = Self.defaultMaxHistory
-        var sentCaughtUp = false
-        do {
-            while !Task.isCancelled, let event = try await feed.next() {
-                switch event {
-                case .entries(let rows):
-                    let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
-                    for start in stride(from: 0, to: entries.count, by: batchSize) {
-                        let batch = Array(entries[start..<min(start + batchSize, entries.count)])
-                        maxHistory = try await send(batch, maxHistory: maxHistory)
+        let slots = BatchSlots(count: Self.maximumBatchesInFlight)
+        await withTaskGroup(of: Void.self) { group in
+            var sentCaughtUp = false
+            do {
+                while !Task.isCancelled, let event = try await feed.next() {
+                    switch event {
+                    case .entries(let rows):
+                        let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
+                        for start in stride(from: 0, to: entries.count, by: batchSize) {
+                            let batch = Array(entries[start..<min(start + batchSize, entries.count)])
+                            await slots.acquire()
+                            let number = try await connection.queue(
+                                properties: ["Profile": "changes"], body: JSONValue.array(batch.map(entry)).serialized(),
+                                urgent: true, compressed: true)
+                            group.addTask {
+                                await sendRevisions(of: batch, answering: number)
+                                await slots.release()
+                            }
+                        }
+                    case .caughtUp:
+                        if !sentCaughtUp {
+                            sentCaughtUp = true
+                            try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
+                        }
+                    case .heartbeat:
+                        continue
                     }
-                case .caughtUp:
-                    if !sentCaughtUp {
-                        sentCaughtUp = true
-                        try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
-                    }
-                case .heartbeat:
-                    continue
                 }
+                if !continuous && !sentCaughtUp {
+                    try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
+                }
+            } catch {
+                // The connection closed: the subscription ends.
             }
-            if !continuous && !sentCaughtUp {
-                try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
-            }
-        } catch {
-            // The connection closed or the client refused a `changes`: the subscription ends.
+            await group.waitForAll()
         }
     }
 
-    /// Sends one `changes` message and the revisions the client wants; returns the client's `maxHistory`.
-    private func send(_ rows: [ChangesRow], maxHistory: Int) async throws -> Int {
-        let entries = rows.map(entry)
-        let reply = try await connection.send(
-            properties: ["Profile": "changes"], body: JSONValue.array(entries).serialized(), urgent: true,
-            compressed: true)
-        guard reply.type == .response else { throw BLIPError.protocolViolation("the client refused changes") }
-        let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? maxHistory
-        let wanted = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
-        for (row, answer) in zip(rows, wanted) {
-            guard case .array(let known) = answer else { continue }
-            try await sendRevision(of: row, known: known.compactMap(\.stringValue), maxHistory: maxHistory)
+    /// Waits for the reply to the `changes` message numbered `number` and sends the revisions it wants.
+    private func sendRevisions(of rows: [ChangesRow], answering number: UInt64) async {
+        do {
+            let reply = try await connection.response(to: number)
+            guard reply.type == .response else { return }
+            let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? Self.defaultMaxHistory
+            let wanted = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
+            for (row, answer) in zip(rows, wanted) {
+                guard case .array(let known) = answer else { continue }
+                try await sendRevision(of: row, known: known.compactMap(\.stringValue), maxHistory: maxHistory)
+            }
+        } catch {
+            // The connection closed.
         }
-        return maxHistory
     }
 
     /// A `changes` entry: `[sequence, docID, revID]`, then `deleted` (1 tombstone, 2 revoked, 3 revoked tombstone)
@@ -109,7 +127,13 @@ struct BLIPPullFeed: Sendable {
         let history = Self.history(body["_revisions"]).dropFirst()
         if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
         for key in ["_id", "_rev", "_deleted", "_revisions"] { body[key] = nil }
-        _ = try await connection.send(properties: properties, body: JSONValue.object(body).serialized(), compressed: true)
+        let bytes = JSONValue.object(body).serialized()
+        if body["_attachments"] == nil {
+            try await connection.post(properties: properties, body: bytes, compressed: true)
+        } else {
+            // The client fetches the attachments it lacks before it answers.
+            _ = try await connection.send(properties: properties, body: bytes, compressed: true)
+        }
     }
 
     /// The revision IDs of a `_revisions` object, newest first.
