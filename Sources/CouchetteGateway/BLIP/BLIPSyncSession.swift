@@ -10,8 +10,8 @@ import NIOCore
 /// protocol (spec: blip-sync-protocol.md §3): answers the client's requests as the user who opened it.
 ///
 /// Messages handled so far: `getCheckpoint` and `setCheckpoint` (checkpoints kept as the local documents
-/// `_local/checkpoint/{client}`, as Sync Gateway keeps them) and `subChanges` (``BLIPPullFeed``). Others get
-/// `ERR BLIP/404`.
+/// `_local/checkpoint/{client}`, as Sync Gateway keeps them), `subChanges` (``BLIPPullFeed``), and a push's
+/// `proposeChanges` and `rev` (``BLIPPushReceiver``). Others get `ERR BLIP/404`.
 struct BLIPSyncSession: Sendable {
     /// The database and the caller.
     let target: AuthorizedDatabase
@@ -51,6 +51,8 @@ struct BLIPSyncSession: Sendable {
         case "getCheckpoint": return getCheckpoint(request)
         case "setCheckpoint": return setCheckpoint(request)
         case "subChanges": return await subChanges(request, on: connection)
+        case "proposeChanges": return BLIPPushReceiver(target: target).proposeChanges(request)
+        case "rev": return BLIPPushReceiver(target: target).revision(request)
         default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
         }
     }

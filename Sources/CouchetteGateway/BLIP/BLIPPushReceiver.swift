@@ -1,0 +1,84 @@
+import CouchetteBLIP
+import CouchetteCore
+
+// MARK: - BLIPPushReceiver
+
+/// What a pushing client sends (spec: blip-sync-protocol.md §3.5, §3.6): `proposeChanges`, answered with a status per
+/// revision, then a `rev` for each accepted one, stored as `_bulk_docs?new_edits=false` stores a revision made
+/// elsewhere — through the sync function, as the connection's user.
+struct BLIPPushReceiver: Sendable {
+    /// The database and the caller writing.
+    let target: AuthorizedDatabase
+
+    /// `proposeChanges`: for each `[docID, revID, serverRevID?]`, `0` (send it) when the document is new or the
+    /// client knows its current revision, `304` when the revision is already here, else `409` (written
+    /// `{"status":409,"rev":current}` when the client asked with `conflictIncludesRev`); trailing zeros left out.
+    func proposeChanges(_ request: BLIPMessage) -> BLIPMessage {
+        guard case .array(let entries)? = try? JSONValue(parsing: request.body) else {
+            return request.errorReply(domain: "HTTP", code: 400, message: "proposeChanges needs a JSON array")
+        }
+        let includesRev = BLIPSyncSession.flag(request.properties["conflictIncludesRev"])
+        var statuses: [JSONValue] = entries.map { entry in status(of: entry, includesRev: includesRev) }
+        while statuses.last == 0 { statuses.removeLast() }
+        return request.reply(body: JSONValue.array(statuses).serialized(), isCompressed: true)
+    }
+
+    private func status(of entry: JSONValue, includesRev: Bool) -> JSONValue {
+        guard let id = entry[0]?.stringValue, let revision = entry[1]?.stringValue else { return 400 }
+        let known = entry[2]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        if let diff = try? target.revsDiff([id: [revision]]), diff[id] == nil { return 304 }
+        guard let current = currentRevision(of: id) else { return 0 }
+        if known == current { return 0 }
+        return includesRev ? ["status": 409, "rev": .string(current)] : 409
+    }
+
+    /// The document's current revision as the caller sees it; nil when it is absent, deleted or not visible.
+    private func currentRevision(of id: String) -> String? {
+        guard let current = try? target.revision(id: id), current.body["_deleted"] != true else { return nil }
+        return current.revisionID
+    }
+
+    /// `rev`: stores the revision with its `history`; with `noconflicts`, only when it descends from the document's
+    /// current revision (or the document is absent or deleted), else `ERR HTTP/409`. The sync function's refusal is
+    /// `ERR HTTP/403` with its reason.
+    func revision(_ request: BLIPMessage) -> BLIPMessage {
+        let properties = request.properties
+        guard let id = properties["id"], let revisionText = properties["rev"] else {
+            return request.errorReply(domain: "HTTP", code: 400, message: "rev needs id and rev")
+        }
+        do throws(GatewayError) {
+            let revision = try DocumentValidation.parseRevision(revisionText)
+            let history = try (properties["history"] ?? "").split(separator: ",").map { text throws(GatewayError) in
+                try DocumentValidation.parseRevision(String(text))
+            }
+            guard case .object(var body) = try Self.parse(request.body) else {
+                throw .badRequest("Document body must be a JSON object")
+            }
+            if BLIPSyncSession.flag(properties["noconflicts"]), let current = currentRevision(of: id),
+                current != revisionText, !history.contains(where: { $0.description == current })
+            {
+                throw .conflict("Document update conflict")
+            }
+            body["_id"] = .string(id)
+            body["_rev"] = .string(revisionText)
+            if BLIPSyncSession.flag(properties["deleted"]) { body["_deleted"] = true }
+            guard let revisions = try? RevisionHistory(revisionIDs: [revision] + history) else {
+                throw .badRequest("The history does not descend one generation at a time")
+            }
+            body["_revisions"] = revisions.json
+            try target.putExisting(id: id, body: .object(body))
+            return request.reply()
+        } catch {
+            return BLIPSyncSession.errorReply(to: request, error)
+        }
+    }
+
+    private static func parse(_ bytes: [UInt8]) throws(GatewayError) -> JSONValue {
+        if bytes.isEmpty { return .object([:]) }
+        do {
+            return try JSONValue(parsing: bytes)
+        } catch {
+            throw .badRequest("Invalid JSON in the revision's body")
+        }
+    }
+}

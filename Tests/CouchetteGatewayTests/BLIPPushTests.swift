@@ -1,0 +1,81 @@
+import CouchetteBLIP
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+/// Pushing over BLIP: `proposeChanges` and `rev` (blip-sync-protocol.md §3.5, §3.6).
+@Suite(.timeLimit(.minutes(2))) struct BLIPPushTests {
+    @Test("proposeChanges answers 0 for new documents and known current revisions, 304 for known revisions, 409 else")
+    func proposeChanges() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            let first = try await ChangesTests.put(client, port: ports.adminPort, "mine", ["channels": ["a"]])
+            let second = try await ChangesTests.put(client, port: ports.adminPort, "mine", ["channels": ["a"]], rev: first)
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
+                let proposal: JSONValue = [
+                    ["new", "1-0a1b"],  // new document: send it
+                    ["mine", "3-0c0d", .string(second)],  // knows the current revision: send it
+                    ["mine", .string(second), .string(first)],  // already here: 304
+                    ["mine", "3-0e0f", .string(first)],  // knows an older one: conflict
+                    ["also-new", "1-0a1c"],  // trailing zero, left out
+                ]
+                let reply = try await connection.send(
+                    properties: ["Profile": "proposeChanges", "conflictIncludesRev": "true"], body: proposal.serialized())
+                #expect(try JSONValue(parsing: reply.body) == [0, 0, 304, ["status": 409, "rev": .string(second)]])
+                let plain = try await connection.send(properties: ["Profile": "proposeChanges"], body: proposal.serialized())
+                #expect(try JSONValue(parsing: plain.body) == [0, 0, 304, 409])
+            }
+        }
+    }
+
+    @Test("A pushed rev is stored with its history through the sync function; conflicts and refusals are errors")
+    func pushedRevisions() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            let existing = try await ChangesTests.put(client, port: ports.adminPort, "shared", ["channels": ["a"]])
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
+                let created = try await connection.send(
+                    properties: ["Profile": "rev", "id": "fromLite", "rev": "2-0b0b", "history": "1-0a0a", "noconflicts": "true"],
+                    body: Array(#"{"channels":["a"],"title":"pushed"}"#.utf8))
+                #expect(created.type == .response, "\(created.error.map { "\($0)" } ?? "")")
+                let child = try await connection.send(
+                    properties: ["Profile": "rev", "id": "shared", "rev": "2-0c0c", "history": existing, "noconflicts": "true"],
+                    body: Array(#"{"channels":["a"],"edited":true}"#.utf8))
+                #expect(child.type == .response)
+                let conflict = try await connection.send(
+                    properties: ["Profile": "rev", "id": "shared", "rev": "2-0d0d", "history": existing, "noconflicts": "true"],
+                    body: Array(#"{"channels":["a"]}"#.utf8))
+                #expect(conflict.error?.code == 409)
+                let tombstone = try await connection.send(
+                    properties: ["Profile": "rev", "id": "fromLite", "rev": "3-0e0e", "history": "2-0b0b,1-0a0a", "deleted": "1"],
+                    body: Array("{}".utf8))
+                #expect(tombstone.type == .response)
+                let badRevision = try await connection.send(
+                    properties: ["Profile": "rev", "id": "bad", "rev": "no-generation"], body: Array("{}".utf8))
+                #expect(badRevision.error?.code == 400)
+            }
+            let stored = try await client.send(port: ports.adminPort, path: "/todo/shared?revs=true")
+            #expect(try stored.jsonValue()["_rev"] == "2-0c0c")
+            #expect(try stored.jsonValue()["edited"] == true)
+            let deleted = try await client.send(port: ports.adminPort, path: "/todo/fromLite?rev=3-0e0e")
+            #expect(try deleted.jsonValue()["_deleted"] == true)
+            let history = try await client.send(port: ports.adminPort, path: "/todo/fromLite?rev=2-0b0b&revs=true")
+            #expect(try history.jsonValue()["_revisions"] == ["start": 2, "ids": ["0b0b", "0a0a"]])
+        }
+    }
+
+    @Test("The sync function decides a pushed revision: 403 with its reason")
+    func syncFunctionRefusal() async throws {
+        var config = ChangesTests.usersConfig()
+        config.databases["todo"]?.sync = #"function(doc) { if (!doc.type) throw({forbidden: "type is required"}); channel(doc.channels); }"#
+        try await StreamingGateway.run(config) { _, _, ports in
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
+                let refused = try await connection.send(
+                    properties: ["Profile": "rev", "id": "untyped", "rev": "1-0a"], body: Array(#"{"channels":["a"]}"#.utf8))
+                #expect(refused.error?.domain == "HTTP")
+                #expect(refused.error?.code == 403)
+                #expect(refused.error?.message == "type is required")
+            }
+        }
+    }
+}
