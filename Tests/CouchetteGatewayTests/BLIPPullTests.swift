@@ -123,4 +123,53 @@ import Testing
             }
         }
     }
+    @Test("A revision with an attachment waits while the client fetches it; other digests are refused")
+    func attachments() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            let first = try await ChangesTests.put(client, port: ports.adminPort, "photo", ["channels": ["a"]])
+            let upload = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/photo/image.png?rev=\(first)",
+                headers: ["Content-Type": "image/png"], body: Array("not really a png".utf8))
+            #expect(upload.status == 201)
+            let secretRevision = try await ChangesTests.put(client, port: ports.adminPort, "secret", ["channels": ["b"]])
+            let secretUpload = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/secret/key.txt?rev=\(secretRevision)",
+                headers: ["Content-Type": "text/plain"], body: Array("bob's key".utf8))
+            #expect(secretUpload.status == 201)
+            let secretDigest = try #require(
+                try await client.send(port: ports.adminPort, path: "/todo/secret").jsonValue()["_attachments"]?["key.txt"]?["digest"]?.stringValue)
+
+            let received = Received()
+            let (fetched, fetchedContinuation) = AsyncStream.makeStream(of: [String: String].self)
+            let handler: BLIPConnection.RequestHandler = { request, connection in
+                await received.record(request)
+                if request.profile == "changes" {
+                    let count = (try? JSONValue(parsing: request.body).arrayValue?.count) ?? 0
+                    return request.reply(body: JSONValue.array(Array(repeating: .array([]), count: count)).serialized())
+                }
+                guard request.profile == "rev", let body = try? JSONValue(parsing: request.body),
+                    let digest = body["_attachments"]?["image.png"]?["digest"]?.stringValue
+                else { return request.reply() }
+                // As Couchbase Lite does: fetch what it lacks before answering the rev.
+                var results: [String: String] = [:]
+                for (name, asked) in [("mine", digest), ("theirs", secretDigest)] {
+                    let reply = try? await connection.send(
+                        properties: ["Profile": "getAttachment", "digest": asked, "docID": "photo"])
+                    results[name] = reply?.error.map { "\($0.code)" } ?? String(decoding: reply?.body ?? [], as: UTF8.self)
+                }
+                fetchedContinuation.yield(results)
+                return request.reply()
+            }
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: handler) { connection in
+                _ = try await connection.send(properties: ["Profile": "subChanges"])
+                var iterator = fetched.makeAsyncIterator()
+                let results = await iterator.next()
+                #expect(results == ["mine": "not really a png", "theirs": "403"])
+                // Once the rev is answered, its attachment is no longer served either.
+                await received.wait { $0.caughtUp }
+                let late = try await connection.send(properties: ["Profile": "getAttachment", "digest": secretDigest])
+                #expect(late.error?.code == 403)
+            }
+        }
+    }
 }

@@ -21,6 +21,8 @@ struct BLIPPullFeed: Sendable {
     let batchSize: Int
     /// Whether the client takes revocation entries (`deleted` 2–4) instead of `_removed` revisions.
     let revocations: Bool
+    /// The attachments the client may fetch while their revision awaits its reply.
+    let allowance: BLIPAttachmentAllowance
 
     /// History sent in a `rev` when the client says nothing (LiteCore asks for 20).
     static let defaultMaxHistory = 20
@@ -128,12 +130,20 @@ struct BLIPPullFeed: Sendable {
         if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
         for key in ["_id", "_rev", "_deleted", "_revisions"] { body[key] = nil }
         let bytes = JSONValue.object(body).serialized()
-        if body["_attachments"] == nil {
+        guard case .object(let attachments)? = body["_attachments"], !attachments.isEmpty else {
             try await connection.post(properties: properties, body: bytes, compressed: true)
-        } else {
-            // The client fetches the attachments it lacks before it answers.
-            _ = try await connection.send(properties: properties, body: bytes, compressed: true)
+            return
         }
+        // The client fetches the attachments it lacks (getAttachment) before it answers.
+        let digests = attachments.values.compactMap { $0["digest"]?.stringValue }
+        await allowance.allow(digests, of: id)
+        do {
+            _ = try await connection.send(properties: properties, body: bytes, compressed: true)
+        } catch {
+            await allowance.revoke(digests, of: id)
+            throw error
+        }
+        await allowance.revoke(digests, of: id)
     }
 
     /// The revision IDs of a `_revisions` object, newest first.

@@ -11,12 +11,15 @@ import NIOCore
 ///
 /// Messages handled so far: `getCheckpoint` and `setCheckpoint` (checkpoints kept as the local documents
 /// `_local/checkpoint/{client}`, as Sync Gateway keeps them), `subChanges` (``BLIPPullFeed``), and a push's
-/// `proposeChanges` and `rev` (``BLIPPushReceiver``). Others get `ERR BLIP/404`.
+/// `proposeChanges` and `rev` (``BLIPPushReceiver``), `getAttachment` for the attachments of revisions sent.
+/// Others get `ERR BLIP/404`.
 struct BLIPSyncSession: Sendable {
     /// The database and the caller.
     let target: AuthorizedDatabase
     /// The negotiated subprotocol (`BLIP_3+CBMobile_3` or `…_2`).
     let subprotocol: String
+    /// The attachments the client may fetch now.
+    let allowance = BLIPAttachmentAllowance()
 
     /// The largest WebSocket message (one BLIP frame) accepted.
     static let maximumFrameSize = 1 << 20
@@ -53,6 +56,7 @@ struct BLIPSyncSession: Sendable {
         case "subChanges": return await subChanges(request, on: connection)
         case "proposeChanges": return BLIPPushReceiver(target: target).proposeChanges(request)
         case "rev": return BLIPPushReceiver(target: target).revision(request)
+        case "getAttachment": return await getAttachment(request)
         default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
         }
     }
@@ -134,9 +138,29 @@ struct BLIPSyncSession: Sendable {
         }
         await connection.respond(to: request, with: request.reply())
         let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
-        await BLIPPullFeed(target: target, connection: connection, batchSize: batch, revocations: revocations)
-            .run(feed, continuous: continuous)
+        await BLIPPullFeed(
+            target: target, connection: connection, batchSize: batch, revocations: revocations, allowance: allowance
+        ).run(feed, continuous: continuous)
         return nil
+    }
+
+    /// `getAttachment` (§3.8): the bytes of `digest`, only while a revision naming it awaits the client's reply on
+    /// this connection (`ERR HTTP/403` otherwise); deflated when the client asks with `compress`.
+    func getAttachment(_ request: BLIPMessage) async -> BLIPMessage {
+        guard let digest = request.properties["digest"], !digest.isEmpty else {
+            return request.errorReply(domain: "BLIP", code: 400, message: "missing digest")
+        }
+        guard await allowance.permits(digest, of: request.properties["docID"]) else {
+            return request.errorReply(domain: "HTTP", code: 403, message: "attachment not sent on this connection")
+        }
+        do {
+            guard let bytes = try target.attachmentBytes(digest: digest) else {
+                return request.errorReply(domain: "HTTP", code: 404, message: "missing")
+            }
+            return request.reply(body: bytes, isCompressed: Self.flag(request.properties["compress"]))
+        } catch {
+            return Self.errorReply(to: request, error)
+        }
     }
 
     // MARK: - Helpers

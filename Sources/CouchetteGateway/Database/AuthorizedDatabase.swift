@@ -67,6 +67,12 @@ public struct AuthorizedDatabase: Sendable {
         try documents.attachment(named: name, documentID: documentID, revision: revision, as: caller)
     }
 
+    /// An attachment's bytes by digest, for a BLIP `getAttachment`: the connection must have checked that it sent
+    /// the caller a revision naming it (``BLIPAttachmentAllowance``); nil when the database does not hold it.
+    func attachmentBytes(digest: String) throws(GatewayError) -> [UInt8]? {
+        try database.storage.attachment(digest: digest)
+    }
+
     // MARK: - Writing documents
 
     /// Saves a new revision as the caller (``DocumentStore/put(id:body:parentRevision:attachmentBodies:user:)``).
