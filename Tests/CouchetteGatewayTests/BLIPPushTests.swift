@@ -1,5 +1,6 @@
 import CouchetteBLIP
 import CouchetteCore
+import Crypto
 import Foundation
 import Testing
 
@@ -76,6 +77,39 @@ import Testing
                 #expect(refused.error?.code == 403)
                 #expect(refused.error?.message == "type is required")
             }
+        }
+    }
+    @Test("A pushed revision's new attachment is fetched from the client and checked against its digest")
+    func pushedAttachments() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            let image = Array("pretend this is a PNG".utf8)
+            let digest = "sha1-" + Data(Insecure.SHA1.hash(data: image)).base64EncodedString()
+            @Sendable func body(digest: String) -> [UInt8] {
+                let attachments: JSONValue = [
+                    "blob_/photo": [
+                        "stub": true, "digest": .string(digest), "length": .int(Int64(image.count)),
+                        "content_type": "image/png", "revpos": 1,
+                    ]
+                ]
+                return JSONValue.object(["channels": ["a"], "_attachments": attachments]).serialized()
+            }
+            // The client answers getAttachment with the image's bytes, whatever digest it is asked for.
+            let handler: BLIPConnection.RequestHandler = { request, _ in
+                request.profile == "getAttachment" ? request.reply(body: image) : request.errorReply(domain: "BLIP", code: 404)
+            }
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: handler) { connection in
+                let stored = try await connection.send(
+                    properties: ["Profile": "rev", "id": "withImage", "rev": "1-0a"], body: body(digest: digest))
+                #expect(stored.type == .response, "\(stored.error.map { "\($0)" } ?? "")")
+                let wrong = "sha1-" + Data(Insecure.SHA1.hash(data: Array("other".utf8))).base64EncodedString()
+                let mismatch = try await connection.send(
+                    properties: ["Profile": "rev", "id": "lying", "rev": "1-0b"], body: body(digest: wrong))
+                #expect(mismatch.error?.code == 400)
+            }
+            let fetched = try await client.send(port: ports.adminPort, path: "/todo/withImage/blob_%2Fphoto")
+            #expect(fetched.status == 200)
+            #expect(Array(fetched.body) == image)
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/lying").status == 404)
         }
     }
 }

@@ -40,8 +40,9 @@ struct BLIPPushReceiver: Sendable {
 
     /// `rev`: stores the revision with its `history`; with `noconflicts`, only when it descends from the document's
     /// current revision (or the document is absent or deleted), else `ERR HTTP/409`. The sync function's refusal is
-    /// `ERR HTTP/403` with its reason.
-    func revision(_ request: BLIPMessage) -> BLIPMessage {
+    /// `ERR HTTP/403` with its reason. Attachment stubs whose digest the database does not hold are fetched from the
+    /// client first (`getAttachment`) and checked against their digest and length.
+    func revision(_ request: BLIPMessage, on connection: BLIPConnection) async -> BLIPMessage {
         let properties = request.properties
         guard let id = properties["id"], let revisionText = properties["rev"] else {
             return request.errorReply(domain: "HTTP", code: 400, message: "rev needs id and rev")
@@ -66,11 +67,41 @@ struct BLIPPushReceiver: Sendable {
                 throw .badRequest("The history does not descend one generation at a time")
             }
             body["_revisions"] = revisions.json
-            try target.putExisting(id: id, body: .object(body))
+            let attachmentBodies = try await fetchMissingAttachments(of: &body, documentID: id, from: connection)
+            try target.putExisting(id: id, body: .object(body), attachmentBodies: attachmentBodies)
             return request.reply()
         } catch {
             return BLIPSyncSession.errorReply(to: request, error)
         }
+    }
+
+    /// Fetches the bytes of the stubs in `body`'s `_attachments` whose digest is not stored here, and marks them
+    /// `follows` so that the write checks and stores them; returns the bytes by attachment name.
+    private func fetchMissingAttachments(
+        of body: inout [String: JSONValue], documentID: String, from connection: BLIPConnection
+    ) async throws(GatewayError) -> [String: [UInt8]] {
+        guard case .object(var attachments)? = body["_attachments"] else { return [:] }
+        var bodies: [String: [UInt8]] = [:]
+        for (name, metadata) in attachments {
+            guard metadata["stub"] == true, let digest = metadata["digest"]?.stringValue else { continue }
+            if try target.attachmentBytes(digest: digest) != nil { continue }
+            let reply: BLIPMessage
+            do {
+                reply = try await connection.send(
+                    properties: ["Profile": "getAttachment", "digest": digest, "docID": documentID])
+            } catch {
+                throw .serviceUnavailable("The connection closed while fetching attachment \"\(name)\"")
+            }
+            guard reply.type == .response, case .object(var entry) = metadata else {
+                throw .badRequest("The client could not send attachment \"\(name)\"")
+            }
+            entry["stub"] = nil
+            entry["follows"] = true
+            attachments[name] = .object(entry)
+            bodies[name] = reply.body
+        }
+        body["_attachments"] = .object(attachments)
+        return bodies
     }
 
     private static func parse(_ bytes: [UInt8]) throws(GatewayError) -> JSONValue {

@@ -55,7 +55,7 @@ struct BLIPSyncSession: Sendable {
         case "setCheckpoint": return setCheckpoint(request)
         case "subChanges": return await subChanges(request, on: connection)
         case "proposeChanges": return BLIPPushReceiver(target: target).proposeChanges(request)
-        case "rev": return BLIPPushReceiver(target: target).revision(request)
+        case "rev": return await BLIPPushReceiver(target: target).revision(request, on: connection)
         case "getAttachment": return await getAttachment(request)
         default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
         }
