@@ -1,5 +1,5 @@
 /// The one error type of `CouchetteCore`: bad JSON, a malformed revision ID or history, bad attachment metadata, a
-/// malformed multipart body, or an edit that conflicts with a revision tree.
+/// malformed multipart body, an edit that conflicts with a revision tree, or a JSON delta that does not apply.
 ///
 /// Every code carries the HTTP status the gateway and the Lite API report for it, so a caller can forward
 /// the error without translating it:
@@ -27,6 +27,8 @@ public struct CoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidMultipart
         /// An edit does not apply to the revision tree: stale parent or existing document (409).
         case conflict
+        /// A JSON delta is malformed or does not apply to the value it is given (400).
+        case invalidDelta
     }
 
     /// What went wrong.
@@ -48,7 +50,7 @@ public struct CoreError: Error, Sendable, Hashable, CustomStringConvertible {
         switch code {
         case .conflict: 409
         case .invalidJSON, .numberOutOfRange, .nestingTooDeep, .invalidRevisionID, .invalidRevisionHistory,
-            .invalidAttachment, .invalidMultipart:
+            .invalidAttachment, .invalidMultipart, .invalidDelta:
             400
         }
     }
