@@ -23,6 +23,8 @@ struct BLIPPullFeed: Sendable {
     let revocations: Bool
     /// The attachments the client may fetch while their revision awaits its reply.
     let allowance: BLIPAttachmentAllowance
+    /// Whether the client takes deltas; consulted only when the database enables delta sync.
+    let deltas: BLIPDeltaNegotiation
 
     /// History sent in a `rev` when the client says nothing (LiteCore asks for 20).
     static let defaultMaxHistory = 20
@@ -76,6 +78,7 @@ struct BLIPPullFeed: Sendable {
         do {
             let reply = try await connection.response(to: number)
             guard reply.type == .response else { return }
+            await deltas.noteReply(deltas: reply.properties["deltas"])
             let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? Self.defaultMaxHistory
             let wanted = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
             for (row, answer) in zip(rows, wanted) {
@@ -129,7 +132,11 @@ struct BLIPPullFeed: Sendable {
         let history = Self.history(body["_revisions"]).dropFirst()
         if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
         for key in ["_id", "_rev", "_deleted", "_revisions"] { body[key] = nil }
-        let bytes = JSONValue.object(body).serialized()
+        var bytes = JSONValue.object(body).serialized()
+        if let (source, delta) = await delta(of: .object(body), id: id, known: known, fullSize: bytes.count) {
+            properties["deltaSrc"] = source
+            bytes = delta
+        }
         guard case .object(let attachments)? = body["_attachments"], !attachments.isEmpty else {
             try await connection.post(properties: properties, body: bytes, compressed: true)
             return
@@ -144,6 +151,23 @@ struct BLIPPullFeed: Sendable {
             throw error
         }
         await allowance.revoke(digests, of: id)
+    }
+
+    /// The body as a delta against the first revision the client knows whose body is still here, when the database
+    /// enables delta sync, the client takes deltas and the delta is smaller than the body (§4.1).
+    private func delta(of body: JSONValue, id: String, known: [String], fullSize: Int) async -> (String, [UInt8])? {
+        guard target.database.config.deltaSync, !known.isEmpty, await deltas.clientAcceptsDeltas else { return nil }
+        for source in known {
+            guard let sourceID = try? RevisionID(parsing: source),
+                let sourceRevision = try? target.revision(id: id, revision: sourceID),
+                case .object(var sourceBody) = sourceRevision.body, sourceBody["_removed"] == nil
+            else { continue }
+            for key in ["_id", "_rev", "_deleted", "_revisions"] { sourceBody[key] = nil }
+            let delta = JSONDelta.make(from: .object(sourceBody), to: body) ?? .object([:])
+            let bytes = delta.serialized()
+            return bytes.count < fullSize ? (source, bytes) : nil
+        }
+        return nil
     }
 
     /// The revision IDs of a `_revisions` object, newest first.

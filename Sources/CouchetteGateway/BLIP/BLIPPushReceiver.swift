@@ -20,7 +20,9 @@ struct BLIPPushReceiver: Sendable {
         let includesRev = BLIPSyncSession.flag(request.properties["conflictIncludesRev"])
         var statuses: [JSONValue] = entries.map { entry in status(of: entry, includesRev: includesRev) }
         while statuses.last == 0 { statuses.removeLast() }
-        return request.reply(body: JSONValue.array(statuses).serialized(), isCompressed: true)
+        // With delta sync on, the client may send revisions as deltas against ones it knows are here (§4.1).
+        let properties: BLIPProperties = target.database.config.deltaSync ? ["deltas": "true"] : [:]
+        return request.reply(properties: properties, body: JSONValue.array(statuses).serialized(), isCompressed: true)
     }
 
     private func status(of entry: JSONValue, includesRev: Bool) -> JSONValue {
@@ -52,7 +54,11 @@ struct BLIPPushReceiver: Sendable {
             let history = try (properties["history"] ?? "").split(separator: ",").map { text throws(GatewayError) in
                 try DocumentValidation.parseRevision(String(text))
             }
-            guard case .object(var body) = try Self.parse(request.body) else {
+            var parsed = try Self.parse(request.body)
+            if let source = properties["deltaSrc"] {
+                parsed = try applyDelta(parsed, against: source, of: id)
+            }
+            guard case .object(var body) = parsed else {
                 throw .badRequest("Document body must be a JSON object")
             }
             if BLIPSyncSession.flag(properties["noconflicts"]), let current = currentRevision(of: id),
@@ -72,6 +78,22 @@ struct BLIPPushReceiver: Sendable {
             return request.reply()
         } catch {
             return BLIPSyncSession.errorReply(to: request, error)
+        }
+    }
+
+    /// A delta's result against revision `source` of document `id` (404 when that revision's body is gone, 400 when
+    /// the delta does not apply or delta sync is off).
+    private func applyDelta(_ delta: JSONValue, against source: String, of id: String) throws(GatewayError) -> JSONValue {
+        guard target.database.config.deltaSync else { throw .badRequest("Delta sync is not enabled") }
+        let sourceID = try DocumentValidation.parseRevision(source)
+        guard case .object(var base) = try target.revision(id: id, revision: sourceID).body else {
+            throw .notFound("missing")
+        }
+        for key in ["_id", "_rev", "_deleted", "_revisions"] { base[key] = nil }
+        do {
+            return try JSONDelta.apply(delta, to: .object(base))
+        } catch {
+            throw .badRequest(error.message)
         }
     }
 

@@ -20,6 +20,8 @@ struct BLIPSyncSession: Sendable {
     let subprotocol: String
     /// The attachments the client may fetch now.
     let allowance = BLIPAttachmentAllowance()
+    /// Whether the client takes deltas.
+    let deltas = BLIPDeltaNegotiation()
 
     /// The largest WebSocket message (one BLIP frame) accepted.
     static let maximumFrameSize = 1 << 20
@@ -139,7 +141,8 @@ struct BLIPSyncSession: Sendable {
         await connection.respond(to: request, with: request.reply())
         let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
         await BLIPPullFeed(
-            target: target, connection: connection, batchSize: batch, revocations: revocations, allowance: allowance
+            target: target, connection: connection, batchSize: batch, revocations: revocations, allowance: allowance,
+            deltas: deltas
         ).run(feed, continuous: continuous)
         return nil
     }

@@ -58,6 +58,7 @@ extension DatabaseConfig {
         ]
         if let sync { object["sync"] = .string(sync) }
         if let cors { object["cors"] = cors.jsonValue(snakeCase: true) }
+        if deltaSync { object["delta_sync"] = ["enabled": true] }
         return .object(object)
     }
 }

@@ -42,6 +42,10 @@ public struct DatabaseConfig: Sendable, Equatable {
     /// Per-database CORS settings (`cors`, SG 3.x spelling).
     public var cors: CORSConfig?
 
+    /// Whether BLIP replications may exchange revisions as JSON deltas (`delta_sync.enabled`, off by default as in
+    /// Sync Gateway).
+    public var deltaSync: Bool
+
     // MARK: - Defaults
 
     /// The default `revs_limit`.
@@ -63,7 +67,8 @@ public struct DatabaseConfig: Sendable, Equatable {
         revsLimit: Int = DatabaseConfig.defaultRevsLimit,
         allowEmptyPassword: Bool = false,
         offline: Bool = false,
-        cors: CORSConfig? = nil
+        cors: CORSConfig? = nil,
+        deltaSync: Bool = false
     ) {
         self.name = name
         self.server = server
@@ -75,6 +80,7 @@ public struct DatabaseConfig: Sendable, Equatable {
         self.allowEmptyPassword = allowEmptyPassword
         self.offline = offline
         self.cors = cors
+        self.deltaSync = deltaSync
     }
 
     // MARK: - Names
@@ -92,6 +98,7 @@ public struct DatabaseConfig: Sendable, Equatable {
     /// Keys that are read.
     static let supportedKeys: Set<String> = [
         "server", "bucket", "sync", "users", "roles", "revs_limit", "allow_empty_password", "offline", "cors",
+        "delta_sync",
     ]
 
     /// Keys accepted and ignored: Couchbase Server connection settings and advanced options.
@@ -100,7 +107,7 @@ public struct DatabaseConfig: Sendable, Equatable {
         "import_docs", "import_filter", "import_backup", "shadow", "feed_type", "cache", "rev_cache_size",
         "rev_cache", "event_handlers", "unsupported", "oidc", "view_query_timeout_secs", "local_doc_expiry_secs",
         "enable_shared_bucket_access", "session_cookie_secure", "session_cookie_name", "allow_conflicts",
-        "send_www_authenticate_header", "num_index_replicas", "use_views", "bucket_op_timeout_ms", "delta_sync",
+        "send_www_authenticate_header", "num_index_replicas", "use_views", "bucket_op_timeout_ms",
         "compact_interval_days", "serve_insecure_attachment_types", "channel_index", "sgreplicate", "deltaSync",
     ]
 
@@ -149,7 +156,8 @@ public struct DatabaseConfig: Sendable, Equatable {
             revsLimit: revsLimit,
             allowEmptyPassword: try object.bool("allow_empty_password") ?? false,
             offline: try object.bool("offline") ?? false,
-            cors: cors
+            cors: cors,
+            deltaSync: try object.object("delta_sync")?.bool("enabled") ?? false
         )
         for key in object.unknownKeys(known: Self.supportedKeys.union(Self.ignoredKeys)) {
             warnings.append("\(object.fieldPath(key)): unknown key ignored")
