@@ -112,4 +112,35 @@ import Testing
             #expect(try await client.send(port: ports.adminPort, path: "/todo/lying").status == 404)
         }
     }
+    @Test("A pushed stub naming an attachment stored for another document must be proved")
+    func provedAttachments() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            let secret = Array("bob's private file".utf8)
+            let revision = try await ChangesTests.put(client, port: ports.adminPort, "bobs", ["channels": ["b"]])
+            let upload = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/bobs/file.txt?rev=\(revision)",
+                headers: ["Content-Type": "text/plain"], body: secret)
+            #expect(upload.status == 201)
+            let digest = "sha1-" + Data(Insecure.SHA1.hash(data: secret)).base64EncodedString()
+            let stub: JSONValue = [
+                "channels": ["a"],
+                "_attachments": ["file.txt": ["stub": true, "digest": .string(digest), "length": .int(Int64(secret.count)), "revpos": 1]],
+            ]
+            for holdsTheData in [true, false] {
+                let handler: BLIPConnection.RequestHandler = { request, _ in
+                    guard request.profile == "proveAttachment" else { return request.errorReply(domain: "BLIP", code: 404) }
+                    guard holdsTheData else { return request.reply(body: Array("sha1-guessed=".utf8)) }
+                    let proof = Insecure.SHA1.hash(data: [UInt8(request.body.count)] + request.body + secret)
+                    return request.reply(body: Array(("sha1-" + Data(proof).base64EncodedString()).utf8))
+                }
+                try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: handler) { connection in
+                    let reply = try await connection.send(
+                        properties: ["Profile": "rev", "id": "claims-\(holdsTheData)", "rev": "1-0a"], body: stub.serialized())
+                    #expect(reply.error?.code == (holdsTheData ? nil : 403))
+                }
+            }
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/claims-true/file.txt").status == 200)
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/claims-false").status == 404)
+        }
+    }
 }

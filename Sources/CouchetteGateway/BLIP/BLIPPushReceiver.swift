@@ -1,5 +1,6 @@
 import CouchetteBLIP
 import CouchetteCore
+import Foundation
 
 // MARK: - BLIPPushReceiver
 
@@ -98,15 +99,23 @@ struct BLIPPushReceiver: Sendable {
     }
 
     /// Fetches the bytes of the stubs in `body`'s `_attachments` whose digest is not stored here, and marks them
-    /// `follows` so that the write checks and stores them; returns the bytes by attachment name.
+    /// `follows` so that the write checks and stores them; returns the bytes by attachment name. A stub whose digest
+    /// is stored but not among the document's current attachments must be proved (`proveAttachment`): otherwise a
+    /// user could take another's attachment into their own document by naming its digest.
     private func fetchMissingAttachments(
         of body: inout [String: JSONValue], documentID: String, from connection: BLIPConnection
     ) async throws(GatewayError) -> [String: [UInt8]] {
         guard case .object(var attachments)? = body["_attachments"] else { return [:] }
+        let current = Set(
+            ((try? target.revision(id: documentID))?.body["_attachments"]?.objectValue ?? [:]).values
+                .compactMap { $0["digest"]?.stringValue })
         var bodies: [String: [UInt8]] = [:]
         for (name, metadata) in attachments {
             guard metadata["stub"] == true, let digest = metadata["digest"]?.stringValue else { continue }
-            if try target.attachmentBytes(digest: digest) != nil { continue }
+            if let stored = try target.attachmentBytes(digest: digest) {
+                if !current.contains(digest) { try await prove(digest, of: stored, to: connection) }
+                continue
+            }
             let reply: BLIPMessage
             do {
                 reply = try await connection.send(
@@ -124,6 +133,24 @@ struct BLIPPushReceiver: Sendable {
         }
         body["_attachments"] = .object(attachments)
         return bodies
+    }
+
+    /// Asks the client to prove it holds `data` (§3.9): the SHA-1 of a random nonce's length, the nonce and the
+    /// content, as a `sha1-` digest string (base64; lowercase hex accepted too). 403 when the proof is wrong.
+    private func prove(_ digest: String, of data: [UInt8], to connection: BLIPConnection) async throws(GatewayError) {
+        let nonce = (0..<20).map { _ in UInt8.random(in: 0...255) }
+        let reply: BLIPMessage
+        do {
+            reply = try await connection.send(properties: ["Profile": "proveAttachment", "digest": digest], body: nonce)
+        } catch {
+            throw .serviceUnavailable("The connection closed while proving an attachment")
+        }
+        let expected = AttachmentDigest.sha1(of: [UInt8(nonce.count)] + nonce + data)
+        let answer = String(decoding: reply.body, as: UTF8.self)
+        let hex = "sha1-" + expected.bytes.map { String(format: "%02x", $0) }.joined()
+        guard reply.type == .response, answer == expected.description || answer == hex else {
+            throw .forbidden("Incorrect proof for attachment \(digest)")
+        }
     }
 
     private static func parse(_ bytes: [UInt8]) throws(GatewayError) -> JSONValue {
