@@ -143,4 +143,20 @@ import Testing
             #expect(try await client.send(port: ports.adminPort, path: "/todo/claims-false").status == 404)
         }
     }
+    @Test("changes from a 2.x client: 0 for revisions the gateway has, the possible ancestors of the others")
+    func changesFromAnOlderClient() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            let first = try await ChangesTests.put(client, port: ports.adminPort, "known", ["channels": ["a"]])
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
+                let offered: JSONValue = [[1, "known", "2-0b"], [2, "known", .string(first)], [3, "brand-new", "1-0c"], [4, "known", .string(first)]]
+                let reply = try await connection.send(properties: ["Profile": "changes"], body: offered.serialized())
+                #expect(try JSONValue(parsing: reply.body) == [[.string(first)], 0, []])
+                let stored = try await connection.send(
+                    properties: ["Profile": "rev", "id": "known", "rev": "2-0b", "history": first],
+                    body: Array(#"{"channels":["a"],"v":2}"#.utf8))
+                #expect(stored.type == .response)
+            }
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/known").jsonValue()["v"] == 2)
+        }
+    }
 }

@@ -4,8 +4,9 @@ import Foundation
 
 // MARK: - BLIPPushReceiver
 
-/// What a pushing client sends (spec: blip-sync-protocol.md §3.5, §3.6): `proposeChanges`, answered with a status per
-/// revision, then a `rev` for each accepted one, stored as `_bulk_docs?new_edits=false` stores a revision made
+/// What a pushing client sends (spec: blip-sync-protocol.md §3.4, §3.5, §3.6): `proposeChanges` (Couchbase Lite 3),
+/// answered with a status per revision, or `changes` (2.x), answered with the known ancestors of the revisions wanted;
+/// then a `rev` for each accepted one, stored as `_bulk_docs?new_edits=false` stores a revision made
 /// elsewhere — through the sync function, as the connection's user.
 struct BLIPPushReceiver: Sendable {
     /// The database and the caller writing.
@@ -24,6 +25,25 @@ struct BLIPPushReceiver: Sendable {
         // With delta sync on, the client may send revisions as deltas against ones it knows are here (§4.1).
         let properties: BLIPProperties = target.database.config.deltaSync ? ["deltas": "true"] : [:]
         return request.reply(properties: properties, body: JSONValue.array(statuses).serialized(), isCompressed: true)
+    }
+
+    /// `changes` from a pushing client (Couchbase Lite 2.x): for each `[sequence, docID, revID, …]`, the revisions
+    /// of that document the gateway has that may be its ancestors (`[]` when none: send it), or `0` when the revision
+    /// is already here (`_revs_diff`); trailing zeros left out.
+    func changes(_ request: BLIPMessage) -> BLIPMessage {
+        guard case .array(let entries)? = try? JSONValue(parsing: request.body) else {
+            return request.errorReply(domain: "HTTP", code: 400, message: "changes needs a JSON array")
+        }
+        var answers: [JSONValue] = entries.map { entry in
+            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
+                let diff = try? target.revsDiff([id: [revision]])
+            else { return 0 }
+            guard let missing = diff[id] else { return 0 }
+            return .array(missing["possible_ancestors"]?.arrayValue ?? [])
+        }
+        while answers.last == 0 { answers.removeLast() }
+        let properties: BLIPProperties = target.database.config.deltaSync ? ["deltas": "true"] : [:]
+        return request.reply(properties: properties, body: JSONValue.array(answers).serialized(), isCompressed: true)
     }
 
     private func status(of entry: JSONValue, includesRev: Bool) -> JSONValue {

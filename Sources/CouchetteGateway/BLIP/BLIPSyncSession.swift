@@ -11,7 +11,7 @@ import NIOCore
 ///
 /// Messages handled so far: `getCheckpoint` and `setCheckpoint` (checkpoints kept as the local documents
 /// `_local/checkpoint/{client}`, as Sync Gateway keeps them), `subChanges` (``BLIPPullFeed``), and a push's
-/// `proposeChanges` and `rev` (``BLIPPushReceiver``), `getAttachment` for the attachments of revisions sent.
+/// `proposeChanges` or `changes` and `rev` (``BLIPPushReceiver``), `getAttachment` for the attachments of revisions sent.
 /// Others get `ERR BLIP/404`.
 struct BLIPSyncSession: Sendable {
     /// The database and the caller.
@@ -57,6 +57,7 @@ struct BLIPSyncSession: Sendable {
         case "setCheckpoint": return setCheckpoint(request)
         case "subChanges": return await subChanges(request, on: connection)
         case "proposeChanges": return BLIPPushReceiver(target: target).proposeChanges(request)
+        case "changes": return BLIPPushReceiver(target: target).changes(request)
         case "rev": return await BLIPPushReceiver(target: target).revision(request, on: connection)
         case "getAttachment": return await getAttachment(request)
         default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
