@@ -74,13 +74,8 @@ public actor BLIPConnection {
     public func queue(
         properties: BLIPProperties, body: [UInt8] = [], urgent: Bool = false, compressed: Bool = false
     ) throws(BLIPError) -> UInt64 {
-        if let closedError { throw closedError }
-        let number = nextRequestNumber
-        nextRequestNumber += 1
-        try outbox.enqueue(
-            .request(number: number, properties: properties, body: body, isUrgent: urgent, isCompressed: compressed))
+        let number = try enqueueRequest(properties, body, urgent: urgent, noReply: false, compressed: compressed)
         expected.insert(number)
-        startSending()
         return number
     }
 
@@ -107,14 +102,23 @@ public actor BLIPConnection {
         while closedError == nil, outbox.queuedCount >= Self.maximumQueuedMessages {
             await withCheckedContinuation { roomWaiters.append($0) }
         }
+        try enqueueRequest(properties, body, urgent: urgent, noReply: true, compressed: compressed)
+    }
+
+    /// Numbers a request, queues it and starts sending; returns its number.
+    @discardableResult
+    private func enqueueRequest(
+        _ properties: BLIPProperties, _ body: [UInt8], urgent: Bool, noReply: Bool, compressed: Bool
+    ) throws(BLIPError) -> UInt64 {
         if let closedError { throw closedError }
         let number = nextRequestNumber
         nextRequestNumber += 1
         try outbox.enqueue(
             .request(
-                number: number, properties: properties, body: body, isUrgent: urgent, isNoReply: true,
+                number: number, properties: properties, body: body, isUrgent: urgent, isNoReply: noReply,
                 isCompressed: compressed))
         startSending()
+        return number
     }
 
     // MARK: - Receiving
@@ -132,29 +136,20 @@ public actor BLIPConnection {
         for event in events {
             switch event {
             case .message(let message):
-                if message.type == .request {
-                    dispatch(message)
-                } else if let continuation = waiting.removeValue(forKey: message.number) {
-                    expected.remove(message.number)
-                    continuation.resume(returning: message)
-                } else if expected.contains(message.number) {
-                    arrived[message.number] = message
-                }
+                if message.type == .request { dispatch(message) } else { deliver(message) }
             case .acknowledgement(let frame):
                 await sendNow(frame)
             case .acknowledged(let ofResponse, let number, let bytes):
                 outbox.acknowledged(ofResponse: ofResponse, number: number, bytes: bytes)
                 startSending()
             case .badMessage(let type, let number, let error):
+                // An unreadable request gets `ERR BLIP/400`; an unreadable response reaches its requester as one.
+                let refusal = BLIPMessage(type: .request, number: number)
+                    .errorReply(domain: "BLIP", code: 400, message: error.description)
                 if type == .request {
-                    let request = BLIPMessage(type: .request, number: number)
-                    respond(to: request, with: request.errorReply(domain: "BLIP", code: 400, message: error.description))
-                } else if let continuation = waiting.removeValue(forKey: number) {
-                    expected.remove(number)
-                    continuation.resume(throwing: error)
-                } else if expected.contains(number) {
-                    arrived[number] = BLIPMessage(type: .error, number: number).errorReply(
-                        domain: "BLIP", code: 400, message: error.description)
+                    respond(to: BLIPMessage(type: .request, number: number), with: refusal)
+                } else {
+                    deliver(refusal)
                 }
             }
         }
@@ -173,6 +168,16 @@ public actor BLIPConnection {
     }
 
     // MARK: - Helpers
+
+    /// Hands a response to whoever waits for it, or keeps it until ``response(to:)`` asks; drops unexpected ones.
+    private func deliver(_ response: BLIPMessage) {
+        if let continuation = waiting.removeValue(forKey: response.number) {
+            expected.remove(response.number)
+            continuation.resume(returning: response)
+        } else if expected.contains(response.number) {
+            arrived[response.number] = response
+        }
+    }
 
     private func dispatch(_ request: BLIPMessage) {
         guard request.profile != nil else {

@@ -38,11 +38,6 @@ public final class BLIPFrameReader {
     /// (`kIncomingAckThreshold`).
     public static let acknowledgementThreshold: UInt64 = 50_000
 
-    private struct Key: Hashable {
-        let isResponse: Bool
-        let number: UInt64
-    }
-
     private struct Partial {
         var flags: BLIPFrameFlags
         var payload: [UInt8] = []
@@ -52,7 +47,7 @@ public final class BLIPFrameReader {
 
     private var checksum = BLIPChecksum()
     private var inflater: BLIPInflater?
-    private var partials: [Key: Partial] = [:]
+    private var partials: [BLIPMessageKey: Partial] = [:]
     /// The highest request number whose first frame arrived: requests begin in number order, so a frame of a lower
     /// number that is not in progress belongs to a finished request.
     private var highestRequestStarted: UInt64 = 0
@@ -107,7 +102,7 @@ public final class BLIPFrameReader {
 
         // A frame of an undefined type keeps the checksum going and is otherwise ignored.
         guard let type else { return [] }
-        let key = Key(isResponse: type.isResponse, number: number)
+        let key = BLIPMessageKey(isResponse: type.isResponse, number: number)
         var partial: Partial
         if let existing = partials.removeValue(forKey: key) {
             partial = existing

@@ -19,16 +19,11 @@ public final class BLIPOutbox {
     /// Bytes of one message sent but not acknowledged at which it waits for an acknowledgement (`kMaxUnackedBytes`).
     public static let maximumUnacknowledgedBytes: UInt64 = 128_000
 
-    private struct Key: Hashable {
-        let isResponse: Bool
-        let number: UInt64
-    }
-
     private struct Entry {
         var outgoing: BLIPOutgoingMessage
         var bytesAcknowledged: UInt64 = 0
 
-        var key: Key { Key(isResponse: outgoing.message.type.isResponse, number: outgoing.message.number) }
+        var key: BLIPMessageKey { outgoing.message.key }
         var isUrgent: Bool { outgoing.message.isUrgent }
         /// Whether too many bytes are unacknowledged (a peer acknowledging more than was sent counts as all).
         var mustWait: Bool {
@@ -40,9 +35,9 @@ public final class BLIPOutbox {
     private let writer: BLIPFrameWriter
     private var queue: [Entry] = []
     /// Messages waiting for an acknowledgement before their next frame.
-    private var paused: [Key: Entry] = [:]
+    private var paused: [BLIPMessageKey: Entry] = [:]
     /// Acknowledgements of messages still sending, by message (kept for messages not paused yet).
-    private var acknowledgedBytes: [Key: UInt64] = [:]
+    private var acknowledgedBytes: [BLIPMessageKey: UInt64] = [:]
 
     /// An outbox writing frames with `writer` (the connection's one).
     public init(writer: BLIPFrameWriter = BLIPFrameWriter()) {
@@ -107,7 +102,7 @@ public final class BLIPOutbox {
     /// The peer acknowledged `bytes` of a message this side sends: a paused message under the limit again goes back
     /// in the queue. Acknowledgements of unknown or finished messages are ignored.
     public func acknowledged(ofResponse: Bool, number: UInt64, bytes: UInt64) {
-        let key = Key(isResponse: ofResponse, number: number)
+        let key = BLIPMessageKey(isResponse: ofResponse, number: number)
         if var entry = paused[key] {
             entry.bytesAcknowledged = max(entry.bytesAcknowledged, bytes)
             if entry.mustWait {

@@ -127,11 +127,10 @@ struct BLIPPullFeed: Sendable {
             return
         }
         var properties: BLIPProperties = ["Profile": "rev", "id": id, "rev": revisionText, "sequence": sequence]
-        guard case .object(var body) = revision.body else { return }
-        if body["_deleted"] == true { properties["deleted"] = "1" }
-        let history = Self.history(body["_revisions"]).dropFirst()
-        if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
-        for key in ["_id", "_rev", "_deleted", "_revisions"] { body[key] = nil }
+        guard let body = BLIPRevisionBody.properties(of: revision.body) else { return }
+        if revision.body["_deleted"] == true { properties["deleted"] = "1" }
+        let history = ((try? RevisionHistory(json: revision.body["_revisions"] ?? .null))?.revisionIDs ?? []).dropFirst()
+        if !history.isEmpty { properties["history"] = history.map(\.description).joined(separator: ",") }
         var bytes = JSONValue.object(body).serialized()
         if let (source, delta) = await delta(of: .object(body), id: id, known: known, fullSize: bytes.count) {
             properties["deltaSrc"] = source
@@ -160,20 +159,14 @@ struct BLIPPullFeed: Sendable {
         for source in known {
             guard let sourceID = try? RevisionID(parsing: source),
                 let sourceRevision = try? target.revision(id: id, revision: sourceID),
-                case .object(var sourceBody) = sourceRevision.body, sourceBody["_removed"] == nil
+                sourceRevision.body["_removed"] == nil,
+                let sourceBody = BLIPRevisionBody.properties(of: sourceRevision.body)
             else { continue }
-            for key in ["_id", "_rev", "_deleted", "_revisions"] { sourceBody[key] = nil }
             let delta = JSONDelta.make(from: .object(sourceBody), to: body) ?? .object([:])
             let bytes = delta.serialized()
             return bytes.count < fullSize ? (source, bytes) : nil
         }
         return nil
-    }
-
-    /// The revision IDs of a `_revisions` object, newest first.
-    static func history(_ revisions: JSONValue?) -> [String] {
-        guard let start = revisions?["start"]?.intValue, case .array(let ids)? = revisions?["ids"] else { return [] }
-        return ids.enumerated().compactMap { offset, id in id.stringValue.map { "\(Int(start) - offset)-\($0)" } }
     }
 
     /// A sequence as the protocol writes it: a number, or `"N:S"` for a backfilled entry.

@@ -20,11 +20,7 @@ struct BLIPPushReceiver: Sendable {
             return request.errorReply(domain: "HTTP", code: 400, message: "proposeChanges needs a JSON array")
         }
         let includesRev = BLIPSyncSession.flag(request.properties["conflictIncludesRev"])
-        var statuses: [JSONValue] = entries.map { entry in status(of: entry, includesRev: includesRev) }
-        while statuses.last == 0 { statuses.removeLast() }
-        // With delta sync on, the client may send revisions as deltas against ones it knows are here (§4.1).
-        let properties: BLIPProperties = target.database.config.deltaSync ? ["deltas": "true"] : [:]
-        return request.reply(properties: properties, body: JSONValue.array(statuses).serialized(), isCompressed: true)
+        return reply(to: request, answers: entries.map { entry in status(of: entry, includesRev: includesRev) })
     }
 
     /// `changes` from a pushing client (Couchbase Lite 2.x): for each `[sequence, docID, revID, …]`, the revisions
@@ -34,13 +30,20 @@ struct BLIPPushReceiver: Sendable {
         guard case .array(let entries)? = try? JSONValue(parsing: request.body) else {
             return request.errorReply(domain: "HTTP", code: 400, message: "changes needs a JSON array")
         }
-        var answers: [JSONValue] = entries.map { entry in
-            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
-                let diff = try? target.revsDiff([id: [revision]])
-            else { return 0 }
-            guard let missing = diff[id] else { return 0 }
-            return .array(missing["possible_ancestors"]?.arrayValue ?? [])
-        }
+        return reply(
+            to: request,
+            answers: entries.map { entry in
+                guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
+                    let diff = try? target.revsDiff([id: [revision]]), let missing = diff[id]
+                else { return 0 }
+                return .array(missing["possible_ancestors"]?.arrayValue ?? [])
+            })
+    }
+
+    /// The reply to `proposeChanges` or `changes`: one answer per entry, trailing zeros left out, and with delta
+    /// sync on, `deltas: true` (the client may then send revisions as deltas against ones it knows are here, §4.1).
+    private func reply(to request: BLIPMessage, answers: [JSONValue]) -> BLIPMessage {
+        var answers = answers
         while answers.last == 0 { answers.removeLast() }
         let properties: BLIPProperties = target.database.config.deltaSync ? ["deltas": "true"] : [:]
         return request.reply(properties: properties, body: JSONValue.array(answers).serialized(), isCompressed: true)
@@ -107,10 +110,9 @@ struct BLIPPushReceiver: Sendable {
     private func applyDelta(_ delta: JSONValue, against source: String, of id: String) throws(GatewayError) -> JSONValue {
         guard target.database.config.deltaSync else { throw .badRequest("Delta sync is not enabled") }
         let sourceID = try DocumentValidation.parseRevision(source)
-        guard case .object(var base) = try target.revision(id: id, revision: sourceID).body else {
+        guard let base = BLIPRevisionBody.properties(of: try target.revision(id: id, revision: sourceID).body) else {
             throw .notFound("missing")
         }
-        for key in ["_id", "_rev", "_deleted", "_revisions"] { base[key] = nil }
         do {
             return try JSONDelta.apply(delta, to: .object(base))
         } catch {
@@ -131,9 +133,10 @@ struct BLIPPushReceiver: Sendable {
                 .compactMap { $0["digest"]?.stringValue })
         var bodies: [String: [UInt8]] = [:]
         for (name, metadata) in attachments {
-            guard metadata["stub"] == true, let digest = metadata["digest"]?.stringValue else { continue }
+            guard metadata["stub"] == true, let digest = metadata["digest"]?.stringValue, !current.contains(digest)
+            else { continue }
             if let stored = try target.attachmentBytes(digest: digest) {
-                if !current.contains(digest) { try await prove(digest, of: stored, to: connection) }
+                try await prove(digest, of: stored, to: connection)
                 continue
             }
             let reply: BLIPMessage

@@ -135,7 +135,8 @@ struct BLIPSyncSession: Sendable {
             var options = try ChangesOptions(parameters: parameters, currentSequence: notifier.lastSequence)
             options.timeout = nil
             options.heartbeat = nil
-            feed = ChangesFeed(reader: ChangesReader(database: target.database, caller: target.caller, options: options), notifier: notifier)
+            let reader = ChangesReader(database: target.database, caller: target.caller, options: options)
+            feed = ChangesFeed(reader: reader, notifier: notifier)
         } catch {
             return Self.errorReply(to: request, error)
         }

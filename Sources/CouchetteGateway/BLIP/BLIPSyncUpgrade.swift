@@ -93,9 +93,6 @@ struct BLIPSyncUpgrade: Sendable {
 
     /// The decoded `{db}` of a `/{db}/_blipsync` path, or nil for other paths.
     static func databaseName(inPath path: String) -> String? {
-        let segments = path.split(separator: "/")
-        guard segments.count == 2, segments[1] == "_blipsync", !segments[0].hasPrefix("_") else { return nil }
-        let raw = String(segments[0])
-        return raw.removingPercentEncoding ?? raw
+        DatabaseResolver.databaseName(inPath: path, endpoint: "_blipsync")
     }
 }

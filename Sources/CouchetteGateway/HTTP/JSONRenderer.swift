@@ -74,12 +74,12 @@ public struct JSONRenderer: Sendable {
         return response
     }
 
-    /// A response with a JSON body and `Content-Type: application/json`.
     /// An error's body, `{"error": NAME, "reason": REASON}` (also written below Hummingbird, by ``UpgradeGate``).
     func errorBody(_ error: GatewayError) -> Data {
         (try? data(["error": error.error, "reason": error.reason])) ?? Data()
     }
 
+    /// A response with a JSON body and `Content-Type: application/json`.
     static func jsonResponse(_ data: Data, status: HTTPResponse.Status, headers: HTTPFields) -> Response {
         var fields = headers
         fields[.contentType] = "application/json"

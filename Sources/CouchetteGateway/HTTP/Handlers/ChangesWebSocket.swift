@@ -34,7 +34,7 @@ struct ChangesWebSocket: Sendable {
         -> ShouldUpgradeResult<Handler>
     {
         let uri = URI(head.path ?? "/")
-        guard let databaseName = Self.databaseName(inChangesPath: uri.path) else { return .dontUpgrade }
+        guard let databaseName = DatabaseResolver.databaseName(inPath: uri.path, endpoint: "_changes") else { return .dontUpgrade }
         let query = ChangesHandlers.queryParameters(of: uri)
         do {
             let request = Request(head: head, body: .init(buffer: ByteBuffer()))
@@ -81,13 +81,5 @@ struct ChangesWebSocket: Sendable {
     /// Closes a socket with the code and reason of an error: `4000 + status`.
     static func close(_ outbound: WebSocketOutboundWriter, with error: GatewayError) async throws {
         try await outbound.close(.unknown(UInt16(4000 + error.statusCode)), reason: error.reason)
-    }
-
-    /// The decoded `{db}` of a `/{db}/_changes` path, or nil for other paths.
-    static func databaseName(inChangesPath path: String) -> String? {
-        let segments = path.split(separator: "/")
-        guard segments.count == 2, segments[1] == "_changes", !segments[0].hasPrefix("_") else { return nil }
-        let raw = String(segments[0])
-        return raw.removingPercentEncoding ?? raw
     }
 }

@@ -90,6 +90,15 @@ struct DatabaseResolver: Sendable {
         try context.pathSegment("db", allowingUnderscore: false)
     }
 
+    /// The percent-decoded `{db}` of a `/{db}/{endpoint}` path, or nil for other paths: for the WebSocket upgrades,
+    /// decided before routing (`_changes?feed=websocket`, `_blipsync`).
+    static func databaseName(inPath path: String, endpoint: String) -> String? {
+        let segments = path.split(separator: "/")
+        guard segments.count == 2, segments[1] == endpoint, !segments[0].hasPrefix("_") else { return nil }
+        let raw = String(segments[0])
+        return raw.removingPercentEncoding ?? raw
+    }
+
     /// A cookie's value from the `Cookie` headers.
     static func cookie(named name: String, in request: Request) -> String? {
         for header in request.headers[values: .cookie] {
