@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
@@ -81,6 +82,7 @@ let package = Package(
             dependencies: [
                 "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ],
             swiftSettings: swiftSettings
@@ -98,6 +100,7 @@ let package = Package(
             name: "Couchette",
             dependencies: [
                 "CouchetteCore",
+                "CouchetteBLIP",
                 "CouchetteSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -110,6 +113,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "WSClient", package: "swift-websocket"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -28,6 +28,10 @@ public actor BLIPConnection {
 
     private let transport: any BLIPTransport
     private let handler: RequestHandler
+    private let observer: RequestObserver?
+    /// The number of the next request the observer sees, and the complete requests waiting for earlier ones.
+    private var nextObserved: UInt64 = 1
+    private var heldForObserver: [UInt64: BLIPMessage?] = [:]
     private let reader = BLIPFrameReader()
     private let outbox = BLIPOutbox()
     private var nextRequestNumber: UInt64 = 1
@@ -42,9 +46,20 @@ public actor BLIPConnection {
     private var closedError: BLIPError?
     private var handlers: [UInt64: Task<Void, Never>] = [:]
 
+    /// Sees each incoming request once it and every request the peer numbered before it are complete: in the order
+    /// the peer sent them, before its handler runs.
+    public typealias RequestObserver = @Sendable (BLIPMessage) -> Void
+
     /// A connection whose incoming requests `handler` answers.
-    public init(transport: any BLIPTransport, handler: @escaping RequestHandler) {
+    ///
+    /// Handlers run concurrently as requests complete, and frames of several messages interleave, so a short request
+    /// can complete before a long one sent earlier; `observer` sees them in the order they were sent (a replicator
+    /// queues a pull's `changes` messages there, so `changes []` never passes the last batch).
+    public init(
+        transport: any BLIPTransport, observer: RequestObserver? = nil, handler: @escaping RequestHandler
+    ) {
         self.transport = transport
+        self.observer = observer
         self.handler = handler
     }
 
@@ -147,6 +162,7 @@ public actor BLIPConnection {
                 let refusal = BLIPMessage(type: .request, number: number)
                     .errorReply(domain: "BLIP", code: 400, message: error.description)
                 if type == .request {
+                    observe(number, nil)
                     respond(to: BLIPMessage(type: .request, number: number), with: refusal)
                 } else {
                     deliver(refusal)
@@ -181,14 +197,27 @@ public actor BLIPConnection {
 
     private func dispatch(_ request: BLIPMessage) {
         guard request.profile != nil else {
+            observe(request.number, nil)
             respond(to: request, with: request.errorReply(domain: "BLIP", code: 400, message: "no Profile"))
             return
         }
+        observe(request.number, request)
         let handler = self.handler
         let number = request.number
         handlers[number] = Task {
             let response = await handler(request, self)
             self.handlerFinished(number, request: request, response: response)
+        }
+    }
+
+    /// Hands complete requests to the observer in the peer's numbering order (an unreadable one, nil, only takes its
+    /// turn).
+    private func observe(_ number: UInt64, _ request: BLIPMessage?) {
+        guard let observer else { return }
+        heldForObserver[number] = .some(request)
+        while let next = heldForObserver.removeValue(forKey: nextObserved) {
+            nextObserved += 1
+            if let next { observer(next) }
         }
     }
 

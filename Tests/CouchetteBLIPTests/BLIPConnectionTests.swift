@@ -5,7 +5,7 @@ import Testing
 @testable import CouchetteBLIP
 
 /// Requests and responses between two connections joined in memory (blip-sync-protocol.md §2.8–§2.11).
-@Suite(.timeLimit(.minutes(1))) struct BLIPConnectionTests {
+@Suite(.timeLimit(.minutes(3))) struct BLIPConnectionTests {
     /// Echoes a request's body and properties back, `ERR BLIP/404` for profile `missing`.
     static let echo: BLIPConnection.RequestHandler = { request, _ in
         if request.profile == "missing" {

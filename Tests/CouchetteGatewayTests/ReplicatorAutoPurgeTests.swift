@@ -22,6 +22,12 @@ struct ReplicatorAutoPurgeTests {
 
     @Test(arguments: Setting.allCases, Loss.allCases)
     func aDocumentTheUserLosesAccessTo(setting: Setting, loss: Loss) async throws {
+        for transport in ReplicationProtocol.allCases {
+            try await aDocumentTheUserLosesAccessTo(setting: setting, loss: loss, over: transport)
+        }
+    }
+
+    func aDocumentTheUserLosesAccessTo(setting: Setting, loss: Loss, over transport: ReplicationProtocol) async throws {
         try await GatewayFixture.withRunningGateway(GatewayFixture.config(databases: [DatabaseConfig(name: "todo")])) {
             client, ports in
             let user = try await client.send(
@@ -34,7 +40,7 @@ struct ReplicatorAutoPurgeTests {
 
             let phone = try LiteDatabase("phone")
             var config = ReplicatorConfiguration(
-                target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(ports.publicPort)/todo")!))
+                target: URLEndpoint(url: transport.url(port: ports.publicPort)))
             var collection = CollectionConfiguration(collection: try phone.lists)
             if setting == .filterKeeps { collection.pullFilter = { _, flags in !flags.contains(.accessRemoved) } }
             config.addCollection(try phone.lists, config: collection)

@@ -45,9 +45,9 @@ struct ReplicatorGatewayTests {
         @discardableResult
         func sync(
             port: Int, user: String, password: String = "pass", _ type: ReplicatorType = .pushAndPull,
-            channels: [String]? = nil
+            channels: [String]? = nil, over transport: ReplicationProtocol = .rest
         ) async throws -> Replicator {
-            var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: transport.url(port: port)))
             var collection = CollectionConfiguration(collection: try lists)
             collection.channels = channels
             config.addCollection(try lists, config: collection)
@@ -60,8 +60,8 @@ struct ReplicatorGatewayTests {
         }
 
         /// A continuous push and pull with the gateway's `todo` database as user1, not started yet.
-        func continuousReplicator(port: Int) throws -> Replicator {
-            var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(port)/todo")!))
+        func continuousReplicator(port: Int, over transport: ReplicationProtocol = .rest) throws -> Replicator {
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: transport.url(port: port)))
             config.addCollection(try lists)
             config.continuous = true
             config.authenticator = BasicAuthenticator(username: "user1", password: "pass")
@@ -79,15 +79,15 @@ struct ReplicatorGatewayTests {
         }
     }
 
-    @Test("user1 pushes its lists, pulls only what it may read; a moderator sees every list; a second database converges")
-    func pushPullWithChannelsAndRoles() async throws {
+    @Test("user1 pushes its lists, pulls only what it may read; a moderator sees every list; a second database converges", arguments: ReplicationProtocol.allCases)
+    func pushPullWithChannelsAndRoles(transport: ReplicationProtocol) async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let phone = try LiteDatabase("phone")
             try phone.addList("user1.groceries", name: "Groceries")
             try phone.addList("user1.chores", name: "Chores")
             // Refused by the sync function (not prefixed by its owner): reported, the rest goes through.
             try phone.addList("user2.stolen", name: "Stolen")
-            let pushed = try await phone.sync(port: ports.publicPort, user: "user1")
+            let pushed = try await phone.sync(port: ports.publicPort, user: "user1", over: transport)
             #expect(pushed.status.error == nil)
             #expect(pushed.rejectedDocuments.map(\.id) == ["user2.stolen"])
             #expect(pushed.rejectedDocuments.first?.error?.status == 403)
@@ -97,23 +97,23 @@ struct ReplicatorGatewayTests {
 
             let other = try LiteDatabase("other")
             try other.addList("user2.work", name: "Work", owner: "user2")
-            try await other.sync(port: ports.publicPort, user: "user2")
+            try await other.sync(port: ports.publicPort, user: "user2", over: transport)
             #expect(try other.documentIDs() == ["user2.work"])
 
             // user1 never sees user2's list; the moderator sees all of them.
-            try await phone.sync(port: ports.publicPort, user: "user1")
+            try await phone.sync(port: ports.publicPort, user: "user1", over: transport)
             #expect(try phone.documentIDs() == ["user1.groceries", "user1.chores", "user2.stolen"])
             let moderator = try LiteDatabase("moderator")
-            try await moderator.sync(port: ports.publicPort, user: "mod", .pull)
+            try await moderator.sync(port: ports.publicPort, user: "mod", .pull, over: transport)
             #expect(try moderator.documentIDs() == ["user1.groceries", "user1.chores", "user2.work"])
             // A pull limited to one channel brings only its documents.
             let oneList = try LiteDatabase("one")
-            try await oneList.sync(port: ports.publicPort, user: "mod", .pull, channels: ["task-list.user2.work"])
+            try await oneList.sync(port: ports.publicPort, user: "mod", .pull, channels: ["task-list.user2.work"], over: transport)
             #expect(try oneList.documentIDs() == ["user2.work"])
 
             // A second database of user1 converges with the same revisions.
             let tablet = try LiteDatabase("tablet")
-            try await tablet.sync(port: ports.publicPort, user: "user1")
+            try await tablet.sync(port: ports.publicPort, user: "user1", over: transport)
             #expect(try tablet.documentIDs() == ["user1.groceries", "user1.chores"])
             #expect(
                 try tablet.lists.currentRevision(documentID: "user1.groceries")?.revisionID
@@ -121,20 +121,20 @@ struct ReplicatorGatewayTests {
         }
     }
 
-    @Test("Two databases edit a list offline: both see the conflict after syncing; a merge on one resolves it everywhere")
-    func offlineEditsConflictAndMerge() async throws {
+    @Test("Two databases edit a list offline: both see the conflict after syncing; a merge on one resolves it everywhere", arguments: ReplicationProtocol.allCases)
+    func offlineEditsConflictAndMerge(transport: ReplicationProtocol) async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let phone = try LiteDatabase("phone")
             let tablet = try LiteDatabase("tablet")
             try phone.addList("user1.groceries", name: "Groceries")
-            try await phone.sync(port: ports.publicPort, user: "user1")
-            try await tablet.sync(port: ports.publicPort, user: "user1")
+            try await phone.sync(port: ports.publicPort, user: "user1", over: transport)
+            try await tablet.sync(port: ports.publicPort, user: "user1", over: transport)
             for (database, name) in [(phone, "Food"), (tablet, "Drinks")] {
                 let edit = try #require(try database.lists.currentRevision(documentID: "user1.groceries")).createRevision()
                 edit.userProperties = ["type": "task-list", "name": name, "owner": "user1"]
                 _ = try edit.save()
             }
-            for database in [phone, tablet, phone] { try await database.sync(port: ports.publicPort, user: "user1") }
+            for database in [phone, tablet, phone] { try await database.sync(port: ports.publicPort, user: "user1", over: transport) }
             let phoneConflict = try phone.lists.conflictingRevisions(documentID: "user1.groceries")
             let tabletConflict = try tablet.lists.conflictingRevisions(documentID: "user1.groceries")
             #expect(phoneConflict.count == 2)
@@ -154,7 +154,7 @@ struct ReplicatorGatewayTests {
                 }
                 return true
             }
-            for database in [phone, tablet] { try await database.sync(port: ports.publicPort, user: "user1") }
+            for database in [phone, tablet] { try await database.sync(port: ports.publicPort, user: "user1", over: transport) }
             for database in [phone, tablet] {
                 #expect(try database.lists.conflictingRevisions(documentID: "user1.groceries").count == 1)
                 #expect(
@@ -167,11 +167,11 @@ struct ReplicatorGatewayTests {
         }
     }
 
-    @Test("A continuous replicator pulls a list written on the gateway later, until stopped")
-    func continuousPull() async throws {
+    @Test("A continuous replicator pulls a list written on the gateway later, until stopped", arguments: ReplicationProtocol.allCases)
+    func continuousPull(transport: ReplicationProtocol) async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let phone = try LiteDatabase("phone")
-            let replicator = try phone.continuousReplicator(port: ports.publicPort)
+            let replicator = try phone.continuousReplicator(port: ports.publicPort, over: transport)
             let statuses = replicator.changes()
             let arrivals = try phone.lists.documentChanges(id: "user1.later")
             replicator.start()
@@ -188,11 +188,11 @@ struct ReplicatorGatewayTests {
         }
     }
 
-    @Test("A continuous push and pull stops with 401 when the password changes (seed 000), its feed request cut")
-    func continuousReplicatorStopsOn401() async throws {
+    @Test("A continuous push and pull stops with 401 when the password changes (seed 000), its feed request cut", arguments: ReplicationProtocol.allCases)
+    func continuousReplicatorStopsOn401(transport: ReplicationProtocol) async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let phone = try LiteDatabase("phone")
-            let replicator = try phone.continuousReplicator(port: ports.publicPort)
+            let replicator = try phone.continuousReplicator(port: ports.publicPort, over: transport)
             let statuses = replicator.changes()
             replicator.start()
             _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.status.activity == .idle }
@@ -208,29 +208,29 @@ struct ReplicatorGatewayTests {
         }
     }
 
-    @Test("A password changed on the admin port stops the replicator with 401")
-    func passwordChangeGives401() async throws {
+    @Test("A password changed on the admin port stops the replicator with 401", arguments: ReplicationProtocol.allCases)
+    func passwordChangeGives401(transport: ReplicationProtocol) async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let phone = try LiteDatabase("phone")
             try phone.addList("user1.groceries", name: "Groceries")
-            try await phone.sync(port: ports.publicPort, user: "user1")
+            try await phone.sync(port: ports.publicPort, user: "user1", over: transport)
             let reply = try await client.send(
                 "PUT", port: ports.adminPort, path: "/todo/_user/user1", json: ["password": "changed"])
             #expect(reply.status == 200)
             var failure: CouchetteError?
-            do { try await phone.sync(port: ports.publicPort, user: "user1") } catch let error as CouchetteError {
+            do { try await phone.sync(port: ports.publicPort, user: "user1", over: transport) } catch let error as CouchetteError {
                 failure = error
             }
             #expect(failure?.status == 401)
             #expect(failure?.code == .unauthorized)
             // With the new password it works again.
-            let again = try await phone.sync(port: ports.publicPort, user: "user1", password: "changed")
+            let again = try await phone.sync(port: ports.publicPort, user: "user1", password: "changed", over: transport)
             #expect(again.status.error == nil)
         }
     }
 
-    @Test("A session cookie and custom headers authenticate; a stale session stops the replicator with 401")
-    func sessionAndHeaderAuthenticators() async throws {
+    @Test("A session cookie and custom headers authenticate; a stale session stops the replicator with 401", arguments: ReplicationProtocol.allCases)
+    func sessionAndHeaderAuthenticators(transport: ReplicationProtocol) async throws {
         try await AdminGatewayFixture.run(try Self.todoConfig()) { client, ports, _ in
             let login = try await client.send(
                 "POST", port: ports.publicPort, path: "/todo/_session", json: ["name": "user1", "password": "pass"])
@@ -240,8 +240,9 @@ struct ReplicatorGatewayTests {
                 try phone.addList("user1.groceries", name: "Groceries")
                 // (The gateway module has its own `Authenticator`, hence a closure setting it.)
                 func replicate(_ authenticate: (inout ReplicatorConfiguration) -> Void) async throws -> Replicator {
+                    // The recording proxy speaks HTTP only: a BLIP replicator goes to the gateway itself.
                     var config = ReplicatorConfiguration(
-                        target: URLEndpoint(url: URL(string: "http://127.0.0.1:\(proxy.port)/todo")!))
+                        target: URLEndpoint(url: transport.url(port: transport == .rest ? proxy.port : ports.publicPort)))
                     config.addCollection(try phone.lists)
                     authenticate(&config)
                     config.headers = ["X-Trace": "phone-1"]
@@ -252,8 +253,10 @@ struct ReplicatorGatewayTests {
                 let bySession = try await replicate { $0.authenticator = SessionAuthenticator(sessionID: sessionID) }
                 #expect(bySession.status.error == nil)
                 #expect(try await client.send(port: ports.adminPort, path: "/todo/user1.groceries").status == 200)
-                #expect(proxy.exchanges.allSatisfy { $0.headers["x-trace"] == "phone-1" })
-                #expect(proxy.exchanges.allSatisfy { $0.headers["cookie"] == "SyncGatewaySession=\(sessionID)" })
+                if transport == .rest {
+                    #expect(proxy.exchanges.allSatisfy { $0.headers["x-trace"] == "phone-1" })
+                    #expect(proxy.exchanges.allSatisfy { $0.headers["cookie"] == "SyncGatewaySession=\(sessionID)" })
+                }
 
                 let basic = "Basic " + Data("user1:pass".utf8).base64EncodedString()
                 let byHeader = try await replicate { $0.authenticator = HeaderAuthenticator(headers: ["Authorization": basic]) }

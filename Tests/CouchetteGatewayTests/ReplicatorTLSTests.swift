@@ -16,10 +16,12 @@ struct ReplicatorTLSTests {
     typealias LiteDatabase = ReplicatorGatewayTests.LiteDatabase
 
     /// Pushes one document through `https://127.0.0.1:<port>/todo` with `configure`; the replicator's status.
-    static func push(port: Int, _ configure: (inout ReplicatorConfiguration) -> Void) async throws -> Replicator.Status {
+    static func push(
+        port: Int, over transport: ReplicationProtocol = .rest, _ configure: (inout ReplicatorConfiguration) -> Void
+    ) async throws -> Replicator.Status {
         let phone = try LiteDatabase("phone")
         _ = try phone.lists.putProperties(["type": "task-list", "name": "Secure"], documentID: "list")
-        var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: "https://127.0.0.1:\(port)/todo")!))
+        var config = ReplicatorConfiguration(target: URLEndpoint(url: transport.url(port: port, secure: true)))
         config.addCollection(try phone.lists)
         config.replicatorType = .push
         config.maxAttempts = 3
@@ -89,8 +91,10 @@ struct ReplicatorTLSTests {
         }
     }
 
-    @Test("The gateway serves HTTPS with SSLCert/SSLKey: replication over https, the admin port stays plain")
-    func gatewayServesHTTPS() async throws {
+    @Test(
+        "The gateway serves HTTPS with SSLCert/SSLKey: replication over https, the admin port stays plain",
+        arguments: ReplicationProtocol.allCases)
+    func gatewayServesHTTPS(transport: ReplicationProtocol) async throws {
         let server = try TestCertificates.selfSigned()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -100,13 +104,15 @@ struct ReplicatorTLSTests {
         config.sslCert = pem.certificate
         config.sslKey = pem.key
         try await GatewayFixture.withRunningGateway(config) { client, ports in
-            let pushed = try await Self.push(port: ports.publicPort) { $0.pinnedServerCertificate = server.der }
+            let pushed = try await Self.push(port: ports.publicPort, over: transport) {
+                $0.pinnedServerCertificate = server.der
+            }
             #expect(pushed.error == nil)
             #expect(try await client.send(port: ports.adminPort, path: "/todo/list").status == 200)
 
             let tablet = try LiteDatabase("tablet")
             var pull = ReplicatorConfiguration(
-                target: URLEndpoint(url: URL(string: "https://127.0.0.1:\(ports.publicPort)/todo")!))
+                target: URLEndpoint(url: transport.url(port: ports.publicPort, secure: true)))
             pull.addCollection(try tablet.lists)
             pull.replicatorType = .pull
             pull.acceptOnlySelfSignedServerCertificate = true
@@ -116,7 +122,7 @@ struct ReplicatorTLSTests {
 
             // Plain HTTP to the public port gets no answer as HTTP, and the system's authorities do not trust it.
             await #expect(throws: (any Error).self) { _ = try await client.send(port: ports.publicPort, path: "/") }
-            let untrusted = try await Self.push(port: ports.publicPort) { _ in }
+            let untrusted = try await Self.push(port: ports.publicPort, over: transport) { _ in }
             #expect(untrusted.error?.code == .tlsCertificateUntrusted)
         }
     }

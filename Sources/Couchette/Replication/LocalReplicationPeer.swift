@@ -46,6 +46,7 @@ struct LocalReplicationPeer: ReplicationPeer {
     /// as `blob_` attachments (``BlobAttachments``), each with the `revpos` of the oldest ancestor still known to
     /// hold it, so a peer that has that ancestor is not sent it again.
     func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
+        guard !wanted.isEmpty else { return [] }
         let ancestors = WantedRevision.knownAncestors(of: wanted)
         let store = collection.database.currentBlobStore
         return try collection.revisionsWithHistory(wanted).map { saved, history, ancestorBodies in

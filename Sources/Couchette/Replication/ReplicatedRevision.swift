@@ -104,4 +104,7 @@ struct ReplicationChange: Sendable {
 struct ReplicationChanges: Sendable {
     var changes: [ReplicationChange]
     var lastSequence: String?
+    /// The source's handle on this batch, given back with the revisions wanted of it (a BLIP source answers that
+    /// `changes` message); nil when the source needs none.
+    var handle: Int? = nil
 }

@@ -115,7 +115,8 @@ struct ReplicationPass: Sendable {
                 since = next
                 // The next batch of changes is listed while this one's revisions are read.
                 async let following = source.changes(since: next, limit: batchSize)
-                let selected = changes.changes.filter { documentIDs?.contains($0.documentID) ?? true }
+                var selected = changes
+                selected.changes = changes.changes.filter { documentIDs?.contains($0.documentID) ?? true }
                 let batch = ReadBatch(
                     examined: changes.changes.count, revisions: try await missingRevisions(of: selected),
                     lastSequence: next)
@@ -129,28 +130,30 @@ struct ReplicationPass: Sendable {
         }
     }
 
-    /// The revisions of `changes` the target lacks, read from the source (those the filter refuses left out).
-    private func missingRevisions(of allChanges: [ReplicationChange]) async throws -> [ReplicatedRevision] {
+    /// The revisions of `changes` the target lacks, read from the source (those the filter refuses left out). The
+    /// source is asked once per batch even when nothing is wanted: a BLIP source answers its `changes` message then.
+    private func missingRevisions(of batch: ReplicationChanges) async throws -> [ReplicatedRevision] {
+        let allChanges = batch.changes
         // Revoked documents need no revision: their stand-ins go straight to the target (which purges them).
         var revoked = allChanges.filter(\.isRevoked).compactMap { change in
             change.revisionIDs.first.map { ReplicatedRevision.accessRemoval(of: change.documentID, revisionID: $0) }
         }
         if let filter { revoked = revoked.filter(filter) }
         let changes = allChanges.filter { !$0.isRevoked }
-        guard !changes.isEmpty else { return revoked }
-        var offered: [String: [String]] = [:]
-        for change in changes { offered[change.documentID, default: []] += change.revisionIDs }
-        let missing = try await target.revsDiff(offered)
-        guard !missing.isEmpty else { return revoked }
         var wanted: [WantedRevision] = []
-        for change in changes {
-            guard let diff = missing[change.documentID] else { continue }
-            for revision in diff.missing {
-                wanted.append(WantedRevision(
-                    documentID: change.documentID, revisionID: revision, knownAncestors: diff.possibleAncestors))
+        if !changes.isEmpty {
+            var offered: [String: [String]] = [:]
+            for change in changes { offered[change.documentID, default: []] += change.revisionIDs }
+            let missing = try await target.revsDiff(offered)
+            for change in changes {
+                guard let diff = missing[change.documentID] else { continue }
+                for revision in diff.missing {
+                    wanted.append(WantedRevision(
+                        documentID: change.documentID, revisionID: revision, knownAncestors: diff.possibleAncestors))
+                }
             }
         }
-        var revisions = try await source.revisions(wanted)
+        var revisions = try await source.revisions(wanted, of: batch)
         if let filter { revisions = revisions.filter(filter) }
         return revoked + revisions
     }

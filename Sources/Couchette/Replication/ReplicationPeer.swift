@@ -20,6 +20,10 @@ protocol ReplicationPeer: Sendable {
     /// ancestors; revisions no longer stored are left out.
     func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision]
 
+    /// The revisions wanted of a batch ``changes(since:limit:)`` returned, as ``revisions(_:)`` reads them; a pass
+    /// calls it once for each batch, even when nothing of it is wanted (a BLIP source answers the batch's message).
+    func revisions(_ wanted: [WantedRevision], of batch: ReplicationChanges) async throws -> [ReplicatedRevision]
+
     /// Stores revisions made elsewhere (`new_edits=false`), one result each.
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult]
 
@@ -32,4 +36,15 @@ protocol ReplicationPeer: Sendable {
     /// Returns once the peer may have changes after `since`, or after at most `timeout` (continuous replication);
     /// at once when the task is cancelled.
     func waitForChanges(since: String?, timeout: Duration) async throws
+
+    /// Ends what the peer holds open (a WebSocket); called when the replication stops.
+    func close() async
+}
+
+extension ReplicationPeer {
+    func revisions(_ wanted: [WantedRevision], of batch: ReplicationChanges) async throws -> [ReplicatedRevision] {
+        try await revisions(wanted)
+    }
+
+    func close() async {}
 }

@@ -69,14 +69,20 @@ public final class Replicator: Sendable {
         state.begin()
         do {
             let passes = try passes()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, pass) in passes.enumerated() {
-                    group.addTask { try await self.drive(pass, index: index, reset: reset) }
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (index, pass) in passes.enumerated() {
+                        group.addTask { try await self.drive(pass, index: index, reset: reset) }
+                    }
+                    // The first failure ends the replication: leaving the group by throwing cancels the other
+                    // directions (`waitForAll()` would wait for them, e.g. a pull's long poll, while the push has 401).
+                    while try await group.next() != nil {}
                 }
-                // The first failure ends the replication: leaving the group by throwing cancels the other
-                // directions (`waitForAll()` would wait for them, e.g. a pull's long poll, while the push has 401).
-                while try await group.next() != nil {}
+            } catch {
+                await Self.close(passes)
+                throw error
             }
+            await Self.close(passes)
             state.end(error: nil)
         } catch {
             if error is CancellationError {
@@ -213,6 +219,14 @@ public final class Replicator: Sendable {
         }
     }
 
+    /// Closes what the passes' peers hold open (BLIP connections).
+    private static func close(_ passes: [ReplicationPass]) async {
+        for pass in passes {
+            await pass.source.close()
+            await pass.target.close()
+        }
+    }
+
     /// Network errors and 5xx answers are retried; the rest (401, 403, bad input…) stop the replicator.
     private static func isTransient(_ error: CouchetteError) -> Bool {
         error.code == .network || error.code == .timeout || error.code == .busy || error.status >= 500
@@ -273,6 +287,11 @@ public final class Replicator: Sendable {
                 try endpoint.database.collection(name: collection.name, scope: collection.scope.name)
                 ?? endpoint.database.createCollection(name: collection.name, scope: collection.scope.name)
             return LocalReplicationPeer(collection: other)
+        case let endpoint as URLEndpoint where ["ws", "wss"].contains(endpoint.url.scheme?.lowercased()):
+            return BLIPReplicationPeer(
+                url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:],
+                channels: channels, continuous: config.continuous, trust: ServerTrust(config),
+                local: Self.localContent(of: collection))
         case let endpoint as URLEndpoint:
             let database = collection.database
             return RemoteReplicationPeer(
@@ -281,6 +300,21 @@ public final class Replicator: Sendable {
         default:
             throw CouchetteError(.unsupported, message: "Unknown endpoint type \(type(of: config.target))")
         }
+    }
+}
+
+extension Replicator {
+    /// What a BLIP peer finds in `collection`: stored attachment content, and revision bodies to apply deltas to.
+    fileprivate static func localContent(of collection: Collection) -> BLIPReplicatorInbox.LocalContent {
+        let database = collection.database
+        let peer = LocalReplicationPeer(collection: collection)
+        return BLIPReplicatorInbox.LocalContent(
+            holds: { [weak database] digest in database?.currentBlobStore?.contains(digest) ?? false },
+            body: { documentID, revisionID in
+                let wanted = WantedRevision(documentID: documentID, revisionID: revisionID, knownAncestors: [revisionID])
+                return try await peer.revisions([wanted]).first.map(\.body)
+            },
+            content: { [weak database] digest in try? database?.currentBlobStore?.data(for: digest) })
     }
 }
 

@@ -39,16 +39,38 @@ enum ServerTrust: Sendable, Hashable {
     /// - Throws: `.tlsCertificateUntrusted` for a certificate that is not self-signed or a pinned certificate that is
     ///   not DER; `.network` when the server cannot be reached.
     func client(for url: URL) async throws -> HTTPClient {
-        guard url.scheme?.lowercased() == "https" else { return ReplicatorHTTPClient.shared }
+        guard let root = try await trustRoot(for: url) else { return ReplicatorHTTPClient.shared }
+        return try ReplicatorHTTPClient.trusting(onlyDER: root)
+    }
+
+    /// The TLS settings of a WebSocket to `url` (`wss`) under this trust: the system's roots, or the one certificate
+    /// trusted with host names unchecked; nil for a `ws` URL.
+    ///
+    /// - Throws: As ``client(for:)``.
+    func tlsConfiguration(for url: URL) async throws -> TLSConfiguration? {
+        guard ["wss", "https"].contains(url.scheme?.lowercased()) else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        guard let root = try await trustRoot(for: url) else { return tls }
+        do {
+            tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(root), format: .der)])
+        } catch {
+            throw CouchetteError(.tlsCertificateUntrusted, message: "The pinned certificate is not DER: \(error)")
+        }
+        tls.certificateVerification = .noHostnameVerification
+        return tls
+    }
+
+    /// The only certificate trusted for `url` (DER), nil when the system's authorities are: the pinned one (or its
+    /// issuer, when it is not self-signed), or the server's own self-signed one.
+    private func trustRoot(for url: URL) async throws -> Data? {
+        guard ["https", "wss"].contains(url.scheme?.lowercased()) else { return nil }
         switch self {
         case .system:
-            return ReplicatorHTTPClient.shared
+            return nil
         case .pinned(let der):
-            if Self.isSelfSigned(der) { return try ReplicatorHTTPClient.trusting(onlyDER: der) }
-            return try ReplicatorHTTPClient.trusting(onlyDER: try await Self.issuerOfPinnedCertificate(der, at: url))
+            return Self.isSelfSigned(der) ? der : try await Self.issuerOfPinnedCertificate(der, at: url)
         case .selfSignedOnly:
-            let der = try await Self.selfSignedCertificate(of: url)
-            return try ReplicatorHTTPClient.trusting(onlyDER: der)
+            return try await Self.selfSignedCertificate(of: url)
         }
     }
 

@@ -42,7 +42,11 @@ struct BLIPPullFeed: Sendable {
                 while !Task.isCancelled, let event = try await feed.next() {
                     switch event {
                     case .entries(let rows):
+                        // Revisions are read as the feed's caller now: a user granted a channel since the connection
+                        // opened reads its documents (the feed reloads the user as their access changes).
+                        let reader = AuthorizedDatabase(database: target.database, caller: feed.reader.caller)
                         let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
+                            .flatMap(Self.leafEntries)
                         for start in stride(from: 0, to: entries.count, by: batchSize) {
                             let batch = Array(entries[start..<min(start + batchSize, entries.count)])
                             await slots.acquire()
@@ -50,7 +54,7 @@ struct BLIPPullFeed: Sendable {
                                 properties: ["Profile": "changes"], body: JSONValue.array(batch.map(entry)).serialized(),
                                 urgent: true, compressed: true)
                             group.addTask {
-                                await sendRevisions(of: batch, answering: number)
+                                await sendRevisions(of: batch, answering: number, from: reader)
                                 await slots.release()
                             }
                         }
@@ -74,7 +78,7 @@ struct BLIPPullFeed: Sendable {
     }
 
     /// Waits for the reply to the `changes` message numbered `number` and sends the revisions it wants.
-    private func sendRevisions(of rows: [ChangesRow], answering number: UInt64) async {
+    private func sendRevisions(of rows: [ChangesRow], answering number: UInt64, from reader: AuthorizedDatabase) async {
         do {
             let reply = try await connection.response(to: number)
             guard reply.type == .response else { return }
@@ -83,10 +87,25 @@ struct BLIPPullFeed: Sendable {
             let wanted = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
             for (row, answer) in zip(rows, wanted) {
                 guard case .array(let known) = answer else { continue }
-                try await sendRevision(of: row, known: known.compactMap(\.stringValue), maxHistory: maxHistory)
+                try await sendRevision(
+                    of: row, known: known.compactMap(\.stringValue), maxHistory: maxHistory, from: reader)
             }
         } catch {
             // The connection closed.
+        }
+    }
+
+    /// One row per leaf revision of a conflicted document (a `style=all_docs` row lists them all), so a client
+    /// holding one branch is offered the others, as a REST pull is; a revocation row stays one.
+    private static func leafEntries(_ row: ChangesRow) -> [ChangesRow] {
+        guard case .array(let leaves)? = row.json["changes"], leaves.count > 1, case .object(var json) = row.json else {
+            return [row]
+        }
+        return leaves.enumerated().map { index, leaf in
+            json["changes"] = [leaf]
+            // The row's `deleted` tells of the winner (the first); a conflicting leaf's own flag travels in its `rev`.
+            if index > 0 { json["deleted"] = nil }
+            return ChangesRow(sequence: row.sequence, json: .object(json))
         }
     }
 
@@ -106,7 +125,9 @@ struct BLIPPullFeed: Sendable {
     }
 
     /// A `rev` for a wanted entry, or a `norev` when the revision cannot be read; waits for the client's reply.
-    private func sendRevision(of row: ChangesRow, known: [String], maxHistory: Int) async throws {
+    private func sendRevision(
+        of row: ChangesRow, known: [String], maxHistory: Int, from reader: AuthorizedDatabase
+    ) async throws {
         let id = row.json["id"]?.stringValue ?? ""
         let revisionText = row.json["changes"]?[0]?["rev"]?.stringValue ?? ""
         let sequence = Self.sequenceValue(row.sequence).serializedString()
@@ -114,7 +135,7 @@ struct BLIPPullFeed: Sendable {
         do throws(GatewayError) {
             let revisionID = try DocumentValidation.parseRevision(revisionText)
             let knownIDs = Set(known.compactMap { try? RevisionID(parsing: $0) })
-            revision = try target.revision(
+            revision = try reader.revision(
                 id: id, revision: revisionID,
                 options: ReadOptions(
                     includeRevisions: true, revisionsLimit: maxHistory + 1,
@@ -132,7 +153,9 @@ struct BLIPPullFeed: Sendable {
         let history = ((try? RevisionHistory(json: revision.body["_revisions"] ?? .null))?.revisionIDs ?? []).dropFirst()
         if !history.isEmpty { properties["history"] = history.map(\.description).joined(separator: ",") }
         var bytes = JSONValue.object(body).serialized()
-        if let (source, delta) = await delta(of: .object(body), id: id, known: known, fullSize: bytes.count) {
+        if let (source, delta) = await delta(
+            of: .object(body), id: id, known: known, fullSize: bytes.count, from: reader)
+        {
             properties["deltaSrc"] = source
             bytes = delta
         }
@@ -154,11 +177,13 @@ struct BLIPPullFeed: Sendable {
 
     /// The body as a delta against the first revision the client knows whose body is still here, when the database
     /// enables delta sync, the client takes deltas and the delta is smaller than the body (§4.1).
-    private func delta(of body: JSONValue, id: String, known: [String], fullSize: Int) async -> (String, [UInt8])? {
+    private func delta(
+        of body: JSONValue, id: String, known: [String], fullSize: Int, from reader: AuthorizedDatabase
+    ) async -> (String, [UInt8])? {
         guard target.database.config.deltaSync, !known.isEmpty, await deltas.clientAcceptsDeltas else { return nil }
         for source in known {
             guard let sourceID = try? RevisionID(parsing: source),
-                let sourceRevision = try? target.revision(id: id, revision: sourceID),
+                let sourceRevision = try? reader.revision(id: id, revision: sourceID),
                 sourceRevision.body["_removed"] == nil,
                 let sourceBody = BLIPRevisionBody.properties(of: sourceRevision.body)
             else { continue }

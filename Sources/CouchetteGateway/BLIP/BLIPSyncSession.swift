@@ -30,28 +30,23 @@ struct BLIPSyncSession: Sendable {
 
     /// Runs the connection until either side closes it.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
-        let connection = BLIPConnection(transport: WebSocketBLIPTransport(outbound: outbound)) { request, connection in
+        let transport = WebSocketBLIPTransport(outbound: outbound)
+        let connection = BLIPConnection(transport: transport) { request, connection in
             await handle(request, on: connection)
         }
-        do {
-            for try await message in inbound.messages(maxSize: Self.maximumFrameSize) {
-                guard case .binary(let frame) = message else {
-                    // BLIP uses binary messages only (§1.5).
-                    await WebSocketBLIPTransport(outbound: outbound).close(code: 1003, reason: "BLIP frames are binary")
-                    break
-                }
-                await connection.receive(frame)
-            }
-        } catch {
+        if let error = await transport.feed(inbound, to: connection, maximumFrameSize: Self.maximumFrameSize) {
             logger.debug("BLIP connection ended", metadata: ["error": "\(error)"])
         }
-        await connection.transportClosed()
     }
 
     // MARK: - Requests
 
     /// The response to one request.
     func handle(_ request: BLIPMessage, on connection: BLIPConnection) async -> BLIPMessage? {
+        if Self.startsWork(request), !credentialsStillValid() {
+            // As a REST request with those credentials would be now: 401 (the client stops and closes the connection).
+            return request.errorReply(domain: "HTTP", code: 401, message: "Login required")
+        }
         switch request.profile {
         case "getCheckpoint": return getCheckpoint(request)
         case "setCheckpoint": return setCheckpoint(request)
@@ -113,7 +108,8 @@ struct BLIPSyncSession: Sendable {
             return request.errorReply(domain: "HTTP", code: 400, message: "this server keeps revision trees")
         }
         let continuous = Self.flag(properties["continuous"])
-        var parameters: [String: String] = ["feed": continuous ? "continuous" : "normal"]
+        // Every leaf of a conflicted document is offered (one entry each), as `style=all_docs` lists them.
+        var parameters: [String: String] = ["feed": continuous ? "continuous" : "normal", "style": "all_docs"]
         if let since = properties["since"], !since.isEmpty {
             // JSON text: a number, or a string sequence with its quotes.
             parameters["since"] = (try? JSONValue(parsing: Array(since.utf8)))?.stringValue ?? since
@@ -166,6 +162,22 @@ struct BLIPSyncSession: Sendable {
         } catch {
             return Self.errorReply(to: request, error)
         }
+    }
+
+    // MARK: - Credentials
+
+    /// Requests that begin a unit of work (a batch, a subscription, a checkpoint): before each, the user's credentials
+    /// are checked again (a `rev` belongs to the batch its `changes` began).
+    private static func startsWork(_ request: BLIPMessage) -> Bool {
+        ["getCheckpoint", "setCheckpoint", "subChanges", "changes", "proposeChanges"].contains(request.profile ?? "")
+    }
+
+    /// Whether the user who opened the connection still exists, is enabled and has the password they had then: a
+    /// password changed or a user deleted on the admin port refuses their open connections' next batch.
+    private func credentialsStillValid() -> Bool {
+        guard let user = target.caller.user, !user.isGuest else { return true }
+        guard let current = try? target.database.principals.user(named: user.name) else { return false }
+        return !current.disabled && current.passwordHash == user.passwordHash
     }
 
     // MARK: - Helpers

@@ -22,9 +22,13 @@ final class ChaosProxy: Sendable {
     private let isStopped = Atomic<Bool>(false)
     private let cutCount = Atomic<Int>(0)
     private let connectionCount = Atomic<UInt64>(0)
+    private let downstreamCount = Atomic<Int>(0)
 
     /// How many connections were cut so far.
     var cuts: Int { cutCount.load(ordering: .relaxed) }
+
+    /// The bytes forwarded from the server to clients so far.
+    var bytesToClients: Int { downstreamCount.load(ordering: .relaxed) }
 
     /// - Parameter seed: The seed of the cuts; by default `COUCHETTE_CHAOS_SEED`, or a random one.
     init(targetPort: Int, cutProbability: Double, seed: UInt64? = nil) throws {
@@ -82,16 +86,22 @@ final class ChaosProxy: Sendable {
             let upstream = SplitMix64(state: seed &+ index &* 2)
             let downstream = SplitMix64(state: seed &+ index &* 2 &+ 1)
             Thread.detachNewThread { [self] in pump(from: client, to: server, connection, random: upstream) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, connection, random: downstream) }
+            Thread.detachNewThread { [self] in
+                pump(from: server, to: client, connection, random: downstream, counts: true)
+            }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32, _ connection: Connection, random: SplitMix64) {
+    private func pump(
+        from source: Int32, to destination: Int32, _ connection: Connection, random: SplitMix64,
+        counts: Bool = false
+    ) {
         var random = random
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
+            if counts { downstreamCount.add(count, ordering: .relaxed) }
             var written = 0
             while written < count {
                 let result = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + written, count - written) }

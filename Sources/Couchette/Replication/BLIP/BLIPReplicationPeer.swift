@@ -1,0 +1,363 @@
+import CouchetteBLIP
+import CouchetteCore
+import Foundation
+
+// MARK: - BLIPReplicationPeer
+
+/// A remote database as a replication peer over BLIP (`ws://` / `wss://` ``URLEndpoint``s; spec:
+/// blip-sync-protocol.md §3), as Couchbase Lite replicates with Sync Gateway. One WebSocket per peer, opened on first
+/// use and again after it breaks.
+///
+/// The pass's pull-shaped questions map onto the protocol's server-driven flow:
+/// - ``changes(since:limit:)`` subscribes once (`subChanges`, continuous when the replicator is) and returns each
+///   `changes` message the server sends; ``revisions(_:)`` answers that message with the revisions wanted and their
+///   known ancestors, then collects the `rev`s (or `norev`s) that follow.
+/// - Pushes offer revisions with `changes` (answered like `_revs_diff`, so conflicting branches travel as they do over
+///   the REST protocol) and send each as a `rev`; the server fetches or has the replicator prove the attachments it
+///   lacks.
+/// - Checkpoints are `getCheckpoint` / `setCheckpoint` (the server keeps them as `_local/checkpoint/{id}`).
+///
+/// Delta sync: the first `changes` reply says `deltas: true`; a `rev` with `deltaSrc` is applied to the local body of
+/// that revision. When that base is missing the connection is dropped and the next one does without deltas.
+actor BLIPReplicationPeer: ReplicationPeer {
+    nonisolated let identity: String
+    /// `ws(s)://host/db/_blipsync`.
+    private let endpoint: URL
+    /// The database over HTTP, asked why an upgrade was refused.
+    private let database: RemoteDatabaseClient
+    private let headers: [String: String]
+    private let channels: [String]?
+    private let continuous: Bool
+    private let trust: ServerTrust
+    private let local: BLIPReplicatorInbox.LocalContent
+
+    /// The open connection with what it received.
+    private struct Link: Sendable {
+        var blip: BLIPConnection
+        var inbox: BLIPReplicatorInbox
+    }
+
+    private var link: Task<Link, any Error>?
+    /// Batches read and not answered yet, by handle, with the connection they came on.
+    private var unanswered: [Int: (link: Link, batch: BLIPReplicatorInbox.ChangesBatch)] = [:]
+    private var nextHandle = 1
+    private var checkpointRevisions: [String: String] = [:]
+    /// Whether pulled revisions may come as deltas (until a delta's base is missing here).
+    private var takesDeltas = true
+    private var announcedDeltas = false
+
+    /// The most ancestors a pulled `rev` carries in its history.
+    static let maximumHistory = 20
+
+    init(
+        url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil,
+        continuous: Bool, trust: ServerTrust, local: BLIPReplicatorInbox.LocalContent
+    ) {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        components?.user = nil
+        components?.password = nil
+        let base = components?.url?.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) ?? url.absoluteString
+        identity = channels.map { "\(base)?channels=\($0.sorted().joined(separator: ","))" } ?? base
+        endpoint = URL(string: base + "/_blipsync") ?? url
+        var http = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        http?.scheme = url.scheme?.lowercased() == "wss" ? "https" : "http"
+        let allHeaders = headers.merging(authenticator?.headers ?? [:]) { _, authentication in authentication }
+        database = RemoteDatabaseClient(url: http?.url ?? url, headers: allHeaders, trust: trust)
+        self.headers = allHeaders
+        self.channels = channels
+        self.continuous = continuous
+        self.trust = trust
+        self.local = local
+    }
+
+    // MARK: - The connection
+
+    /// The open connection, opened now when there is none.
+    private func openLink() async throws -> Link {
+        if let link, let current = try? await link.value, await !current.blip.isClosed {
+            return current
+        }
+        let opening = Task { [endpoint, database, headers, trust, local] in
+            let inbox = BLIPReplicatorInbox(local: local)
+            let connection = try await BLIPReplicatorSocket.connect(
+                endpoint: endpoint, database: database, headers: headers,
+                tls: try await trust.tlsConfiguration(for: endpoint),
+                observer: { [weak inbox] request in inbox?.observe(request) },
+                handler: { [weak inbox] request, connection in
+                    guard let inbox else { return request.errorReply(domain: "BLIP", code: 503, message: "closing") }
+                    return await inbox.handle(request, on: connection)
+                },
+                closed: { inbox.close() })
+            return Link(blip: connection, inbox: inbox)
+        }
+        link = opening
+        announcedDeltas = false
+        return try await opening.value
+    }
+
+    func close() async {
+        unanswered = [:]
+        guard let link else { return }
+        self.link = nil
+        if let current = try? await link.value {
+            await current.blip.close()
+            current.inbox.close()
+        }
+    }
+
+    /// Sends a request and returns its reply; an `ERR` reply throws as its status says.
+    private func request(
+        _ properties: BLIPProperties, body: [UInt8] = [], on link: Link, urgent: Bool = false
+    ) async throws -> BLIPMessage {
+        let reply: BLIPMessage
+        do {
+            reply = try await link.blip.send(
+                properties: properties, body: body, urgent: urgent, compressed: !body.isEmpty)
+        } catch {
+            throw BLIPReplicatorInbox.closedError
+        }
+        if let error = reply.error { throw BLIPReplicatorInbox.error(error) }
+        return reply
+    }
+
+    // MARK: - Pulling
+
+    func changes(since: String?, limit: Int) async throws -> ReplicationChanges {
+        var link = try await openLink()
+        if let position = link.inbox.subscribedSince, position != since {
+            // Another position than the subscription's: only a new connection can start over.
+            await close()
+            link = try await openLink()
+        }
+        if link.inbox.subscribedSince == nil {
+            try await subscribe(since: since, on: link)
+        }
+        var next = try await link.inbox.nextChanges()
+        while next == nil, !continuous, link.inbox.deliveredSinceSubscribing {
+            // A one-shot subscription ends at the sequence current when it began; a document changed meanwhile (by
+            // this replicator's own push, say) moved past it. Caught up means a subscription that brings nothing.
+            try await subscribe(since: since, on: link)
+            next = try await link.inbox.nextChanges()
+        }
+        guard let batch = next else {
+            return ReplicationChanges(changes: [], lastSequence: since)
+        }
+        // One change per document: the leaves of a conflicted one come as entries of their own.
+        var changes: [ReplicationChange] = []
+        var positions: [String: Int] = [:]
+        for entry in batch.entries {
+            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue else { continue }
+            if let position = positions[id] {
+                changes[position].revisionIDs.append(revision)
+                continue
+            }
+            let flag = entry[3]?.intValue ?? (entry[3]?.boolValue == true ? 1 : 0)
+            // 1 deleted; 2 revoked, 3 revoked and deleted, 4 removed from a channel (§3.4.2).
+            positions[id] = changes.count
+            changes.append(
+                ReplicationChange(documentID: id, revisionIDs: [revision], isDeleted: flag & 1 == 1, isRevoked: flag >= 2))
+        }
+        let handle = nextHandle
+        nextHandle += 1
+        unanswered[handle] = (link, batch)
+        return ReplicationChanges(
+            changes: changes, lastSequence: batch.entries.last?[0]?.serializedString() ?? since, handle: handle)
+    }
+
+    /// `subChanges` from `since` (JSON text; nil from the start): this side's channels, revocation entries, and
+    /// continuous when the replicator is.
+    private func subscribe(since: String?, on link: Link) async throws {
+        var properties: BLIPProperties = ["Profile": "subChanges", "batch": "200", "revocations": "true"]
+        if let since { properties["since"] = since }
+        if continuous { properties["continuous"] = "true" }
+        if let channels {
+            properties["filter"] = "sync_gateway/bychannel"
+            properties["channels"] = channels.joined(separator: ",")
+        }
+        link.inbox.subscribed(since: since)
+        // Batches that came on an earlier connection can no longer be answered.
+        unanswered = unanswered.filter { $0.value.link.inbox === link.inbox }
+        _ = try await request(properties, on: link)
+    }
+
+    /// Revisions are only ever sent in answer to a `changes` message (``revisions(_:of:)``).
+    func revisions(_ wanted: [WantedRevision]) async throws -> [ReplicatedRevision] {
+        throw CouchetteError(.unsupported, message: "A BLIP peer sends revisions only in answer to its changes")
+    }
+
+    /// Answers the batch's `changes` message on the connection it came on: the wanted revisions with their known
+    /// ancestors, the others `0`; then waits for each wanted one's `rev` (left out when a `norev` came instead).
+    func revisions(_ wanted: [WantedRevision], of changes: ReplicationChanges) async throws -> [ReplicatedRevision] {
+        guard let handle = changes.handle, let (link, batch) = unanswered.removeValue(forKey: handle) else { return [] }
+        guard await !link.blip.isClosed else { throw BLIPReplicatorInbox.closedError }
+        var known: [String: [String]] = [:]
+        for item in wanted { known[BLIPReplicatorInbox.key(item.documentID, item.revisionID)] = item.knownAncestors }
+        var answers: [JSONValue] = batch.entries.map { entry in
+            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
+                let ancestors = known[BLIPReplicatorInbox.key(id, revision)]
+            else { return 0 }
+            return .array(ancestors.prefix(Self.maximumHistory).map(JSONValue.string))
+        }
+        while answers.last == 0 { answers.removeLast() }
+        var properties: BLIPProperties = ["maxHistory": String(Self.maximumHistory)]
+        if takesDeltas && !announcedDeltas {
+            properties["deltas"] = "true"
+            announcedDeltas = true
+        }
+        await link.blip.respond(
+            to: batch.message,
+            with: batch.message.reply(properties: properties, body: JSONValue.array(answers).serialized()))
+        var revisions: [ReplicatedRevision] = []
+        for item in wanted {
+            switch await link.inbox.arrival(of: BLIPReplicatorInbox.key(item.documentID, item.revisionID)) {
+            case .success(let revision?): revisions.append(revision)
+            case .success(nil): continue  // norev: gone or no longer readable
+            case .failure(let error):
+                try Task.checkCancellation()
+                if error.status == 404 && takesDeltas {
+                    // A delta against a revision whose body is gone here: the next connection asks for whole bodies.
+                    takesDeltas = false
+                    await close()
+                    throw CouchetteError(.network, message: "\(error.message); reconnecting without delta sync")
+                }
+                throw error
+            }
+        }
+        return revisions
+    }
+
+    func waitForChanges(since: String?, timeout: Duration) async throws {
+        let link = try await openLink()
+        guard link.inbox.subscribedSince != nil else { return }
+        let inbox = link.inbox
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await inbox.waitForChanges() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                inbox.wakeChangesWaiter()
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    // MARK: - Pushing
+
+    /// `changes` with the offered revisions, answered like `_revs_diff`: `0` for those the server has, else the
+    /// revisions it has that may be their ancestors.
+    func revsDiff(_ revisions: [String: [String]]) async throws -> [String: MissingRevisions] {
+        let link = try await openLink()
+        var offered: [(String, String)] = []
+        for (id, revisionIDs) in revisions.sorted(by: { $0.key < $1.key }) {
+            offered += revisionIDs.map { (id, $0) }
+        }
+        guard !offered.isEmpty else { return [:] }
+        let entries = offered.enumerated().map { index, item -> JSONValue in
+            [.int(Int64(index + 1)), .string(item.0), .string(item.1)]
+        }
+        let reply = try await request(
+            ["Profile": "changes"], body: JSONValue.array(entries).serialized(), on: link, urgent: true)
+        let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
+        var missing: [String: MissingRevisions] = [:]
+        for (index, (id, revision)) in offered.enumerated() where index < answers.count {
+            guard case .array(let ancestors) = answers[index] else { continue }
+            missing[id, default: MissingRevisions(missing: [])].missing.append(revision)
+            missing[id]?.possibleAncestors += ancestors.compactMap(\.stringValue)
+        }
+        return missing
+    }
+
+    /// Sends each revision as a `rev` (all at once, then waits for every answer); a refusal (403 from the sync
+    /// function, 409, 400) is that document's result.
+    func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
+        let link = try await openLink()
+        link.inbox.offer(revisions)
+        defer { link.inbox.withdraw(revisions) }
+        var numbers: [UInt64] = []
+        do {
+            for revision in revisions {
+                numbers.append(
+                    try await link.blip.queue(
+                        properties: Self.revisionProperties(of: revision), body: Self.body(of: revision),
+                        compressed: true))
+            }
+        } catch {
+            throw BLIPReplicatorInbox.closedError
+        }
+        var results: [ReplicationWriteResult] = []
+        for (revision, number) in zip(revisions, numbers) {
+            var result = ReplicationWriteResult(
+                documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
+            let reply: BLIPMessage
+            do {
+                reply = try await link.blip.response(to: number)
+            } catch {
+                throw BLIPReplicatorInbox.closedError
+            }
+            if let error = reply.error {
+                let failure = BLIPReplicatorInbox.error(error)
+                // Refusals of one document; anything else (a 5xx, a BLIP error) fails the batch and is retried.
+                guard [400, 403, 404, 409, 412, 413].contains(failure.status) else { throw failure }
+                result.error = failure
+            }
+            results.append(result)
+        }
+        return results
+    }
+
+    /// A pushed `rev`'s properties: `id`, `rev`, `history` (ancestors, newest first), `deleted`.
+    private static func revisionProperties(of revision: ReplicatedRevision) -> BLIPProperties {
+        var properties: BLIPProperties = ["Profile": "rev", "id": revision.documentID, "rev": revision.revisionID]
+        let history = revision.history.dropFirst()
+        if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
+        if revision.isDeleted { properties["deleted"] = "1" }
+        return properties
+    }
+
+    /// A pushed `rev`'s body: attachments as stubs (their content goes by `getAttachment`).
+    private static func body(of revision: ReplicatedRevision) -> [UInt8] {
+        var body = revision.body
+        if var attachments = body["_attachments"]?.objectValue {
+            for (name, entry) in attachments {
+                guard var metadata = entry.objectValue else { continue }
+                metadata["data"] = nil
+                metadata["follows"] = nil
+                metadata["stub"] = true
+                attachments[name] = .object(metadata)
+            }
+            body["_attachments"] = .object(attachments)
+        }
+        return JSONValue.object(body).serialized()
+    }
+
+    // MARK: - Checkpoints
+
+    func checkpoint(id: String) async throws -> [String: JSONValue]? {
+        let link = try await openLink()
+        do {
+            let reply = try await request(["Profile": "getCheckpoint", "client": id], on: link)
+            checkpointRevisions[id] = reply.properties["rev"]
+            return try JSONValue(parsing: reply.body).objectValue
+        } catch let error as CouchetteError where error.status == 404 {
+            checkpointRevisions[id] = nil
+            return nil
+        }
+    }
+
+    /// Saves with the revision last seen; on 409 reads the current one and saves again.
+    func saveCheckpoint(_ checkpoint: [String: JSONValue], id: String) async throws {
+        let link = try await openLink()
+        let body = JSONValue.object(checkpoint).serialized()
+        for attempt in 0..<2 {
+            do {
+                let reply = try await request(
+                    ["Profile": "setCheckpoint", "client": id, "rev": checkpointRevisions[id] ?? ""], body: body,
+                    on: link)
+                checkpointRevisions[id] = reply.properties["rev"]
+                return
+            } catch let error as CouchetteError where error.status == 409 && attempt == 0 {
+                _ = try await self.checkpoint(id: id)
+            }
+        }
+    }
+}
