@@ -50,7 +50,10 @@ struct RemoteDatabaseClient: Sendable {
     }
 
     /// The URL without credentials.
-    var displayURL: String {
+    var displayURL: String { Self.displayURL(of: url) }
+
+    /// `url` without the credentials it may carry.
+    static func displayURL(of url: URL) -> String {
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         components?.user = nil
         components?.password = nil

@@ -45,8 +45,11 @@ final class RemoteReplicationPeer: ReplicationPeer, Sendable {
     }
 
     /// The URL without credentials, with the channel filter.
-    var identity: String {
-        channels.map { "\(client.displayURL)?channels=\($0.sorted().joined(separator: ","))" } ?? client.displayURL
+    var identity: String { Self.identity(displayURL: client.displayURL, channels: channels) }
+
+    /// A remote peer's identity in replication IDs: its URL without credentials, with the channel filter.
+    static func identity(displayURL: String, channels: [String]?) -> String {
+        channels.map { "\(displayURL)?channels=\($0.sorted().joined(separator: ","))" } ?? displayURL
     }
 
     /// The `_changes` parameters of the channel filter.

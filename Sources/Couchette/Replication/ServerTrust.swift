@@ -49,13 +49,20 @@ enum ServerTrust: Sendable, Hashable {
     /// - Throws: As ``client(for:)``.
     func tlsConfiguration(for url: URL) async throws -> TLSConfiguration? {
         guard ["wss", "https"].contains(url.scheme?.lowercased()) else { return nil }
-        var tls = TLSConfiguration.makeClientConfiguration()
-        guard let root = try await trustRoot(for: url) else { return tls }
-        do {
-            tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(root), format: .der)])
-        } catch {
+        guard let root = try await trustRoot(for: url) else { return TLSConfiguration.makeClientConfiguration() }
+        return try Self.tlsConfiguration(trustingOnly: root)
+    }
+
+    /// TLS settings whose only trust root is the certificate `der`, host names not checked.
+    ///
+    /// - Throws: `.tlsCertificateUntrusted` when `der` is not a DER certificate.
+    static func tlsConfiguration(trustingOnly der: Data) throws -> TLSConfiguration {
+        let certificate: NIOSSLCertificate
+        do { certificate = try NIOSSLCertificate(bytes: Array(der), format: .der) } catch {
             throw CouchetteError(.tlsCertificateUntrusted, message: "The pinned certificate is not DER: \(error)")
         }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([certificate])
         tls.certificateVerification = .noHostnameVerification
         return tls
     }
@@ -208,15 +215,8 @@ extension ReplicatorHTTPClient {
     static func trusting(onlyDER der: Data) throws -> HTTPClient {
         try trustingOne.withLock { clients in
             if let client = clients[der] { return client }
-            let certificate: NIOSSLCertificate
-            do { certificate = try NIOSSLCertificate(bytes: Array(der), format: .der) } catch {
-                throw CouchetteError(.tlsCertificateUntrusted, message: "The pinned certificate is not DER: \(error)")
-            }
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates([certificate])
-            tls.certificateVerification = .noHostnameVerification
             var configuration = configuration
-            configuration.tlsConfiguration = tls
+            configuration.tlsConfiguration = try ServerTrust.tlsConfiguration(trustingOnly: der)
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             clients[der] = client
             return client

@@ -69,6 +69,12 @@ public struct AttachmentDigest: Sendable, Hashable, CustomStringConvertible {
         try! AttachmentDigest(algorithm: .sha1, bytes: Array(Insecure.SHA1.hash(data: content)))
     }
 
+    /// The proof that one holds `content` (BLIP's `proveAttachment`, blip-sync-protocol.md §3.9): the SHA-1 of the
+    /// nonce's length as one byte, the nonce and the content.
+    public static func proof(of content: some DataProtocol, nonce: [UInt8]) -> AttachmentDigest {
+        sha1(of: [UInt8(truncatingIfNeeded: nonce.count)] + nonce + Array(content))
+    }
+
     /// The MD5 digest of `content`, the form CouchDB computes.
     public static func md5(of content: some DataProtocol) -> AttachmentDigest {
         try! AttachmentDigest(algorithm: .md5, bytes: Array(Insecure.MD5.hash(data: content)))

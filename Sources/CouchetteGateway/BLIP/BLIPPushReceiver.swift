@@ -168,7 +168,7 @@ struct BLIPPushReceiver: Sendable {
         } catch {
             throw .serviceUnavailable("The connection closed while proving an attachment")
         }
-        let expected = AttachmentDigest.sha1(of: [UInt8(nonce.count)] + nonce + data)
+        let expected = AttachmentDigest.proof(of: data, nonce: nonce)
         let answer = String(decoding: reply.body, as: UTF8.self)
         let hex = "sha1-" + expected.bytes.map { String(format: "%02x", $0) }.joined()
         guard reply.type == .response, answer == expected.description || answer == hex else {

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// The pass's pull-shaped questions map onto the protocol's server-driven flow:
 /// - ``changes(since:limit:)`` subscribes once (`subChanges`, continuous when the replicator is) and returns each
-///   `changes` message the server sends; ``revisions(_:)`` answers that message with the revisions wanted and their
+///   `changes` message the server sends; ``revisions(_:of:)`` answers that message with the revisions wanted and their
 ///   known ancestors, then collects the `rev`s (or `norev`s) that follow.
 /// - Pushes offer revisions with `changes` (answered like `_revs_diff`, so conflicting branches travel as they do over
 ///   the REST protocol) and send each as a `rev`; the server fetches or has the replicator prove the attachments it
@@ -53,11 +53,8 @@ actor BLIPReplicationPeer: ReplicationPeer {
         url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil,
         continuous: Bool, trust: ServerTrust, local: BLIPReplicatorInbox.LocalContent
     ) {
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        components?.user = nil
-        components?.password = nil
-        let base = components?.url?.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) ?? url.absoluteString
-        identity = channels.map { "\(base)?channels=\($0.sorted().joined(separator: ","))" } ?? base
+        let base = RemoteDatabaseClient.displayURL(of: url).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        identity = RemoteReplicationPeer.identity(displayURL: base, channels: channels)
         endpoint = URL(string: base + "/_blipsync") ?? url
         var http = URLComponents(url: url, resolvingAgainstBaseURL: false)
         http?.scheme = url.scheme?.lowercased() == "wss" ? "https" : "http"
@@ -278,7 +275,7 @@ actor BLIPReplicationPeer: ReplicationPeer {
             for revision in revisions {
                 numbers.append(
                     try await link.blip.queue(
-                        properties: Self.revisionProperties(of: revision), body: Self.body(of: revision),
+                        properties: Self.revisionProperties(of: revision), body: JSONValue.object(revision.body).serialized(),
                         compressed: true))
             }
         } catch {
@@ -312,22 +309,6 @@ actor BLIPReplicationPeer: ReplicationPeer {
         if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
         if revision.isDeleted { properties["deleted"] = "1" }
         return properties
-    }
-
-    /// A pushed `rev`'s body: attachments as stubs (their content goes by `getAttachment`).
-    private static func body(of revision: ReplicatedRevision) -> [UInt8] {
-        var body = revision.body
-        if var attachments = body["_attachments"]?.objectValue {
-            for (name, entry) in attachments {
-                guard var metadata = entry.objectValue else { continue }
-                metadata["data"] = nil
-                metadata["follows"] = nil
-                metadata["stub"] = true
-                attachments[name] = .object(metadata)
-            }
-            body["_attachments"] = .object(attachments)
-        }
-        return JSONValue.object(body).serialized()
     }
 
     // MARK: - Checkpoints

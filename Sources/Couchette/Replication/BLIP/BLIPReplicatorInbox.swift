@@ -169,8 +169,7 @@ final class BLIPReplicatorInbox: Sendable {
         guard let content = sending?.content ?? local.content(digest) else {
             return request.errorReply(domain: "HTTP", code: 404, message: "missing")
         }
-        let proof = AttachmentDigest.sha1(of: [UInt8(request.body.count)] + request.body + Array(content))
-        return request.reply(body: Array(proof.description.utf8))
+        return request.reply(body: Array(AttachmentDigest.proof(of: content, nonce: request.body).description.utf8))
     }
 
     // MARK: - The pull subscription
