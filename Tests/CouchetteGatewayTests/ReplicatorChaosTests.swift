@@ -8,8 +8,9 @@ import Testing
 // MARK: - ReplicatorChaosTests
 
 /// Replication through a proxy that cuts connections at random: retries from the checkpoints must end with both
-/// databases holding the same documents and revision trees — nothing lost, nothing doubled.
-@Suite("Replicator under a flaky network", .timeLimit(.minutes(5)))
+/// databases holding the same documents and revision trees — nothing lost, nothing doubled. The two protocols run
+/// one after the other: together they would hold both cores for a minute and starve the rest of `make test`.
+@Suite("Replicator under a flaky network", .serialized, .timeLimit(.minutes(5)))
 struct ReplicatorChaosTests {
     typealias LiteDatabase = ReplicatorGatewayTests.LiteDatabase
 
