@@ -1,3 +1,4 @@
+import CouchetteTestSupport
 import Couchette
 import CouchetteCore
 import Foundation

@@ -7,7 +7,8 @@ import NIOHTTP1
 import Testing
 
 /// Peer-to-peer replication through a ``URLEndpointListener``: two Lite databases, both ways, continuous, with
-/// conflicts and blobs, over TLS with the listener's anonymous identity; credentials and read-only listeners.
+/// conflicts and blobs, over TLS with the listener's anonymous identity; credentials and read-only listeners. Each
+/// runs over the CouchDB REST protocol and over BLIP (`ws(s)://`), with the same assertions.
 @Suite(.timeLimit(.minutes(5))) struct URLEndpointListenerReplicationTests {
     /// Every document's leaf revisions, sorted.
     private func leaves(_ db: Database) throws -> [String: [String]] {
@@ -32,7 +33,8 @@ import Testing
         return listener
     }
 
-    @Test func twoDatabasesReplicateThroughAListenerBothWaysContinuouslyWithConflictsAndBlobs() async throws {
+    @Test(arguments: ReplicationProtocol.allCases)
+    func twoDatabasesReplicateThroughAListenerBothWaysContinuouslyWithConflictsAndBlobs(_ wire: ReplicationProtocol) async throws {
         try await withDatabases("phone", "tablet") { phone, tablet in
             let phoneDocs = try phone.defaultCollection()
             let tabletDocs = try tablet.defaultCollection()
@@ -46,11 +48,16 @@ import Testing
             // A blob large enough to travel as multipart/related.
             let photo = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
             try phoneDocs.save(document: MutableDocument(id: "photo").setValue(Blob(contentType: "image/jpeg", data: photo), forKey: "image"))
+            // And one the other way (the listener serves its content).
+            let drawing = Data((0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+            try tabletDocs.save(
+                document: MutableDocument(id: "drawing").setValue(Blob(contentType: "image/png", data: drawing), forKey: "image"))
 
             let listener = try await listener(serving: tablet)
-            let url = try #require(listener.urls.first)
-            #expect(url.scheme == "https")
-            #expect(url.path == "/tablet")
+            let served = try #require(listener.urls.first)
+            #expect(served.scheme == "https")
+            #expect(served.path == "/tablet")
+            let url = wire.url(served)
             var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
             config.addCollection(phoneDocs)
             config.continuous = true
@@ -61,9 +68,10 @@ import Testing
             _ = try await first(of: statuses, within: .seconds(60), "the replicator going idle") { $0.status.activity == .idle }
 
             #expect(try leaves(phone) == leaves(tablet))
-            #expect(try leaves(tablet).count == 42)
+            #expect(try leaves(tablet).count == 43)
             #expect(try leaves(phone)["shared"]?.count == 2)
             #expect(try tabletDocs.document(id: "photo")?.blob(forKey: "image")?.content == photo)
+            #expect(try phoneDocs.document(id: "drawing")?.blob(forKey: "image")?.content == drawing)
 
             // Later changes go both ways while the replicator stays up.
             let atTablet = tabletDocs.documentChanges(id: "late-phone")
@@ -82,7 +90,8 @@ import Testing
         }
     }
 
-    @Test func aListenerPresentsAPEMIdentityThatAPinnedReplicatorTrustsAndAnUnpinnedOneRefuses() async throws {
+    @Test(arguments: ReplicationProtocol.allCases)
+    func aListenerPresentsAPEMIdentityThatAPinnedReplicatorTrustsAndAnUnpinnedOneRefuses(_ wire: ReplicationProtocol) async throws {
         let files = TemporaryDirectory()
         let folder = files.path
         _ = try await offCooperativeThreads {
@@ -101,7 +110,7 @@ import Testing
             _ = try phone.defaultCollection().putProperties(["n": 1], documentID: "one")
             let listener = try await listener(serving: tablet) { $0.tlsIdentity = identity }
             #expect(listener.tlsIdentity?.certificates == identity.certificates)
-            let url = try #require(listener.urls.first)
+            let url = wire.url(try #require(listener.urls.first))
             for pinned in [false, true] {
                 var config = ReplicatorConfiguration(target: URLEndpoint(url: url))
                 config.addCollection(try phone.defaultCollection())
@@ -120,13 +129,14 @@ import Testing
         }
     }
 
-    @Test func aListenerWithAPasswordAuthenticatorRefusesOtherCredentials() async throws {
+    @Test(arguments: ReplicationProtocol.allCases)
+    func aListenerWithAPasswordAuthenticatorRefusesOtherCredentials(_ wire: ReplicationProtocol) async throws {
         try await withDatabases("phone", "tablet") { phone, tablet in
             _ = try phone.defaultCollection().putProperties(["n": 1], documentID: "one")
             let listener = try await listener(serving: tablet, tls: false) {
                 $0.authenticator = ListenerPasswordAuthenticator(user: "sync", password: "s3cret")
             }
-            let url = try #require(listener.urls.first)
+            let url = wire.url(try #require(listener.urls.first))
             for (authenticator, accepted) in [
                 (nil, false), (BasicAuthenticator(username: "sync", password: "wrong"), false),
                 (BasicAuthenticator(username: "sync", password: "s3cret"), true),
@@ -148,12 +158,13 @@ import Testing
         }
     }
 
-    @Test func aReadOnlyListenerServesPullsAndRefusesPushedDocuments() async throws {
+    @Test(arguments: ReplicationProtocol.allCases)
+    func aReadOnlyListenerServesPullsAndRefusesPushedDocuments(_ wire: ReplicationProtocol) async throws {
         try await withDatabases("phone", "tablet") { phone, tablet in
             _ = try phone.defaultCollection().putProperties(["n": 1], documentID: "from-phone")
             _ = try tablet.defaultCollection().putProperties(["n": 2], documentID: "from-tablet")
             let listener = try await listener(serving: tablet, tls: false) { $0.readOnly = true }
-            var config = ReplicatorConfiguration(target: URLEndpoint(url: try #require(listener.urls.first)))
+            var config = ReplicatorConfiguration(target: URLEndpoint(url: wire.url(try #require(listener.urls.first))))
             config.addCollection(try phone.defaultCollection())
             let replicator = Replicator(config: config)
             let refused = Recorded<Int>()
@@ -293,5 +304,64 @@ import Testing
         }
         #expect(lines.last?["id"] == "later")
         await listener.stop()
+    }
+}
+
+/// A third-party BLIP client, PyPI's `pythonblip` (pull only), pulls from a listener over `/{db}/_blipsync` as it
+/// pulls from Sync Gateway: checkpoint, `subChanges`, `changes`, the `rev`s it stores, its checkpoint write.
+@Suite(
+    .timeLimit(.minutes(5)),
+    .enabled(
+        if: PythonOracle.isRequired || PythonOracle.pythonblip.shared != nil,
+        "pythonblip is not installed (make oracles) and PyPI is out of reach"))
+struct URLEndpointListenerPythonBLIPTests {
+    /// Pulls `database` into a folder and prints the JSON lines pythonblip wrote, then its checkpoint (`sys.argv`:
+    /// port, database, user, password, folder).
+    static let pull = """
+        import json, sys
+        from pythonblip.headers import BasicAuth
+        from pythonblip.output import LocalFile
+        from pythonblip.replicator import Replicator, ReplicatorConfiguration, ReplicatorType
+        port, database, user, password, folder = sys.argv[1:6]
+        replicator = Replicator(ReplicatorConfiguration.create(
+            database, "127.0.0.1", ReplicatorType.PULL, BasicAuth(user, password), False, port,
+            output=LocalFile(folder)))
+        replicator.start()
+        replicator.replicate()
+        replicator.stop()
+        print(open(f"{folder}/{database}.jsonl").read(), end="")
+        print(json.dumps(replicator.set_checkpoint_body))
+        """
+
+    @Test("pythonblip pulls a listener's documents with their bodies and saves its checkpoint")
+    func pull() async throws {
+        let oracle = try #require(PythonOracle.pythonblip.shared, "CI=true: the pythonblip oracle must be installed")
+        try await withDatabases("tablet", "unused") { tablet, _ in
+            let documents = try tablet.defaultCollection()
+            _ = try documents.putProperties(["name": "Groceries"], documentID: "list1")
+            let first = try documents.putProperties(["n": 1], documentID: "list2")
+            _ = try documents.putProperties(["n": 2, "_rev": try #require(first.revisionID)], documentID: "list2")
+            var config = URLEndpointListenerConfiguration(collections: [documents])
+            config.networkInterface = "127.0.0.1"
+            config.disableTLS = true
+            config.authenticator = ListenerPasswordAuthenticator(user: "sync", password: "s3cret")
+            let listener = URLEndpointListener(config: config)
+            try await listener.start()
+            let port = try #require(listener.port)
+            let files = TemporaryDirectory()
+            let folder = files.path
+            let output = try await offCooperativeThreads {
+                try oracle.run(Self.pull, [String(port), "tablet", "sync", "s3cret", folder], within: .seconds(120))
+            }
+            await listener.stop()
+            let lines = output.split(separator: "\n").map { try? JSONValue(parsing: Array($0.utf8)) }
+            let pulled = lines.dropLast().compactMap { $0?.objectValue }.reduce(into: [String: JSONValue]()) {
+                $0.merge($1) { _, new in new }
+            }
+            #expect(pulled == ["list1": ["name": "Groceries"], "list2": ["n": 2]])
+            // The sequence of the last `rev`, as pythonblip keeps it (an error reply to its setCheckpoint would have
+            // failed the script).
+            #expect(lines.last??["remote"] == "3")
+        }
     }
 }

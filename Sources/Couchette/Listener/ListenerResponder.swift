@@ -1,7 +1,9 @@
+import CouchetteBLIP
 import CouchetteCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import NIOCore
 
 // MARK: - ListenerResponder
@@ -59,6 +61,22 @@ struct ListenerResponder: Sendable {
         }
     }
 
+    /// Whether to upgrade `head` to a BLIP replication connection: `GET /{db}/_blipsync` of a served collection,
+    /// offering a replication subprotocol spoken here, with the listener's credentials when it has an authenticator.
+    /// A declined upgrade is answered as a plain request (`GET /{db}/_blipsync` is then refused as REST refuses it).
+    func blipUpgrade(_ head: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        let segments = (head.path ?? "/").split(separator: "?", maxSplits: 1).first?.split(separator: "/") ?? []
+        guard segments.count == 2, segments[1] == "_blipsync",
+            let served = collections[String(segments[0]).removingPercentEncoding ?? String(segments[0])],
+            let subprotocol = BLIPSubprotocol.chosen(offered: head.headerFields[values: .secWebSocketProtocol]),
+            authorizes(head.headerFields[.authorization])
+        else { return .dontUpgrade }
+        let session = ListenerBLIPSession(collection: served.collection, readOnly: readOnly, subprotocol: subprotocol)
+        return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, _ in
+            await session.run(inbound: inbound, outbound: outbound)
+        }
+    }
+
     /// `GET /`: who is serving.
     private func welcome(_ request: Request) throws -> Response {
         try Self.require(request, [.get, .head])
@@ -70,15 +88,18 @@ struct ListenerResponder: Sendable {
 
     /// The 401 answer to a request whose Basic credentials are missing or refused; nil when it may go on.
     private func authenticationFailure(_ request: Request) -> Response? {
-        guard let authenticator else { return nil }
-        if let header = request.headers[.authorization], let credentials = BasicCredentials(authorization: header),
-            authenticator.authenticate(credentials.username, credentials.password)
-        {
-            return nil
-        }
+        if authorizes(request.headers[.authorization]) { return nil }
         var response = ListenerReply.error(CouchetteError(.unauthorized, message: "Login required"))
         response.headers[.wwwAuthenticate] = "Basic realm=\"Couchette\""
         return response
+    }
+
+    /// Whether a request with this `Authorization` header may go on: always without an authenticator, else with Basic
+    /// credentials it accepts.
+    private func authorizes(_ authorization: String?) -> Bool {
+        guard let authenticator else { return true }
+        guard let authorization, let credentials = BasicCredentials(authorization: authorization) else { return false }
+        return authenticator.authenticate(credentials.username, credentials.password)
     }
 
     /// Refuses a method the endpoint does not take (405).

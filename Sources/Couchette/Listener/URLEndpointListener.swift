@@ -2,14 +2,16 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import Synchronization
 
 // MARK: - URLEndpointListener
 
-/// Serves collections of a database to other devices over the CouchDB replication protocol (Couchbase Lite 3's
-/// peer-to-peer `URLEndpointListener`): a ``Replicator`` with a ``URLEndpoint``, PouchDB or any CouchDB client
+/// Serves collections of a database to other devices (Couchbase Lite 3's peer-to-peer `URLEndpointListener`) over
+/// the CouchDB replication protocol and over Couchbase Lite's BLIP protocol (`/{db}/_blipsync`): a ``Replicator``
+/// with an `http(s)://` or `ws(s)://` ``URLEndpoint``, a Couchbase Lite peer, PouchDB or any CouchDB client
 /// replicates with them, pushing, pulling, one-shot or continuous.
 ///
 /// ```swift
@@ -33,6 +35,7 @@ public final class URLEndpointListener: Sendable {
 
     private struct State {
         var task: Task<Void, any Error>?
+        var connections: ListenerConnections?
         var port: UInt16?
         var identity: TLSIdentity?
     }
@@ -80,7 +83,18 @@ public final class URLEndpointListener: Sendable {
         var logger = Logger(label: "couchette.listener")
         // Stopping cancels the server, which Hummingbird reports as errors; failures to start are thrown.
         logger.logLevel = .critical
-        let server: HTTPServerBuilder = try identity.map { try .tls(.http1(), tlsConfiguration: $0.serverConfiguration) } ?? .http1()
+        // Plain HTTP, and `/{db}/_blipsync` upgraded to BLIP replication connections; every connection tracked.
+        let connections = ListenerConnections()
+        let tlsConfiguration = identity?.serverConfiguration
+        let server = HTTPServerBuilder { respond in
+            let http = ListenerConnections.Tracked(
+                base: HTTP1WebSocketUpgradeChannel(responder: respond, configuration: WebSocketServerConfiguration()) {
+                    head, _, _ in responder.blipUpgrade(head)
+                },
+                connections: connections)
+            guard let tlsConfiguration else { return http }
+            return try TLSChannel(http, tlsConfiguration: tlsConfiguration)
+        }
         let application = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await responder.respond(to: request) },
             server: server,
@@ -95,6 +109,7 @@ public final class URLEndpointListener: Sendable {
         try state.withLock { state in
             guard state.task == nil else { throw CouchetteError(.busy, message: "The listener is already started") }
             state.identity = identity
+            state.connections = connections
             state.task = Task {
                 defer { boundContinuation.finish() }
                 try await application.run()
@@ -118,11 +133,15 @@ public final class URLEndpointListener: Sendable {
 
     /// Stops listening and ends the connections (continuous feeds included); returns once it has stopped.
     public func stop() async {
-        let task = state.withLock { state in
-            defer { state.task = nil }
-            return state.task
+        let (task, connections) = state.withLock { state in
+            defer {
+                state.task = nil
+                state.connections = nil
+            }
+            return (state.task, state.connections)
         }
         task?.cancel()
+        connections?.closeAll()
         _ = try? await task?.value
     }
 }

@@ -291,7 +291,7 @@ public final class Replicator: Sendable {
             return BLIPReplicationPeer(
                 url: endpoint.url, authenticator: config.authenticator, headers: config.headers ?? [:],
                 channels: channels, continuous: config.continuous, trust: ServerTrust(config),
-                local: Self.localContent(of: collection))
+                local: BLIPLocalContent(collection: collection))
         case let endpoint as URLEndpoint:
             let database = collection.database
             return RemoteReplicationPeer(
@@ -300,21 +300,6 @@ public final class Replicator: Sendable {
         default:
             throw CouchetteError(.unsupported, message: "Unknown endpoint type \(type(of: config.target))")
         }
-    }
-}
-
-extension Replicator {
-    /// What a BLIP peer finds in `collection`: stored attachment content, and revision bodies to apply deltas to.
-    fileprivate static func localContent(of collection: Collection) -> BLIPReplicatorInbox.LocalContent {
-        let database = collection.database
-        let peer = LocalReplicationPeer(collection: collection)
-        return BLIPReplicatorInbox.LocalContent(
-            holds: { [weak database] digest in database?.currentBlobStore?.contains(digest) ?? false },
-            body: { documentID, revisionID in
-                let wanted = WantedRevision(documentID: documentID, revisionID: revisionID, knownAncestors: [revisionID])
-                return try await peer.revisions([wanted]).first.map(\.body)
-            },
-            content: { [weak database] digest in try? database?.currentBlobStore?.data(for: digest) })
     }
 }
 

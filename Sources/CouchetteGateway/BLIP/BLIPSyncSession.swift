@@ -123,7 +123,7 @@ struct BLIPSyncSession: Sendable {
             parameters["filter"] = "_doc_ids"
             parameters["doc_ids"] = JSONValue.array(ids).serializedString()
         }
-        let revocations = Self.flag(properties["revocations"]) && subprotocol == "BLIP_3+CBMobile_3"
+        let revocations = Self.flag(properties["revocations"]) && subprotocol == BLIPSubprotocol.couchbaseMobile3
         if revocations { parameters["revocations"] = "true" }
         let feed: ChangesFeed
         do throws(GatewayError) {

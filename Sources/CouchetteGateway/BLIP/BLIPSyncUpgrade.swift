@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -22,10 +23,6 @@ struct BLIPSyncUpgrade: Sendable {
     /// The upgrade decision's handler type.
     typealias Handler = WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
 
-    /// The subprotocols spoken, preferred first: Couchbase Lite 3 and 2 (rev trees; `CBMobile_4`'s version vectors
-    /// are not).
-    static let subprotocols = ["BLIP_3+CBMobile_3", "BLIP_3+CBMobile_2"]
-
     /// The listener's environment.
     let environment: RouteEnvironment
 
@@ -38,7 +35,7 @@ struct BLIPSyncUpgrade: Sendable {
     func shouldUpgrade(_ head: HTTPRequest, channel: any Channel, logger: Logger) async -> ShouldUpgradeResult<Handler> {
         let uri = URI(head.path ?? "/")
         guard let databaseName = Self.databaseName(inPath: uri.path),
-            let subprotocol = Self.subprotocol(offered: head.headerFields[values: .secWebSocketProtocol])
+            let subprotocol = BLIPSubprotocol.chosen(offered: head.headerFields[values: .secWebSocketProtocol])
         else { return .dontUpgrade }
         let request = Request(head: head, body: .init(buffer: ByteBuffer()))
         let context = GatewayRequestContext(source: .init(channel: channel, logger: logger))
@@ -83,12 +80,6 @@ struct BLIPSyncUpgrade: Sendable {
         } catch {
             return error
         }
-    }
-
-    /// The first offered subprotocol spoken here; the header may repeat and each value may list several.
-    static func subprotocol(offered values: [String]) -> String? {
-        let offered = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
-        return offered.first { subprotocols.contains($0) }
     }
 
     /// The decoded `{db}` of a `/{db}/_blipsync` path, or nil for other paths.

@@ -27,7 +27,7 @@ enum BLIPTestClient {
     ) async throws {
         var configuration = WebSocketClientConfiguration()
         configuration.maxFrameSize = 1 << 20
-        configuration.additionalHeaders[.secWebSocketProtocol] = BLIPSyncUpgrade.subprotocols.joined(separator: ",")
+        configuration.additionalHeaders[.secWebSocketProtocol] = BLIPSubprotocol.spoken.joined(separator: ",")
         if let (name, password) = user {
             configuration.additionalHeaders[.authorization] =
                 "Basic " + Data("\(name):\(password)".utf8).base64EncodedString()

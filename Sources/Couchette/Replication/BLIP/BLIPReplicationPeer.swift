@@ -29,7 +29,7 @@ actor BLIPReplicationPeer: ReplicationPeer {
     private let channels: [String]?
     private let continuous: Bool
     private let trust: ServerTrust
-    private let local: BLIPReplicatorInbox.LocalContent
+    private let local: BLIPLocalContent
 
     /// The open connection with what it received.
     private struct Link: Sendable {
@@ -51,7 +51,7 @@ actor BLIPReplicationPeer: ReplicationPeer {
 
     init(
         url: URL, authenticator: (any Authenticator)?, headers: [String: String], channels: [String]? = nil,
-        continuous: Bool, trust: ServerTrust, local: BLIPReplicatorInbox.LocalContent
+        continuous: Bool, trust: ServerTrust, local: BLIPLocalContent
     ) {
         let base = RemoteDatabaseClient.displayURL(of: url).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         identity = RemoteReplicationPeer.identity(displayURL: base, channels: channels)
@@ -111,9 +111,9 @@ actor BLIPReplicationPeer: ReplicationPeer {
             reply = try await link.blip.send(
                 properties: properties, body: body, urgent: urgent, compressed: !body.isEmpty)
         } catch {
-            throw BLIPReplicatorInbox.closedError
+            throw BLIPRevisionMessage.closedError
         }
-        if let error = reply.error { throw BLIPReplicatorInbox.error(error) }
+        if let error = reply.error { throw BLIPRevisionMessage.error(error) }
         return reply
     }
 
@@ -186,7 +186,7 @@ actor BLIPReplicationPeer: ReplicationPeer {
     /// ancestors, the others `0`; then waits for each wanted one's `rev` (left out when a `norev` came instead).
     func revisions(_ wanted: [WantedRevision], of changes: ReplicationChanges) async throws -> [ReplicatedRevision] {
         guard let handle = changes.handle, let (link, batch) = unanswered.removeValue(forKey: handle) else { return [] }
-        guard await !link.blip.isClosed else { throw BLIPReplicatorInbox.closedError }
+        guard await !link.blip.isClosed else { throw BLIPRevisionMessage.closedError }
         var known: [String: [String]] = [:]
         for item in wanted { known[BLIPReplicatorInbox.key(item.documentID, item.revisionID)] = item.knownAncestors }
         var answers: [JSONValue] = batch.entries.map { entry in
@@ -264,51 +264,10 @@ actor BLIPReplicationPeer: ReplicationPeer {
         return missing
     }
 
-    /// Sends each revision as a `rev` (all at once, then waits for every answer); a refusal (403 from the sync
-    /// function, 409, 400) is that document's result.
+    /// Sends each revision as a `rev` (``BLIPRevisionMessage/send(_:on:offering:)``).
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
         let link = try await openLink()
-        link.inbox.offer(revisions)
-        defer { link.inbox.withdraw(revisions) }
-        var numbers: [UInt64] = []
-        do {
-            for revision in revisions {
-                numbers.append(
-                    try await link.blip.queue(
-                        properties: Self.revisionProperties(of: revision), body: JSONValue.object(revision.body).serialized(),
-                        compressed: true))
-            }
-        } catch {
-            throw BLIPReplicatorInbox.closedError
-        }
-        var results: [ReplicationWriteResult] = []
-        for (revision, number) in zip(revisions, numbers) {
-            var result = ReplicationWriteResult(
-                documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
-            let reply: BLIPMessage
-            do {
-                reply = try await link.blip.response(to: number)
-            } catch {
-                throw BLIPReplicatorInbox.closedError
-            }
-            if let error = reply.error {
-                let failure = BLIPReplicatorInbox.error(error)
-                // Refusals of one document; anything else (a 5xx, a BLIP error) fails the batch and is retried.
-                guard [400, 403, 404, 409, 412, 413].contains(failure.status) else { throw failure }
-                result.error = failure
-            }
-            results.append(result)
-        }
-        return results
-    }
-
-    /// A pushed `rev`'s properties: `id`, `rev`, `history` (ancestors, newest first), `deleted`.
-    private static func revisionProperties(of revision: ReplicatedRevision) -> BLIPProperties {
-        var properties: BLIPProperties = ["Profile": "rev", "id": revision.documentID, "rev": revision.revisionID]
-        let history = revision.history.dropFirst()
-        if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
-        if revision.isDeleted { properties["deleted"] = "1" }
-        return properties
+        return try await BLIPRevisionMessage.send(revisions, on: link.blip, offering: link.inbox.offered)
     }
 
     // MARK: - Checkpoints

@@ -16,8 +16,6 @@ import WSClient
 /// A refused upgrade says nothing about why, so the database itself is asked (`GET /{db}/`) with the same
 /// credentials: its 401, 403 or 404 becomes the error, as the REST protocol would report it.
 enum BLIPReplicatorSocket {
-    /// The subprotocol offered: BLIP 3 carrying Couchbase Mobile 3's replication messages.
-    static let subprotocol = "BLIP_3+CBMobile_3"
     /// The largest WebSocket message (one BLIP frame) accepted.
     static let maximumFrameSize = 1 << 20
     /// How long connecting and upgrading may take.
@@ -34,7 +32,7 @@ enum BLIPReplicatorSocket {
     ) async throws -> BLIPConnection {
         var configuration = WebSocketClientConfiguration()
         configuration.maxFrameSize = maximumFrameSize
-        configuration.additionalHeaders[.secWebSocketProtocol] = subprotocol
+        configuration.additionalHeaders[.secWebSocketProtocol] = BLIPSubprotocol.couchbaseMobile3
         for (name, value) in headers {
             if let field = HTTPField.Name(name) { configuration.additionalHeaders[field] = value }
         }

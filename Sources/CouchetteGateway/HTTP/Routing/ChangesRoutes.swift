@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -28,7 +29,7 @@ enum ChangesRoutes {
             _ = try await environment.resolver.resolve(request, context: context)
             throw GatewayError.badRequest(
                 "_blipsync needs a WebSocket upgrade offering the subprotocol "
-                    + BLIPSyncUpgrade.subprotocols.joined(separator: " or "))
+                    + BLIPSubprotocol.spoken.joined(separator: " or "))
         }
     }
 

@@ -1,0 +1,6 @@
+import CouchetteTestSupport
+import Testing
+
+extension ReplicationProtocol: CustomTestStringConvertible {
+    public var testDescription: String { name }
+}
