@@ -193,10 +193,11 @@ let package = Package(
         .executableTarget(
             name: "CouchetteBenchmarks",
             dependencies: [
-                "CouchetteCore", "CouchetteSQLite", "Couchette", "CSQLite", "CouchetteGateway",
-                // The private PostgreSQL server of the tests, for the postgres.* figures.
+                "CouchetteCore", "CouchetteSQLite", "Couchette", "CSQLite", "CouchetteGateway", "CouchetteBLIP",
+                // The private PostgreSQL server of the tests (postgres.*) and the byte-counting proxy (blip.delta-bytes).
                 "CouchetteTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WSClient", package: "swift-websocket"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -3,6 +3,7 @@ import Foundation
 // `make bench`: every figure is a ratio against a baseline run in this process, printed as
 // `BENCH <figure> <value> <goal>` (higher is better). `BENCH_DOCUMENTS` changes the document count.
 try await RemoteFeedGroup.runClientIfAsked()  // the child side of the 10,000-feed benchmark
+try await BLIPIdleClients.runChildIfAsked()  // the child side of blip.feeds-kb
 print("# Couchette benchmarks: BENCH <figure> <ratio against baseline> <goal>")
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
 if only == nil || only == "json" { try JSONBenchmark().run() }
@@ -24,6 +25,7 @@ if only == "syncfn-direct" {
 if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
 if only == nil || only == "encryption" { try EncryptionBenchmark(count: documents).run() }
 if only == nil || only == "replication" { try await ReplicationBenchmark(count: documents).run() }
+if only == nil || only == "blip" { try await BLIPBenchmark(count: documents).run() }
 if only == nil || only == "auth" { try await AuthBenchmark().run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }
 if only == nil || only == "postgres" { try await PostgresBenchmark(count: max(documents / 5, 1_000)).run() }

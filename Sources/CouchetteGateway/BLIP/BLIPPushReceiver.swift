@@ -11,6 +11,8 @@ import Foundation
 struct BLIPPushReceiver: Sendable {
     /// The database and the caller writing.
     let target: AuthorizedDatabase
+    /// Where the connection's `rev`s are stored together; nil stores each alone.
+    var batcher: BLIPRevisionBatcher? = nil
 
     /// `proposeChanges`: for each `[docID, revID, serverRevID?]`, `0` (send it) when the document is new or the
     /// client knows its current revision, `304` when the revision is already here, else `409` (written
@@ -30,11 +32,18 @@ struct BLIPPushReceiver: Sendable {
         guard case .array(let entries)? = try? JSONValue(parsing: request.body) else {
             return request.errorReply(domain: "HTTP", code: 400, message: "changes needs a JSON array")
         }
+        // One `_revs_diff` for the whole message.
+        var offered: [String: [String]] = [:]
+        for entry in entries {
+            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue else { continue }
+            offered[id, default: []].append(revision)
+        }
+        let diff = (try? target.revsDiff(offered)) ?? [:]
         return reply(
             to: request,
             answers: entries.map { entry in
-                guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
-                    let diff = try? target.revsDiff([id: [revision]]), let missing = diff[id]
+                guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue, let missing = diff[id],
+                    missing["missing"]?.arrayValue?.contains(.string(revision)) == true
                 else { return 0 }
                 return .array(missing["possible_ancestors"]?.arrayValue ?? [])
             })
@@ -98,7 +107,16 @@ struct BLIPPushReceiver: Sendable {
             }
             body["_revisions"] = revisions.json
             let attachmentBodies = try await fetchMissingAttachments(of: &body, documentID: id, from: connection)
-            try target.putExisting(id: id, body: .object(body), attachmentBodies: attachmentBodies)
+            guard attachmentBodies.isEmpty, let batcher else {
+                try target.putExisting(id: id, body: .object(body), attachmentBodies: attachmentBodies)
+                return request.reply()
+            }
+            let result = await batcher.store(.object(body), as: target)
+            if let error = result["error"] {
+                throw GatewayError(
+                    statusCode: result["status"]?.intValue.map(Int.init) ?? 500,
+                    reason: result["reason"]?.stringValue ?? error.stringValue ?? "error")
+            }
             return request.reply()
         } catch {
             return BLIPSyncSession.errorReply(to: request, error)

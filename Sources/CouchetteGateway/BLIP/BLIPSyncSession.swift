@@ -22,6 +22,8 @@ struct BLIPSyncSession: Sendable {
     let allowance = BLIPAttachmentAllowance()
     /// Whether the client takes deltas.
     let deltas = BLIPDeltaNegotiation()
+    /// Stores the pushed `rev`s together.
+    let revisions = BLIPRevisionBatcher()
 
     /// The largest WebSocket message (one BLIP frame) accepted.
     static let maximumFrameSize = 1 << 20
@@ -53,7 +55,7 @@ struct BLIPSyncSession: Sendable {
         case "subChanges": return await subChanges(request, on: connection)
         case "proposeChanges": return BLIPPushReceiver(target: target).proposeChanges(request)
         case "changes": return BLIPPushReceiver(target: target).changes(request)
-        case "rev": return await BLIPPushReceiver(target: target).revision(request, on: connection)
+        case "rev": return await BLIPPushReceiver(target: target, batcher: revisions).revision(request, on: connection)
         case "getAttachment": return await getAttachment(request)
         default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
         }

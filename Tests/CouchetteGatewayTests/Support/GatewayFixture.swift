@@ -77,11 +77,15 @@ enum GatewayFixture {
             }
             try await body(client, ports)
         } catch {
+            client.close()
             await server.triggerGracefulShutdown()
             _ = try? await withDeadline(.seconds(60), "the gateway stopping") { await task.result }
             task.cancel()
             throw error
         }
+        // The client's pooled connections go first: one opened and never used would hold the server's graceful
+        // shutdown until the client's pool dropped it (60 s).
+        client.close()
         await server.triggerGracefulShutdown()
         try await withDeadline(.seconds(60), "the gateway stopping") { try await task.value }
     }

@@ -39,6 +39,9 @@ enum StreamingGateway {
             try await withDeadline(deadline, "the gateway test and its shutdown") {
                 let ports = try await server.waitUntilReady()
                 try await body(server, client, ports)
+                // The client's pooled connections go first: one opened and never used would hold the server's graceful
+                // shutdown until the client's pool dropped it (60 s), a hang that is not the server's doing.
+                client.close()
                 await server.triggerGracefulShutdown()
                 try await task.value
             }

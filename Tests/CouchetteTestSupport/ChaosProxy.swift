@@ -1,4 +1,3 @@
-import CouchetteTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -10,12 +9,13 @@ import Synchronization
 /// request or mid response, as a flaky network does.
 ///
 /// The cuts come from ``seed``: each direction of the n-th connection draws from its own ``SplitMix64`` seeded from
-/// it, so a failing run's seed (`COUCHETTE_CHAOS_SEED`) replays the same decisions for the same traffic.
-final class ChaosProxy: Sendable {
+/// it, so a failing run's seed (`COUCHETTE_CHAOS_SEED`) replays the same decisions for the same traffic. With
+/// `cutProbability` 0 it only counts the bytes (the benchmarks' bytes-on-the-wire figures).
+public final class ChaosProxy: Sendable {
     /// The seed of this proxy's cuts.
-    let seed: UInt64
+    public let seed: UInt64
     /// The port clients connect to.
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let targetPort: UInt16
     private let cutProbability: Double
@@ -25,13 +25,13 @@ final class ChaosProxy: Sendable {
     private let downstreamCount = Atomic<Int>(0)
 
     /// How many connections were cut so far.
-    var cuts: Int { cutCount.load(ordering: .relaxed) }
+    public var cuts: Int { cutCount.load(ordering: .relaxed) }
 
     /// The bytes forwarded from the server to clients so far.
-    var bytesToClients: Int { downstreamCount.load(ordering: .relaxed) }
+    public var bytesToClients: Int { downstreamCount.load(ordering: .relaxed) }
 
     /// - Parameter seed: The seed of the cuts; by default `COUCHETTE_CHAOS_SEED`, or a random one.
-    init(targetPort: Int, cutProbability: Double, seed: UInt64? = nil) throws {
+    public init(targetPort: Int, cutProbability: Double, seed: UInt64? = nil) throws {
         self.seed =
             seed ?? ProcessInfo.processInfo.environment["COUCHETTE_CHAOS_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64.max)
@@ -53,7 +53,7 @@ final class ChaosProxy: Sendable {
     }
 
     /// Stops accepting connections (open ones end when either side closes or is cut).
-    func stop() {
+    public func stop() {
         isStopped.store(true, ordering: .relaxed)
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
