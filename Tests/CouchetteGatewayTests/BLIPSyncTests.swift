@@ -25,7 +25,7 @@ import Testing
         }
     }
 
-    @Test("An upgrade without credentials gets 401 with a Basic challenge (404 for an unknown database); wrong credentials and no subprotocol in common are refused")
+    @Test("An upgrade without credentials or with wrong ones gets 401 with a Basic challenge (404 for an unknown database); no subprotocol in common is refused")
     func refusals() async throws {
         try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
             let upgrade = [
@@ -38,13 +38,17 @@ import Testing
             #expect(try JSONValue(parsing: Array(anonymous.body))["reason"] == "Login required")
             let unknown = try await client.send(port: ports.publicPort, path: "/nowhere/_blipsync", headers: upgrade)
             #expect(unknown.status == 404)
+            // Wrong credentials: 401 before the upgrade too, as a REST request with them gets.
+            let wrong = try await client.send(
+                port: ports.publicPort, path: "/todo/_blipsync", headers: upgrade, user: ("alice", "nope"))
+            #expect(wrong.status == 401)
+            #expect(wrong.headers["WWW-Authenticate"] == #"Basic realm="Couchbase Sync Gateway""#)
             var versionVectors = upgrade
             versionVectors["Sec-WebSocket-Protocol"] = "BLIP_3+CBMobile_4"
             // Hummingbird answers an upgrade it declines with a bare 400.
-            for (headers, user) in [(upgrade, ("alice", "nope")), (versionVectors, ("alice", "pass"))] {
-                let reply = try await client.send(port: ports.publicPort, path: "/todo/_blipsync", headers: headers, user: user)
-                #expect(reply.status == 400)
-            }
+            let refused = try await client.send(
+                port: ports.publicPort, path: "/todo/_blipsync", headers: versionVectors, user: ("alice", "pass"))
+            #expect(refused.status == 400)
             let plain = try await client.send(port: ports.publicPort, path: "/todo/_blipsync", user: ("alice", "pass"))
             #expect(plain.status == 400)
             #expect(String(decoding: plain.body, as: UTF8.self).contains("BLIP_3+CBMobile_3"))

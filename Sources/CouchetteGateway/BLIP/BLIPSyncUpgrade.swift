@@ -7,6 +7,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 
 // MARK: - BLIPSyncUpgrade
 
@@ -15,10 +16,11 @@ import NIOHTTP1
 /// is echoed in the `101` response, and the connection runs as the caller authenticated before the upgrade (Basic,
 /// session cookie or `GUEST`), as Sync Gateway does.
 ///
-/// An upgrade without credentials is answered before it gets here by an ``UpgradeGate`` (401 with the Basic challenge,
-/// which Couchbase Lite answers by retrying with its credentials, unless `GUEST` may replicate). Other upgrades this
-/// declines — no subprotocol in common, wrong credentials, database offline — get Hummingbird's 400; a `GET` that
-/// asks for no upgrade is answered by the `GET /{db}/_blipsync` route with the database's or caller's error.
+/// An upgrade without credentials or with wrong Basic ones is answered before it gets here by an ``UpgradeGate`` (401
+/// with the Basic challenge, which Couchbase Lite answers by retrying with its credentials, unless `GUEST` may
+/// replicate; 404 for an unknown database, 503 when it is offline). Other upgrades this declines — no subprotocol in
+/// common, a stale session cookie — get Hummingbird's 400; a `GET` that asks for no upgrade is answered by the
+/// `GET /{db}/_blipsync` route with the database's or caller's error.
 struct BLIPSyncUpgrade: Sendable {
     /// The upgrade decision's handler type.
     typealias Handler = WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
@@ -57,24 +59,30 @@ struct BLIPSyncUpgrade: Sendable {
         }
     }
 
-    /// Whether `head` asks to upgrade `/{db}/_blipsync` with neither `Authorization` nor a session cookie: what
-    /// Couchbase Lite sends first, expecting a `401` challenge unless `GUEST` may replicate (``UpgradeGate``).
-    static let isAnonymousUpgrade: UpgradeGate.Applies = { head in
+    /// Whether `head` asks to upgrade `/{db}/_blipsync` with Basic credentials or none (``UpgradeGate``): Couchbase
+    /// Lite sends none first, expecting a `401` challenge unless `GUEST` may replicate, and wrong ones must get `401`
+    /// too. An upgrade with only a session cookie goes straight to the upgrade, which authenticates it (checking it
+    /// here would refresh the session where the new cookie cannot be sent).
+    static let isCheckedUpgrade: UpgradeGate.Applies = { head in
         head.method == .GET && handles(head.uri)
             && head.headers[canonicalForm: "upgrade"].contains { $0.lowercased() == "websocket" }
-            && head.headers["authorization"].isEmpty
-            && !head.headers["cookie"].contains { $0.contains(Session.cookieName + "=") }
+            && (!head.headers["authorization"].isEmpty
+                || !head.headers["cookie"].contains { $0.contains(Session.cookieName + "=") })
     }
 
-    /// Why an anonymous upgrade of `head` is refused: 404 for an unknown database, 401 with the Basic challenge when
-    /// it has no enabled `GUEST`, 503 when it is offline; nil when it may go on (to the upgrade, which authenticates).
-    func refusal(ofAnonymous head: HTTPRequestHead) async -> GatewayError? {
+    /// Why an upgrade of `head` is refused before upgrading: 404 for an unknown database, 401 with the Basic challenge
+    /// for wrong credentials or none when it has no enabled `GUEST`, 503 when it is offline; nil when it may go on (to
+    /// the upgrade, which authenticates it again: a password verified here is in the verification cache then).
+    func refusal(of head: HTTPRequestHead, channel: any Channel) async -> GatewayError? {
         guard let name = Self.databaseName(inPath: URI(head.uri).path) else { return nil }
         do throws(GatewayError) {
             let database = try await environment.registry.requireDatabase(named: name)
-            if environment.listener != .admin, try database.authenticator.guest() == nil {
-                return .unauthorized("Login required")
+            guard let converted = try? HTTPRequest(head, secure: false, splitCookie: false) else {
+                return .badRequest("Unreadable request head")
             }
+            let request = Request(head: converted, body: .init(buffer: ByteBuffer()))
+            let context = GatewayRequestContext(source: .init(channel: channel, logger: environment.log.logger))
+            _ = try await environment.resolver.authenticate(request, context: context, database: database, login: .required)
             try database.requireOnline()
             return nil
         } catch {

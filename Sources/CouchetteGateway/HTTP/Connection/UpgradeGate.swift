@@ -7,7 +7,8 @@ import NIOHTTP1
 
 /// Answers with an HTTP error, before Hummingbird's WebSocket upgrader sees them, the upgrade requests a check
 /// refuses: Couchbase Lite opens `/{db}/_blipsync` without credentials and sends them only after a `401` challenge
-/// (spec: blip-sync-protocol.md §1.4), while Hummingbird answers every declined upgrade with a bare 400.
+/// (spec: blip-sync-protocol.md §1.4), and wrong ones must get a `401` too, while Hummingbird answers every declined
+/// upgrade with a bare 400.
 ///
 /// Requests the gate does not apply to pass at once. For one it applies to, the request waits (its parts are held)
 /// while the check runs; then it goes on to the upgrader, or the refusal is written (`Connection: close`) and the
@@ -19,8 +20,8 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Decides which request heads are checked (cheap, on the event loop).
     typealias Applies = @Sendable (HTTPRequestHead) -> Bool
-    /// The check: the error to answer with, or nil to let the request go on.
-    typealias Check = @Sendable (HTTPRequestHead) async -> GatewayError?
+    /// The check, given the request's head and connection: the error to answer with, or nil to let the request go on.
+    typealias Check = @Sendable (HTTPRequestHead, any Channel) async -> GatewayError?
 
     private let applies: Applies
     private let check: Check
@@ -52,8 +53,9 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         let check = check
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
+        let channel = context.channel
         Task {
-            let refusal = await check(head)
+            let refusal = await check(head, channel)
             eventLoop.execute {
                 let (gate, context) = loopBound.value
                 gate.decided(refusal, context: context)

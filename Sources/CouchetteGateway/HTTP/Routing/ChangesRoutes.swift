@@ -58,7 +58,9 @@ enum ChangesRoutes {
             }
             var guarded = GuardedHTTPChannel(base: http, limits: limits) { line in log.logger.warning("HTTP: \(line)") }
             guarded.upgradeGate = {
-                UpgradeGate(applies: BLIPSyncUpgrade.isAnonymousUpgrade) { head in await blip.refusal(ofAnonymous: head) }
+                UpgradeGate(applies: BLIPSyncUpgrade.isCheckedUpgrade) { head, channel in
+                    await blip.refusal(of: head, channel: channel)
+                }
             }
             guard let tls else { return guarded }
             return try TLSChannel(guarded, tlsConfiguration: tls)
