@@ -83,6 +83,7 @@ let package = Package(
             dependencies: [
                 "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ],

@@ -158,6 +158,37 @@ import Testing
         }
     }
 
+    @Test func aBLIPUpgradeWithoutAcceptedCredentialsGetsTheBasicChallengeBeforeUpgrading() async throws {
+        try await withDatabases("phone", "tablet") { _, tablet in
+            let listener = try await listener(serving: tablet, tls: false) {
+                $0.authenticator = ListenerPasswordAuthenticator(user: "sync", password: "s3cret")
+            }
+            let port = try #require(listener.port)
+            let good = "Basic " + Data("sync:s3cret".utf8).base64EncodedString()
+            let wrong = "Basic " + Data("sync:wrong".utf8).base64EncodedString()
+            // Couchbase Lite sends no credentials first and answers the challenge with them.
+            for (path, authorization, status) in [
+                ("/tablet/_blipsync", nil, 401), ("/tablet/_blipsync", wrong, 401), ("/nowhere/_blipsync", good, 404),
+            ] as [(String, String?, Int)] {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+                for (name, value) in [
+                    ("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"),
+                    ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Protocol", "BLIP_3+CBMobile_3"),
+                ] {
+                    request.headers.add(name: name, value: value)
+                }
+                if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                #expect(Int(response.status.code) == status, "\(path) with \(authorization ?? "no credentials")")
+                if status == 401 {
+                    #expect(response.headers.first(name: "WWW-Authenticate") == #"Basic realm="Couchette""#)
+                }
+            }
+            await listener.stop()
+        }
+    }
+
     @Test(arguments: ReplicationProtocol.allCases)
     func aReadOnlyListenerServesPullsAndRefusesPushedDocuments(_ wire: ReplicationProtocol) async throws {
         try await withDatabases("phone", "tablet") { phone, tablet in

@@ -1,6 +1,8 @@
+import CouchetteBLIP
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 // MARK: - ListenerConnections
@@ -29,16 +31,26 @@ final class ListenerConnections: Sendable {
         for channel in channels { channel.close(promise: nil) }
     }
 
-    /// A child channel that hands each accepted connection to `connections`, then sets it up as `base` does.
+    /// A child channel that hands each accepted connection to `connections`, then sets it up as `base` does, with
+    /// `gate` (when given) right after its HTTP request decoder.
     struct Tracked<Base: ServerChildChannel>: ServerChildChannel {
         typealias Value = Base.Value
 
         let base: Base
         let connections: ListenerConnections
+        var gate: (@Sendable () -> UpgradeGate)? = nil
 
         func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
             connections.add(channel)
-            return base.setup(channel: channel, logger: logger)
+            let gate = gate
+            return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                if let gate {
+                    let pipeline = channel.pipeline.syncOperations
+                    let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                    try pipeline.addHandler(gate(), position: .after(decoder))
+                }
+                return value
+            }
         }
 
         func handle(value: Value, logger: Logger) async {

@@ -16,8 +16,14 @@ enum ListenerReply {
 
     /// `{"error": name, "reason": message}` with the error's status.
     static func error(_ error: CouchetteError) -> Response {
-        json(
-            ["error": .string(error.errorName), "reason": .string(error.message)],
-            status: HTTPResponse.Status(code: error.status))
+        json(errorBody(error), status: HTTPResponse.Status(code: error.status))
     }
+
+    /// CouchDB's error body.
+    static func errorBody(_ error: CouchetteError) -> JSONValue {
+        ["error": .string(error.errorName), "reason": .string(error.message)]
+    }
+
+    /// The challenge a request without accepted credentials gets.
+    static let challenge = (name: "WWW-Authenticate", value: "Basic realm=\"Couchette\"")
 }

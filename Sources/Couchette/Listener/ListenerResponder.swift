@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
+import NIOHTTP1
 
 // MARK: - ListenerResponder
 
@@ -63,11 +64,10 @@ struct ListenerResponder: Sendable {
 
     /// Whether to upgrade `head` to a BLIP replication connection: `GET /{db}/_blipsync` of a served collection,
     /// offering a replication subprotocol spoken here, with the listener's credentials when it has an authenticator.
-    /// A declined upgrade is answered as a plain request (`GET /{db}/_blipsync` is then refused as REST refuses it).
+    /// Credentials and the path were checked by the ``UpgradeGate`` before (401 and 404 come from there); an upgrade
+    /// declined here (no subprotocol in common) gets Hummingbird's 400.
     func blipUpgrade(_ head: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
-        let segments = (head.path ?? "/").split(separator: "?", maxSplits: 1).first?.split(separator: "/") ?? []
-        guard segments.count == 2, segments[1] == "_blipsync",
-            let served = collections[String(segments[0]).removingPercentEncoding ?? String(segments[0])],
+        guard let name = Self.blipDatabaseName(head.path ?? "/"), let served = collections[name],
             let subprotocol = BLIPSubprotocol.chosen(offered: head.headerFields[values: .secWebSocketProtocol]),
             authorizes(head.headerFields[.authorization])
         else { return .dontUpgrade }
@@ -75,6 +75,36 @@ struct ListenerResponder: Sendable {
         return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, _ in
             await session.run(inbound: inbound, outbound: outbound)
         }
+    }
+
+    /// Whether `head` asks to upgrade a `/{db}/_blipsync` path (``UpgradeGate``).
+    static let isBLIPUpgrade: UpgradeGate.Applies = { head in
+        head.method == .GET && blipDatabaseName(head.uri) != nil
+            && head.headers[canonicalForm: "upgrade"].contains { $0.lowercased() == "websocket" }
+    }
+
+    /// Why a BLIP upgrade is refused before upgrading — 404 for a collection not served, 401 with the Basic challenge
+    /// without accepted credentials (a Couchbase Lite peer sends them only after that challenge) — or nil.
+    func blipRefusal(_ head: HTTPRequestHead) -> UpgradeGate.Refusal? {
+        let error: CouchetteError
+        var headers: [(name: String, value: String)] = []
+        if collections[Self.blipDatabaseName(head.uri) ?? ""] == nil {
+            error = CouchetteError(.notFound, message: "no such database")
+        } else if !authorizes(head.headers["authorization"].first) {
+            error = CouchetteError(.unauthorized, message: "Login required")
+            headers.append(ListenerReply.challenge)
+        } else {
+            return nil
+        }
+        return UpgradeGate.Refusal(
+            status: error.status, headers: headers, body: ListenerReply.errorBody(error).serialized())
+    }
+
+    /// The decoded `{db}` of a `/{db}/_blipsync` path (query left out), or nil for other paths.
+    static func blipDatabaseName(_ path: String) -> String? {
+        let segments = (path.split(separator: "?", maxSplits: 1).first ?? "").split(separator: "/")
+        guard segments.count == 2, segments[1] == "_blipsync" else { return nil }
+        return String(segments[0]).removingPercentEncoding ?? String(segments[0])
     }
 
     /// `GET /`: who is serving.
@@ -90,7 +120,7 @@ struct ListenerResponder: Sendable {
     private func authenticationFailure(_ request: Request) -> Response? {
         if authorizes(request.headers[.authorization]) { return nil }
         var response = ListenerReply.error(CouchetteError(.unauthorized, message: "Login required"))
-        response.headers[.wwwAuthenticate] = "Basic realm=\"Couchette\""
+        response.headers[.wwwAuthenticate] = ListenerReply.challenge.value
         return response
     }
 

@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -83,7 +84,8 @@ public final class URLEndpointListener: Sendable {
         var logger = Logger(label: "couchette.listener")
         // Stopping cancels the server, which Hummingbird reports as errors; failures to start are thrown.
         logger.logLevel = .critical
-        // Plain HTTP, and `/{db}/_blipsync` upgraded to BLIP replication connections; every connection tracked.
+        // Plain HTTP, and `/{db}/_blipsync` upgraded to BLIP replication connections (their credentials checked before,
+        // so that a refusal is a 401 challenge); every connection tracked.
         let connections = ListenerConnections()
         let tlsConfiguration = identity?.serverConfiguration
         let server = HTTPServerBuilder { respond in
@@ -91,7 +93,10 @@ public final class URLEndpointListener: Sendable {
                 base: HTTP1WebSocketUpgradeChannel(responder: respond, configuration: WebSocketServerConfiguration()) {
                     head, _, _ in responder.blipUpgrade(head)
                 },
-                connections: connections)
+                connections: connections,
+                gate: {
+                    UpgradeGate(applies: ListenerResponder.isBLIPUpgrade) { head, _ in responder.blipRefusal(head) }
+                })
             guard let tlsConfiguration else { return http }
             return try TLSChannel(http, tlsConfiguration: tlsConfiguration)
         }

@@ -90,6 +90,13 @@ struct BLIPSyncUpgrade: Sendable {
         }
     }
 
+    /// A refusal as the gate writes it: the error's status, headers and JSON body, as every response renders it.
+    static func answer(_ error: GatewayError) -> UpgradeGate.Refusal {
+        var headers = error.responseHeaders.map { (name: $0.name.rawName, value: $0.value) }
+        headers.append((name: "Server", value: GatewayVersion.serverHeader))
+        return UpgradeGate.Refusal(status: error.statusCode, headers: headers, body: Array(JSONRenderer().errorBody(error)))
+    }
+
     /// The decoded `{db}` of a `/{db}/_blipsync` path, or nil for other paths.
     static func databaseName(inPath path: String) -> String? {
         DatabaseResolver.databaseName(inPath: path, endpoint: "_blipsync")

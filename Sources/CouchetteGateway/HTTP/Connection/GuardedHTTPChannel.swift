@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import HummingbirdCore
 import Logging
 import NIOCore

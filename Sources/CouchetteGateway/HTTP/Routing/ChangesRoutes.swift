@@ -59,7 +59,7 @@ enum ChangesRoutes {
             var guarded = GuardedHTTPChannel(base: http, limits: limits) { line in log.logger.warning("HTTP: \(line)") }
             guarded.upgradeGate = {
                 UpgradeGate(applies: BLIPSyncUpgrade.isCheckedUpgrade) { head, channel in
-                    await blip.refusal(of: head, channel: channel)
+                    await blip.refusal(of: head, channel: channel).map(BLIPSyncUpgrade.answer)
                 }
             }
             guard let tls else { return guarded }

@@ -1,5 +1,3 @@
-import Foundation
-import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
@@ -8,32 +6,47 @@ import NIOHTTP1
 /// Answers with an HTTP error, before Hummingbird's WebSocket upgrader sees them, the upgrade requests a check
 /// refuses: Couchbase Lite opens `/{db}/_blipsync` without credentials and sends them only after a `401` challenge
 /// (spec: blip-sync-protocol.md §1.4), and wrong ones must get a `401` too, while Hummingbird answers every declined
-/// upgrade with a bare 400.
+/// upgrade with a bare 400. The gateway and a Lite listener both place one right after their HTTP request decoder.
 ///
 /// Requests the gate does not apply to pass at once. For one it applies to, the request waits (its parts are held)
 /// while the check runs; then it goes on to the upgrader, or the refusal is written (`Connection: close`) and the
 /// connection closes. Like the ``ConnectionGuard``, the gate leaves the pipeline once it passes an upgrade on, since
 /// the upgrader replaces the HTTP handlers.
-final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
+public final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPServerRequestPart
+    public typealias InboundOut = HTTPServerRequestPart
+
+    /// An HTTP error answer: its status, headers (`Content-Type`, `Content-Length` and `Connection: close` are added)
+    /// and body.
+    public struct Refusal: Sendable {
+        public var status: Int
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+
+        public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
 
     /// Decides which request heads are checked (cheap, on the event loop).
-    typealias Applies = @Sendable (HTTPRequestHead) -> Bool
+    public typealias Applies = @Sendable (HTTPRequestHead) -> Bool
     /// The check, given the request's head and connection: the error to answer with, or nil to let the request go on.
-    typealias Check = @Sendable (HTTPRequestHead, any Channel) async -> GatewayError?
+    public typealias Check = @Sendable (HTTPRequestHead, any Channel) async -> Refusal?
 
     private let applies: Applies
     private let check: Check
     /// The parts of the request being checked, held until the check ends.
     private var held: [NIOAny]?
 
-    init(applies: @escaping Applies, check: @escaping Check) {
+    /// A gate holding the requests `applies` picks while `check` decides.
+    public init(applies: @escaping Applies, check: @escaping Check) {
         self.applies = applies
         self.check = check
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if held != nil {
             held?.append(data)
             return
@@ -68,7 +81,7 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
-    private func decided(_ refusal: GatewayError?, context: ChannelHandlerContext) {
+    private func decided(_ refusal: Refusal?, context: ChannelHandlerContext) {
         let parts = held ?? []
         held = nil
         guard let refusal else {
@@ -76,14 +89,13 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
             leave(context)
             return
         }
-        let body = JSONRenderer().errorBody(refusal)
         var headers = HTTPHeaders()
-        for field in refusal.responseHeaders { headers.add(name: field.name.rawName, value: field.value) }
+        for field in refusal.headers { headers.add(name: field.name, value: field.value) }
         headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "Content-Length", value: String(body.count))
-        headers.add(name: "Server", value: GatewayVersion.serverHeader)
+        headers.add(name: "Content-Length", value: String(refusal.body.count))
         headers.add(name: "Connection", value: "close")
-        let status = HTTPResponseStatus(statusCode: refusal.statusCode)
+        let body = refusal.body
+        let status = HTTPResponseStatus(statusCode: refusal.status)
         let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
         context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
