@@ -81,7 +81,7 @@ let package = Package(
         .target(
             name: "CouchetteBLIP",
             dependencies: [
-                "CZlib",
+                "CZlib", "CouchetteCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "WSCore", package: "swift-websocket"),

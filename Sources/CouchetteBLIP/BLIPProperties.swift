@@ -31,6 +31,12 @@ public struct BLIPProperties: Sendable, Hashable, ExpressibleByDictionaryLiteral
     }
 
     /// A property's value; setting nil removes it, setting a new key appends it.
+    /// Whether a Boolean property is set: `true` or `1`, as LiteCore writes them.
+    public func flag(_ key: String) -> Bool {
+        let value = self[key]
+        return value == "true" || value == "1"
+    }
+
     public subscript(key: String) -> String? {
         get { pairs.first { $0.key == key }?.value }
         set {

@@ -1,3 +1,4 @@
+import CouchetteCore
 import Foundation
 
 // MARK: - PythonOracle
@@ -63,6 +64,37 @@ public final class PythonOracle: Sendable {
             return nil
         }
     }
+
+    /// With the `pythonblip` oracle: pulls `database` at `127.0.0.1:port` over BLIP as `user` into `folder`; returns
+    /// the documents pythonblip wrote (by ID, the last body of each) and the body of the checkpoint it saved (an error
+    /// reply to its `setCheckpoint` fails the script).
+    public func pullWithPythonBLIP(
+        port: Int, database: String, user: String, password: String, into folder: String
+    ) throws -> (documents: [String: JSONValue], checkpoint: JSONValue?) {
+        let output = try run(Self.pythonBLIPPull, [String(port), database, user, password, folder], within: .seconds(120))
+        let lines = output.split(separator: "\n").map { try? JSONValue(parsing: Array($0.utf8)) }
+        let documents = lines.dropLast().compactMap { $0?.objectValue }.reduce(into: [String: JSONValue]()) {
+            $0.merge($1) { _, new in new }
+        }
+        return (documents, lines.last ?? nil)
+    }
+
+    /// The pull script (`sys.argv`: port, database, user, password, folder).
+    private static let pythonBLIPPull = """
+        import json, sys
+        from pythonblip.headers import BasicAuth
+        from pythonblip.output import LocalFile
+        from pythonblip.replicator import Replicator, ReplicatorConfiguration, ReplicatorType
+        port, database, user, password, folder = sys.argv[1:6]
+        replicator = Replicator(ReplicatorConfiguration.create(
+            database, "127.0.0.1", ReplicatorType.PULL, BasicAuth(user, password), False, port,
+            output=LocalFile(folder)))
+        replicator.start()
+        replicator.replicate()
+        replicator.stop()
+        print(open(f"{folder}/{database}.jsonl").read(), end="")
+        print(json.dumps(replicator.set_checkpoint_body))
+        """
 
     /// Runs a Python script with `arguments` (as `sys.argv[1...]`) and returns what it printed.
     public func run(_ script: String, _ arguments: [String] = [], within limit: Duration = .seconds(600)) throws -> String {

@@ -346,24 +346,6 @@ import Testing
         if: PythonOracle.isRequired || PythonOracle.pythonblip.shared != nil,
         "pythonblip is not installed (make oracles) and PyPI is out of reach"))
 struct URLEndpointListenerPythonBLIPTests {
-    /// Pulls `database` into a folder and prints the JSON lines pythonblip wrote, then its checkpoint (`sys.argv`:
-    /// port, database, user, password, folder).
-    static let pull = """
-        import json, sys
-        from pythonblip.headers import BasicAuth
-        from pythonblip.output import LocalFile
-        from pythonblip.replicator import Replicator, ReplicatorConfiguration, ReplicatorType
-        port, database, user, password, folder = sys.argv[1:6]
-        replicator = Replicator(ReplicatorConfiguration.create(
-            database, "127.0.0.1", ReplicatorType.PULL, BasicAuth(user, password), False, port,
-            output=LocalFile(folder)))
-        replicator.start()
-        replicator.replicate()
-        replicator.stop()
-        print(open(f"{folder}/{database}.jsonl").read(), end="")
-        print(json.dumps(replicator.set_checkpoint_body))
-        """
-
     @Test("pythonblip pulls a listener's documents with their bodies and saves its checkpoint")
     func pull() async throws {
         let oracle = try #require(PythonOracle.pythonblip.shared, "CI=true: the pythonblip oracle must be installed")
@@ -381,18 +363,14 @@ struct URLEndpointListenerPythonBLIPTests {
             let port = try #require(listener.port)
             let files = TemporaryDirectory()
             let folder = files.path
-            let output = try await offCooperativeThreads {
-                try oracle.run(Self.pull, [String(port), "tablet", "sync", "s3cret", folder], within: .seconds(120))
+            let pulled = try await offCooperativeThreads {
+                try oracle.pullWithPythonBLIP(
+                    port: Int(port), database: "tablet", user: "sync", password: "s3cret", into: folder)
             }
             await listener.stop()
-            let lines = output.split(separator: "\n").map { try? JSONValue(parsing: Array($0.utf8)) }
-            let pulled = lines.dropLast().compactMap { $0?.objectValue }.reduce(into: [String: JSONValue]()) {
-                $0.merge($1) { _, new in new }
-            }
-            #expect(pulled == ["list1": ["name": "Groceries"], "list2": ["n": 2]])
-            // The sequence of the last `rev`, as pythonblip keeps it (an error reply to its setCheckpoint would have
-            // failed the script).
-            #expect(lines.last??["remote"] == "3")
+            #expect(pulled.documents == ["list1": ["name": "Groceries"], "list2": ["n": 2]])
+            // The checkpoint it saved: the sequence of the last `rev`, as pythonblip keeps it.
+            #expect(pulled.checkpoint?["remote"] == "3")
         }
     }
 }

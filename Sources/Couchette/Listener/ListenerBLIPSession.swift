@@ -144,7 +144,7 @@ final class ListenerBLIPSession: Sendable {
         let feed = Feed(
             session: self, connection: connection,
             batchSize: properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), Self.maximumBatch) } ?? 200,
-            continuous: Self.flag(properties["continuous"]), activeOnly: Self.flag(properties["activeOnly"]),
+            continuous: properties.flag("continuous"), activeOnly: properties.flag("activeOnly"),
             documentIDs: documentIDs)
         let task = Task {
             await connection.respond(to: request, with: request.reply())
@@ -280,8 +280,7 @@ final class ListenerBLIPSession: Sendable {
             offered[id, default: []].append(revision)
         }
         let missing = try await peer.revsDiff(offered)
-        return Self.reply(
-            to: request,
+        return request.reply(
             answers: entries.map { entry in
                 guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
                     let diff = missing[id], diff.missing.contains(revision)
@@ -304,14 +303,7 @@ final class ListenerBLIPSession: Sendable {
             guard let current = try collection.document(id: id)?.revisionID else { return 0 }
             return known == current ? 0 : 409
         }
-        return Self.reply(to: request, answers: answers)
-    }
-
-    /// One answer per entry, trailing zeros left out.
-    private static func reply(to request: BLIPMessage, answers: [JSONValue]) -> BLIPMessage {
-        var answers = answers
-        while answers.last == 0 { answers.removeLast() }
-        return request.reply(body: JSONValue.array(answers).serialized(), isCompressed: true)
+        return request.reply(answers: answers)
     }
 
     /// `rev`: stores the revision with its history (fetching the attachments not held here); with `noconflicts`,
@@ -320,7 +312,7 @@ final class ListenerBLIPSession: Sendable {
     private func revision(_ request: BLIPMessage, on connection: BLIPConnection) async throws -> BLIPMessage {
         if readOnly { throw CouchetteError(.forbidden, message: "The listener is read-only") }
         let revision = try await BLIPRevisionMessage.revision(from: request, on: connection, local: local)
-        if Self.flag(request.properties["noconflicts"]), let current = try collection.document(id: revision.documentID),
+        if request.properties.flag("noconflicts"), let current = try collection.document(id: revision.documentID),
             let currentID = current.revisionID, !revision.history.contains(currentID)
         {
             throw CouchetteError(.conflict, message: "Document update conflict")
@@ -328,9 +320,4 @@ final class ListenerBLIPSession: Sendable {
         if let error = try await peer.store([revision]).first?.error { throw error }
         return request.reply()
     }
-
-    // MARK: - Helpers
-
-    /// A Boolean property: `true` or `1`.
-    static func flag(_ value: String?) -> Bool { value == "true" || value == "1" }
 }

@@ -64,8 +64,9 @@ struct ListenerResponder: Sendable {
 
     /// Whether to upgrade `head` to a BLIP replication connection: `GET /{db}/_blipsync` of a served collection,
     /// offering a replication subprotocol spoken here, with the listener's credentials when it has an authenticator.
-    /// Credentials and the path were checked by the ``UpgradeGate`` before (401 and 404 come from there); an upgrade
-    /// declined here (no subprotocol in common) gets Hummingbird's 400.
+    /// The ``UpgradeGate`` answered refused credentials (401) and unknown paths (404) before; they are checked again
+    /// here because this decision grants the connection (a constant-time compare), and an upgrade declined here (no
+    /// subprotocol in common) gets Hummingbird's 400.
     func blipUpgrade(_ head: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard let name = Self.blipDatabaseName(head.path ?? "/"), let served = collections[name],
             let subprotocol = BLIPSubprotocol.chosen(offered: head.headerFields[values: .secWebSocketProtocol]),

@@ -21,7 +21,7 @@ struct BLIPPushReceiver: Sendable {
         guard case .array(let entries)? = try? JSONValue(parsing: request.body) else {
             return request.errorReply(domain: "HTTP", code: 400, message: "proposeChanges needs a JSON array")
         }
-        let includesRev = BLIPSyncSession.flag(request.properties["conflictIncludesRev"])
+        let includesRev = request.properties.flag("conflictIncludesRev")
         return reply(to: request, answers: entries.map { entry in status(of: entry, includesRev: includesRev) })
     }
 
@@ -49,13 +49,10 @@ struct BLIPPushReceiver: Sendable {
             })
     }
 
-    /// The reply to `proposeChanges` or `changes`: one answer per entry, trailing zeros left out, and with delta
-    /// sync on, `deltas: true` (the client may then send revisions as deltas against ones it knows are here, §4.1).
+    /// The reply to `proposeChanges` or `changes`, with delta sync on saying `deltas: true` (the client may then send
+    /// revisions as deltas against ones it knows are here, §4.1).
     private func reply(to request: BLIPMessage, answers: [JSONValue]) -> BLIPMessage {
-        var answers = answers
-        while answers.last == 0 { answers.removeLast() }
-        let properties: BLIPProperties = target.database.config.deltaSync ? ["deltas": "true"] : [:]
-        return request.reply(properties: properties, body: JSONValue.array(answers).serialized(), isCompressed: true)
+        request.reply(answers: answers, properties: target.database.config.deltaSync ? ["deltas": "true"] : [:])
     }
 
     private func status(of entry: JSONValue, includesRev: Bool) -> JSONValue {
@@ -94,14 +91,14 @@ struct BLIPPushReceiver: Sendable {
             guard case .object(var body) = parsed else {
                 throw .badRequest("Document body must be a JSON object")
             }
-            if BLIPSyncSession.flag(properties["noconflicts"]), let current = currentRevision(of: id),
+            if properties.flag("noconflicts"), let current = currentRevision(of: id),
                 current != revisionText, !history.contains(where: { $0.description == current })
             {
                 throw .conflict("Document update conflict")
             }
             body["_id"] = .string(id)
             body["_rev"] = .string(revisionText)
-            if BLIPSyncSession.flag(properties["deleted"]) { body["_deleted"] = true }
+            if properties.flag("deleted") { body["_deleted"] = true }
             guard let revisions = try? RevisionHistory(revisionIDs: [revision] + history) else {
                 throw .badRequest("The history does not descend one generation at a time")
             }

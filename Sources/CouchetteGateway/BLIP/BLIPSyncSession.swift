@@ -109,14 +109,14 @@ struct BLIPSyncSession: Sendable {
         if let versioning = properties["versioning"], versioning != "rev-trees" {
             return request.errorReply(domain: "HTTP", code: 400, message: "this server keeps revision trees")
         }
-        let continuous = Self.flag(properties["continuous"])
+        let continuous = properties.flag("continuous")
         // Every leaf of a conflicted document is offered (one entry each), as `style=all_docs` lists them.
         var parameters: [String: String] = ["feed": continuous ? "continuous" : "normal", "style": "all_docs"]
         if let since = properties["since"], !since.isEmpty {
             // JSON text: a number, or a string sequence with its quotes.
             parameters["since"] = (try? JSONValue(parsing: Array(since.utf8)))?.stringValue ?? since
         }
-        if Self.flag(properties["activeOnly"]) { parameters["active_only"] = "true" }
+        if properties.flag("activeOnly") { parameters["active_only"] = "true" }
         if let filter = properties["filter"] {
             parameters["filter"] = filter
             parameters["channels"] = properties["channels"] ?? ""
@@ -125,7 +125,7 @@ struct BLIPSyncSession: Sendable {
             parameters["filter"] = "_doc_ids"
             parameters["doc_ids"] = JSONValue.array(ids).serializedString()
         }
-        let revocations = Self.flag(properties["revocations"]) && subprotocol == BLIPSubprotocol.couchbaseMobile3
+        let revocations = properties.flag("revocations") && subprotocol == BLIPSubprotocol.couchbaseMobile3
         if revocations { parameters["revocations"] = "true" }
         let feed: ChangesFeed
         do throws(GatewayError) {
@@ -160,7 +160,7 @@ struct BLIPSyncSession: Sendable {
             guard let bytes = try target.attachmentBytes(digest: digest) else {
                 return request.errorReply(domain: "HTTP", code: 404, message: "missing")
             }
-            return request.reply(body: bytes, isCompressed: Self.flag(request.properties["compress"]))
+            return request.reply(body: bytes, isCompressed: request.properties.flag("compress"))
         } catch {
             return Self.errorReply(to: request, error)
         }
@@ -183,9 +183,6 @@ struct BLIPSyncSession: Sendable {
     }
 
     // MARK: - Helpers
-
-    /// A Boolean property: `true` or `1`.
-    static func flag(_ value: String?) -> Bool { value == "true" || value == "1" }
 
     /// The local document holding a client's checkpoint, as Sync Gateway names it.
     static func checkpointID(_ client: String) -> String { "checkpoint/" + client }

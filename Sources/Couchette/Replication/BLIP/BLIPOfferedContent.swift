@@ -48,7 +48,7 @@ final class BLIPOfferedContent: Sendable {
         guard let blob = offered.withLock({ $0[digest]?.blob }), let content = blob.content else {
             return request.errorReply(domain: "HTTP", code: 404, message: "not being sent")
         }
-        return request.reply(body: Array(content), isCompressed: request.properties["compress"] == "true")
+        return request.reply(body: Array(content), isCompressed: request.properties.flag("compress"))
     }
 
     /// `proveAttachment` (§3.9): the SHA-1 of the nonce's length, the nonce and the content, as a digest string.

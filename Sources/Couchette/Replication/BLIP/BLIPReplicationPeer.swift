@@ -189,13 +189,12 @@ actor BLIPReplicationPeer: ReplicationPeer {
         guard await !link.blip.isClosed else { throw BLIPRevisionMessage.closedError }
         var known: [String: [String]] = [:]
         for item in wanted { known[BLIPReplicatorInbox.key(item.documentID, item.revisionID)] = item.knownAncestors }
-        var answers: [JSONValue] = batch.entries.map { entry in
+        let answers: [JSONValue] = batch.entries.map { entry in
             guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
                 let ancestors = known[BLIPReplicatorInbox.key(id, revision)]
             else { return 0 }
             return .array(ancestors.prefix(Self.maximumHistory).map(JSONValue.string))
         }
-        while answers.last == 0 { answers.removeLast() }
         var properties: BLIPProperties = ["maxHistory": String(Self.maximumHistory)]
         if takesDeltas && !announcedDeltas {
             properties["deltas"] = "true"
@@ -203,7 +202,7 @@ actor BLIPReplicationPeer: ReplicationPeer {
         }
         await link.blip.respond(
             to: batch.message,
-            with: batch.message.reply(properties: properties, body: JSONValue.array(answers).serialized()))
+            with: batch.message.reply(answers: answers, properties: properties))
         var revisions: [ReplicatedRevision] = []
         for item in wanted {
             switch await link.inbox.arrival(of: BLIPReplicatorInbox.key(item.documentID, item.revisionID)) {

@@ -93,7 +93,7 @@ enum BLIPRevisionMessage {
         let history = (properties["history"] ?? "").split(separator: ",").map(String.init)
         var revision = ReplicatedRevision(
             documentID: id, revisionID: revisionID, history: [revisionID] + history,
-            isDeleted: properties["deleted"] == "1" || properties["deleted"] == "true", body: body, attachments: [:])
+            isDeleted: properties.flag("deleted"), body: body, attachments: [:])
         try await fetchAttachments(of: &revision, from: connection, local: local)
         return revision
     }
