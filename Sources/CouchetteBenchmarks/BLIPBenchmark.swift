@@ -47,6 +47,18 @@ struct BLIPBenchmark {
         try await serverTask.value
     }
 
+    /// Only `blip.feeds-kb`, for profiling the memory of a subscription (`BENCH_ONLY=blip-feeds`).
+    func runFeedMemoryOnly() async throws {
+        _ = ChangesBenchmark.raiseFileLimit(to: feedCount * 3 + 1_000)
+        let guest = ["GUEST": UserConfig(name: "GUEST", adminChannels: ["*"])]
+        let server = try GatewayServer(
+            config: Benchmark.loopbackGateway([DatabaseConfig(name: "feeds", users: guest)]), logger: Benchmark.quietLogger)
+        let serverTask = Task { try await server.run() }
+        try await feedMemory(port: try await server.waitUntilReady().publicPort)
+        await server.triggerGracefulShutdown()
+        try await serverTask.value
+    }
+
     // MARK: - blip.push, blip.pull
 
     private func pushAndPull(port: Int, directory: String) async throws {

@@ -30,6 +30,10 @@ final class BLIPIdleClients: Sendable {
         return clients
     }
 
+    /// With `BENCH_BLIP_BARE` set, each client answers one `getCheckpoint` and subscribes to nothing: what a BLIP
+    /// connection alone costs the gateway, for comparison (`BENCH_ONLY=blip-feeds`).
+    static let bareConnections = ProcessInfo.processInfo.environment["BENCH_BLIP_BARE"] != nil
+
     private func connect(url: String, caughtUp: AsyncStream<Void>.Continuation) {
         var configuration = WebSocketClientConfiguration()
         configuration.maxFrameSize = 1 << 20
@@ -45,7 +49,14 @@ final class BLIPIdleClients: Sendable {
                     return request.reply(body: Array("[]".utf8))
                 }
                 self.connections.withLock { $0.append(connection) }
-                Task { _ = try? await connection.send(properties: ["Profile": "subChanges", "continuous": "true"]) }
+                if Self.bareConnections {
+                    Task {
+                        _ = try? await connection.send(properties: ["Profile": "getCheckpoint", "client": "bench"])
+                        caughtUp.yield()
+                    }
+                } else {
+                    Task { _ = try? await connection.send(properties: ["Profile": "subChanges", "continuous": "true"]) }
+                }
                 await transport.feed(inbound, to: connection, maximumFrameSize: 1 << 20)
             }
         }

@@ -100,6 +100,37 @@ import Testing
         }
     }
 
+    @Test("An idle continuous subscription waits as a notifier registration, no task; the connection's end takes it back")
+    func idleSubscription() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { server, client, ports in
+            let notifier = try await StreamingGateway.database(server).changeNotifier
+            let received = Received()
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: Self.wantingEverything(received)) {
+                connection in
+                _ = try await connection.send(properties: ["Profile": "subChanges", "continuous": "true"])
+                await received.wait { $0.caughtUp }
+                #expect(try await Self.waitUntil { notifier.waiterCount == 1 })
+                // A change wakes it; it sends the change and waits again.
+                try await ChangesTests.put(client, port: ports.adminPort, "new", ["channels": ["a"]])
+                await received.wait { $0.revisions.count == 1 }
+                #expect(try await Self.waitUntil { notifier.waiterCount == 1 })
+            }
+            // The client closed the connection: the subscription stopped and its registration is gone.
+            #expect(try await Self.waitUntil { notifier.waiterCount == 0 })
+        }
+    }
+
+    /// Whether `condition` came to hold within 10 s (yielding meanwhile): for state the gateway reaches after a
+    /// message it sends, whose arrival at the client does not tell.
+    static func waitUntil(_ condition: () -> Bool) async throws -> Bool {
+        let start = ContinuousClock.now
+        while !condition() {
+            guard ContinuousClock.now - start < .seconds(10) else { return false }
+            await Task.yield()
+        }
+        return true
+    }
+
     @Test("Version vectors are refused; docIDs narrow the feed; a revision the client knows is not sent")
     func optionsAndKnownRevisions() async throws {
         try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in

@@ -69,5 +69,39 @@ extension ChangesTests {
             #expect(await task.value == .closed)
             #expect(notifier.waiterCount == 0)
         }
+
+        @Test("A wake-up callback runs once: on the change, at once when it already happened, .closed when cancelled")
+        func callbacks() async {
+            let notifier = ChangeNotifier(sequence: 3)
+            let (outcomes, record) = AsyncStream<ChangeNotifier.WaitOutcome>.makeStream()
+            var received = outcomes.makeAsyncIterator()
+
+            let waiting = notifier.newWaiterID()
+            notifier.whenChanged(waiting, after: 3, deadline: nil) { record.yield($0) }
+            #expect(notifier.waiterCount == 1)  // registered, no task behind it
+            notifier.notify(5)
+            #expect(await received.next() == .changed(5))
+            #expect(notifier.waiterCount == 0)
+            notifier.cancelWait(waiting)  // already woken: nothing more
+            notifier.notify(6)
+
+            notifier.whenChanged(notifier.newWaiterID(), after: 2, deadline: nil) { record.yield($0) }
+            #expect(await received.next() == .changed(6))  // already past: at once
+
+            let cancelled = notifier.newWaiterID()
+            notifier.whenChanged(cancelled, after: 6, deadline: nil) { record.yield($0) }
+            notifier.cancelWait(cancelled)
+            #expect(await received.next() == .closed)
+            #expect(notifier.waiterCount == 0)
+
+            notifier.whenChanged(notifier.newWaiterID(), after: 6, deadline: .now + .milliseconds(20)) { record.yield($0) }
+            #expect(await received.next() == .deadline)
+            notifier.whenChanged(notifier.newWaiterID(), after: 6, deadline: nil) { record.yield($0) }
+            notifier.close()
+            #expect(await received.next() == .closed)
+            notifier.notify(7)  // each callback ran once: nothing else arrives
+            record.finish()
+            #expect(await received.next() == nil)
+        }
     }
 }

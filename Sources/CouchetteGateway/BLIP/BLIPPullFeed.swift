@@ -1,5 +1,6 @@
 import CouchetteBLIP
 import CouchetteCore
+import Synchronization
 
 // MARK: - BLIPPullFeed
 
@@ -12,7 +13,12 @@ import CouchetteCore
 /// (at most ``maximumBatchesInFlight`` at a time), so `changes []` follows the last batch at once and the revisions
 /// come after; a `rev` without attachments is sent `NoReply` (the client stores it without answering), others wait
 /// for their reply. Posting waits while the connection's outbox is full, so a slow client holds the feed back.
-struct BLIPPullFeed: Sendable {
+///
+/// An idle continuous subscription holds no task: when caught up, the feed registers a wake-up with the notifier
+/// (``ChangeNotifier/whenChanged(_:after:deadline:_:)``) and its task ends; a change starts a new one. A thousand
+/// idle subscriptions then cost their state and registrations only (`blip.feeds-kb`). ``stop()`` ends it when the
+/// connection does.
+final class BLIPPullFeed: Sendable {
     /// The database and the caller reading it.
     let target: AuthorizedDatabase
     /// The connection the messages go out on.
@@ -25,55 +31,143 @@ struct BLIPPullFeed: Sendable {
     let allowance: BLIPAttachmentAllowance
     /// Whether the client takes deltas; consulted only when the database enables delta sync.
     let deltas: BLIPDeltaNegotiation
+    /// Whether the subscription goes on once caught up.
+    let continuous: Bool
 
     /// History sent in a `rev` when the client says nothing (LiteCore asks for 20).
     static let defaultMaxHistory = 20
     /// `changes` messages whose replies are awaited at once (LiteCore keeps 5 while catching up).
     static let maximumBatchesInFlight = 5
 
-    /// Sends every change of `feed` until it ends, the connection closes or the task is cancelled; returns once the
-    /// revisions of every batch were sent.
-    func run(_ feed: ChangesFeed, continuous: Bool) async {
-        var feed = feed
-        let slots = BatchSlots(count: Self.maximumBatchesInFlight)
-        await withTaskGroup(of: Void.self) { group in
-            var sentCaughtUp = false
-            do {
-                while !Task.isCancelled, let event = try await feed.next() {
-                    switch event {
-                    case .entries(let rows):
-                        // Revisions are read as the feed's caller now: a user granted a channel since the connection
-                        // opened reads its documents (the feed reloads the user as their access changes).
-                        let reader = AuthorizedDatabase(database: target.database, caller: feed.reader.caller)
-                        let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
-                            .flatMap(Self.leafEntries)
-                        for start in stride(from: 0, to: entries.count, by: batchSize) {
-                            let batch = Array(entries[start..<min(start + batchSize, entries.count)])
-                            await slots.acquire()
-                            let number = try await connection.queue(
-                                properties: ["Profile": "changes"], body: JSONValue.array(batch.map(entry)).serialized(),
-                                urgent: true, compressed: true)
-                            group.addTask {
-                                await sendRevisions(of: batch, answering: number, from: reader)
-                                await slots.release()
-                            }
-                        }
-                    case .caughtUp:
-                        if !sentCaughtUp {
-                            sentCaughtUp = true
-                            try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
-                        }
-                    case .heartbeat:
-                        continue
-                    }
+    private struct State {
+        /// The feed, while no task runs it.
+        var feed: ChangesFeed?
+        /// The notifier registration waiting for the next change.
+        var registration: UInt64?
+        var stopped = false
+        /// Whether the feed ended (caught up when one-shot, the connection closed, the database went offline).
+        var ended = false
+        var sentCaughtUp = false
+    }
+
+    private let state: Mutex<State>
+    private let slots = BatchSlots(count: BLIPPullFeed.maximumBatchesInFlight)
+
+    /// A subscription sending `feed` on `connection`.
+    init(
+        _ feed: ChangesFeed, continuous: Bool, target: AuthorizedDatabase, connection: BLIPConnection, batchSize: Int,
+        revocations: Bool, allowance: BLIPAttachmentAllowance, deltas: BLIPDeltaNegotiation
+    ) {
+        self.target = target
+        self.connection = connection
+        self.batchSize = batchSize
+        self.revocations = revocations
+        self.allowance = allowance
+        self.deltas = deltas
+        self.continuous = continuous
+        state = Mutex(State(feed: feed))
+    }
+
+    /// Sends the changes there are now, then goes on (continuous) until ``stop()``, the connection closes or the
+    /// database goes offline. Returns once the first pass has been handed to the connection.
+    func start() async {
+        await pump(after: nil)
+    }
+
+    /// Ends the subscription: no more changes are sent (a batch under way finishes).
+    func stop() {
+        let registration = state.withLock { state in
+            state.stopped = true
+            return state.registration.take()
+        }
+        if let registration { target.database.changeNotifier.cancelWait(registration) }
+    }
+
+    /// Whether the subscription is over (``stop()``, or its feed ended).
+    var isOver: Bool {
+        state.withLock { $0.stopped || $0.ended }
+    }
+
+    /// Runs the feed from where it stopped (after the wait ending with `outcome`) until it must wait again or ends.
+    private func pump(after outcome: ChangeNotifier.WaitOutcome?) async {
+        guard var feed = state.withLock({ $0.stopped ? nil : $0.feed.take() }) else { return }
+        if let outcome { _ = feed.resume(after: outcome) }
+        var parked = false
+        defer { if !parked { state.withLock { $0.ended = true } } }
+        do {
+            while !state.withLock({ $0.stopped }) {
+                switch try feed.step() {
+                case .event(.entries(let rows)):
+                    try await send(rows, readingAs: feed.reader.caller)
+                case .event(.caughtUp):
+                    try await postCaughtUp()
+                case .event(.heartbeat):
+                    continue
+                case .finished:
+                    if !continuous { try await postCaughtUp() }
+                    return
+                case .wait(let sequence, let deadline):
+                    parked = true
+                    park(feed, after: sequence, deadline: deadline)
+                    return
                 }
-                if !continuous && !sentCaughtUp {
-                    try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
-                }
-            } catch {
-                // The connection closed: the subscription ends.
             }
-            await group.waitForAll()
+        } catch {
+            // The connection closed, or the feed failed to read: the subscription ends.
+        }
+    }
+
+    /// Keeps `feed` and asks the notifier to start the next pump when the database passes `sequence`.
+    private func park(_ feed: ChangesFeed, after sequence: UInt64, deadline: ContinuousClock.Instant?) {
+        let notifier = target.database.changeNotifier
+        let id = notifier.newWaiterID()
+        state.withLock { state in
+            state.feed = feed
+            state.registration = id
+        }
+        notifier.whenChanged(id, after: sequence, deadline: deadline) { [self] outcome in
+            state.withLock { state in
+                if state.registration == id { state.registration = nil }
+            }
+            // Detached: the writer whose commit wakes the feed has its own task locals, which this does not need.
+            Task.detached { await self.pump(after: outcome) }
+        }
+        // A stop() that came before the registration found nothing to cancel.
+        if state.withLock({ $0.stopped }) { notifier.cancelWait(id) }
+    }
+
+    /// `changes []`, once: the client is caught up.
+    private func postCaughtUp() async throws {
+        let first = state.withLock { state in
+            defer { state.sentCaughtUp = true }
+            return !state.sentCaughtUp
+        }
+        if first { try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8)) }
+    }
+
+    /// Sends `rows` in `changes` messages of ``batchSize``, each one's revisions sent by a task of its own once the
+    /// client answers.
+    private func send(_ rows: [ChangesRow], readingAs caller: Caller) async throws {
+        // Revisions are read as the feed's caller now: a user granted a channel since the connection opened reads
+        // its documents (the feed reloads the user as their access changes).
+        let reader = AuthorizedDatabase(database: target.database, caller: caller)
+        let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }.flatMap(Self.leafEntries)
+        for start in stride(from: 0, to: entries.count, by: batchSize) {
+            let batch = Array(entries[start..<min(start + batchSize, entries.count)])
+            await slots.acquire()
+            let number: UInt64
+            do {
+                number = try await connection.queue(
+                    properties: ["Profile": "changes"], body: JSONValue.array(batch.map(entry)).serialized(),
+                    urgent: true, compressed: true)
+            } catch {
+                await slots.release()
+                throw error
+            }
+            Task {
+                await self.sendRevisions(of: batch, answering: number, from: reader)
+                await self.slots.release()
+            }
         }
     }
 

@@ -24,6 +24,8 @@ struct BLIPSyncSession: Sendable {
     let deltas = BLIPDeltaNegotiation()
     /// Stores the pushed `rev`s together.
     let revisions = BLIPRevisionBatcher()
+    /// The connection's `subChanges` subscriptions, stopped when it ends.
+    let subscriptions = BLIPSubscriptions()
 
     /// The largest WebSocket message (one BLIP frame) accepted.
     static let maximumFrameSize = 1 << 20
@@ -36,9 +38,9 @@ struct BLIPSyncSession: Sendable {
         let connection = BLIPConnection(transport: transport) { request, connection in
             await handle(request, on: connection)
         }
-        if let error = await transport.feed(inbound, to: connection, maximumFrameSize: Self.maximumFrameSize) {
-            logger.debug("BLIP connection ended", metadata: ["error": "\(error)"])
-        }
+        let error = await transport.feed(inbound, to: connection, maximumFrameSize: Self.maximumFrameSize)
+        subscriptions.stopAll()
+        if let error { logger.debug("BLIP connection ended", metadata: ["error": "\(error)"]) }
     }
 
     // MARK: - Requests
@@ -102,7 +104,8 @@ struct BLIPSyncSession: Sendable {
 
     /// `subChanges` (§3.3): answers at once, then feeds `changes` (and the `rev`s the client wants) from `since`, in
     /// the caller's channels (narrowed by `sync_gateway/bychannel`, or to the body's `docIDs`), until caught up or,
-    /// with `continuous`, until the connection closes. A `versioning` other than `rev-trees` is refused (409 for
+    /// with `continuous`, until the connection closes (``BLIPPullFeed``; the handler returns once the changes there
+    /// are now were handed to the connection). A `versioning` other than `rev-trees` is refused (409 for
     /// version vectors is what a rev-tree Sync Gateway answers; 400 here, with the reason).
     func subChanges(_ request: BLIPMessage, on connection: BLIPConnection) async -> BLIPMessage? {
         let properties = request.properties
@@ -140,10 +143,11 @@ struct BLIPSyncSession: Sendable {
         }
         await connection.respond(to: request, with: request.reply())
         let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
-        await BLIPPullFeed(
-            target: target, connection: connection, batchSize: batch, revocations: revocations, allowance: allowance,
-            deltas: deltas
-        ).run(feed, continuous: continuous)
+        let subscription = BLIPPullFeed(
+            feed, continuous: continuous, target: target, connection: connection, batchSize: batch,
+            revocations: revocations, allowance: allowance, deltas: deltas)
+        subscriptions.add(subscription)
+        await subscription.start()
         return nil
     }
 

@@ -16,7 +16,8 @@ import Synchronization
 /// ```
 ///
 /// Deadlines cost no task per wait: one timer task per notifier sleeps until the earliest deadline among the
-/// waiters, so a thousand idle feeds woken by every write re-register in constant time.
+/// waiters, so a thousand idle feeds woken by every write re-register in constant time. A feed that should hold no
+/// task at all while idle (a BLIP subscription) registers a wake-up callback instead (``whenChanged(after:deadline:_:)``).
 public final class ChangeNotifier: Sendable {
     // MARK: - WaitOutcome
 
@@ -35,7 +36,7 @@ public final class ChangeNotifier: Sendable {
     private struct Waiter {
         let after: UInt64
         let deadline: ContinuousClock.Instant?
-        let continuation: CheckedContinuation<WaitOutcome, Never>
+        let wake: @Sendable (WaitOutcome) -> Void
     }
 
     /// The task sleeping until the earliest deadline; a new generation replaces it when an earlier one comes.
@@ -88,30 +89,30 @@ public final class ChangeNotifier: Sendable {
 
     /// Announces that `sequence` was committed, waking every waiter it concerns. Older sequences are ignored.
     public func notify(_ sequence: UInt64) {
-        let woken: [CheckedContinuation<WaitOutcome, Never>] = state.withLock { state in
+        let woken: [@Sendable (WaitOutcome) -> Void] = state.withLock { state in
             guard sequence > state.sequence else { return [] }
             state.sequence = sequence
-            var woken: [CheckedContinuation<WaitOutcome, Never>] = []
+            var woken: [@Sendable (WaitOutcome) -> Void] = []
             for (id, waiter) in state.waiters where waiter.after < sequence {
-                woken.append(waiter.continuation)
+                woken.append(waiter.wake)
                 state.waiters[id] = nil
             }
             return woken
         }
-        for continuation in woken { continuation.resume(returning: .changed(sequence)) }
+        for wake in woken { wake(.changed(sequence)) }
     }
 
     /// Wakes every waiter with ``WaitOutcome/closed``; later waits return at once until ``reopen()``.
     public func close() {
         let woken = state.withLock { state in
             state.closed = true
-            let woken = state.waiters.values.map(\.continuation)
+            let woken = state.waiters.values.map(\.wake)
             state.waiters = [:]
             state.timer?.task.cancel()
             state.timer = nil
             return woken
         }
-        for continuation in woken { continuation.resume(returning: .closed) }
+        for wake in woken { wake(.closed) }
     }
 
     /// Lets waits block again after ``close()``.
@@ -136,26 +137,68 @@ public final class ChangeNotifier: Sendable {
     ///   - deadline: When to give up; nil to wait without one.
     /// - Returns: ``WaitOutcome/closed`` also when the task is cancelled.
     public func wait(after sequence: UInt64, deadline: ContinuousClock.Instant?) async -> WaitOutcome {
-        let id = state.withLock { state in
+        let id = newWaiterID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                // Cancellation is checked under the lock: a cancel before the registration finds nothing to end.
+                register(id, after: sequence, deadline: deadline, unlessCancelled: true) {
+                    continuation.resume(returning: $0)
+                }
+            }
+        } onCancel: {
+            cancelWait(id)
+        }
+    }
+
+    /// Calls `wake` once — from whichever thread announces the change, closes the notifier or passes the deadline,
+    /// or at once when it already happened — with what ``wait(after:deadline:)`` would return, without a task waiting
+    /// meanwhile: an idle feed then costs its registration only. `wake` should only schedule work (start a task).
+    ///
+    /// ```swift
+    /// let id = notifier.newWaiterID()
+    /// notifier.whenChanged(id, after: position, deadline: nil) { outcome in Task { await feed.resume(outcome) } }
+    /// notifier.cancelWait(id)  // when the feed's connection ends: wake gets .closed, if it has not run yet
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - id: A number from ``newWaiterID()`` naming the registration, for ``cancelWait(_:)``.
+    ///   - sequence: The sequence already seen.
+    ///   - deadline: When to give up; nil to wait without one.
+    ///   - wake: Called once with the outcome.
+    public func whenChanged(
+        _ id: UInt64, after sequence: UInt64, deadline: ContinuousClock.Instant?,
+        _ wake: @escaping @Sendable (WaitOutcome) -> Void
+    ) {
+        register(id, after: sequence, deadline: deadline, unlessCancelled: false, wake)
+    }
+
+    private func register(
+        _ id: UInt64, after sequence: UInt64, deadline: ContinuousClock.Instant?, unlessCancelled: Bool,
+        _ wake: @escaping @Sendable (WaitOutcome) -> Void
+    ) {
+        let immediate: WaitOutcome? = state.withLock { state in
+            if state.closed || (unlessCancelled && Task.isCancelled) { return .closed }
+            if state.sequence > sequence { return .changed(state.sequence) }
+            if let deadline, deadline <= .now { return .deadline }
+            state.waiters[id] = Waiter(after: sequence, deadline: deadline, wake: wake)
+            if let deadline { armTimer(&state, for: deadline) }
+            return nil
+        }
+        if let immediate { wake(immediate) }
+    }
+
+    /// A number naming a registration of ``whenChanged(_:after:deadline:_:)``, unique for this notifier.
+    public func newWaiterID() -> UInt64 {
+        state.withLock { state in
             state.nextID += 1
             return state.nextID
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
-                let immediate: WaitOutcome? = state.withLock { state in
-                    if state.closed || Task.isCancelled { return .closed }
-                    if state.sequence > sequence { return .changed(state.sequence) }
-                    if let deadline, deadline <= .now { return .deadline }
-                    state.waiters[id] = Waiter(after: sequence, deadline: deadline, continuation: continuation)
-                    if let deadline { armTimer(&state, for: deadline) }
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(returning: .closed)
-        }
+    }
+
+    /// Ends the registration `id` with ``WaitOutcome/closed``, if it is still waiting; does nothing otherwise.
+    public func cancelWait(_ id: UInt64) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+        waiter?.wake(.closed)
     }
 
     /// Waits until the last sequence exceeds `sequence`.
@@ -188,16 +231,16 @@ public final class ChangeNotifier: Sendable {
     /// Wakes the waiters whose deadline passed and returns the next deadline, or nil when the timer of
     /// `generation` should stop (replaced, closed, or no deadline left).
     private func expireDeadlines(generation: UInt64) -> ContinuousClock.Instant? {
-        let (expired, next): ([CheckedContinuation<WaitOutcome, Never>], ContinuousClock.Instant?) =
+        let (expired, next): ([@Sendable (WaitOutcome) -> Void], ContinuousClock.Instant?) =
             state.withLock { state in
                 guard state.timer?.generation == generation else { return ([], nil) }
                 let now = ContinuousClock.now
-                var expired: [CheckedContinuation<WaitOutcome, Never>] = []
+                var expired: [@Sendable (WaitOutcome) -> Void] = []
                 var next: ContinuousClock.Instant?
                 for (id, waiter) in state.waiters {
                     guard let deadline = waiter.deadline else { continue }
                     if deadline <= now {
-                        expired.append(waiter.continuation)
+                        expired.append(waiter.wake)
                         state.waiters[id] = nil
                     } else if next.map({ deadline < $0 }) ?? true {
                         next = deadline
@@ -210,7 +253,7 @@ public final class ChangeNotifier: Sendable {
                 }
                 return (expired, next)
             }
-        for continuation in expired { continuation.resume(returning: .deadline) }
+        for wake in expired { wake(.deadline) }
         return next
     }
 }

@@ -99,10 +99,39 @@ public struct ChangesFeed: Sendable {
 
     // MARK: - Events
 
+    /// What ``step()`` found: an event, the end, or a wait on the notifier.
+    public enum Step: Sendable, Hashable {
+        /// An event to deliver.
+        case event(Event)
+        /// The feed is over.
+        case finished
+        /// Nothing to deliver until the database passes `sequence` or `deadline` passes: wait on the notifier (with
+        /// ``ChangeNotifier/wait(after:deadline:)`` or ``ChangeNotifier/whenChanged(_:after:deadline:_:)``), then
+        /// hand its outcome to ``resume(after:)``.
+        case wait(after: UInt64, deadline: ContinuousClock.Instant?)
+    }
+
     /// The next event, or nil when the feed is over.
     ///
     /// - Throws: ``GatewayError`` from the storage; the feed is over after it.
     public mutating func next() async throws(GatewayError) -> Event? {
+        while true {
+            switch try step() {
+            case .event(let event):
+                return event
+            case .finished:
+                return nil
+            case .wait(let sequence, let deadline):
+                if let event = resume(after: await notifier.wait(after: sequence, deadline: deadline)) { return event }
+            }
+        }
+    }
+
+    /// The next event or the end when there is one now, else the wait that comes before it — without suspending, so
+    /// that a feed can wait on the notifier without a task (``ChangeNotifier/whenChanged(_:after:deadline:_:)``).
+    ///
+    /// - Throws: ``GatewayError`` from the storage; the feed is over after it.
+    public mutating func step() throws(GatewayError) -> Step {
         while !finished {
             if let limit = options.limit, sentCount >= limit { break }
             if options.feed != .normal, notifier.isClosed { break }
@@ -118,7 +147,7 @@ public struct ChangesFeed: Sendable {
                     sentCount += rows.count
                     lastSequence = last.sequence
                     lastActivity = .now
-                    return .entries(rows)
+                    return .event(.entries(rows))
                 }
                 continue
             }
@@ -130,22 +159,29 @@ public struct ChangesFeed: Sendable {
             case .continuous, .websocket:
                 if !reportedCaughtUp {
                     reportedCaughtUp = true
-                    return .caughtUp
+                    return .event(.caughtUp)
                 }
             }
             if finished { break }
-            switch await notifier.wait(after: position, deadline: deadline) {
-            case .changed:
-                needsRead = true
-                needsReload = true
-            case .deadline where options.heartbeat != nil:
-                lastActivity = .now
-                return .heartbeat
-            case .deadline, .closed:
-                finished = true
-            }
+            return .wait(after: position, deadline: deadline)
         }
         finished = true
+        return .finished
+    }
+
+    /// Takes the outcome of the wait ``step()`` asked for; returns the heartbeat it means, if any (then or otherwise,
+    /// ``step()`` goes on).
+    public mutating func resume(after outcome: ChangeNotifier.WaitOutcome) -> Event? {
+        switch outcome {
+        case .changed:
+            needsRead = true
+            needsReload = true
+        case .deadline where options.heartbeat != nil:
+            lastActivity = .now
+            return .heartbeat
+        case .deadline, .closed:
+            finished = true
+        }
         return nil
     }
 
