@@ -84,6 +84,7 @@ let package = Package(
                 "CZlib", "CouchetteCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ],

@@ -249,23 +249,32 @@ public actor BLIPConnection {
         Task { await self.sendQueuedFrames() }
     }
 
+    /// The most frames, and about the most bytes, one write hands the transport: what the outbox has ready, up to
+    /// these (frames are 4–16 KiB).
+    static let framesPerWrite = 32
+    static let bytesPerWrite = 128 << 10
+
     private func sendQueuedFrames() async {
         defer { isSending = false }
         while closedError == nil {
-            let frame: ByteBuffer?
+            var frames: [ByteBuffer] = []
+            var bytes = 0
             do {
-                frame = try outbox.nextFrame()
+                while frames.count < Self.framesPerWrite, bytes < Self.bytesPerWrite, let frame = try outbox.nextFrame() {
+                    frames.append(frame)
+                    bytes += frame.readableBytes
+                }
             } catch {
                 await fail(error, code: 1011)
                 return
             }
-            guard let frame else { return }
+            guard !frames.isEmpty else { return }
             if !roomWaiters.isEmpty, outbox.queuedCount < Self.maximumQueuedMessages {
                 for waiter in roomWaiters { waiter.resume() }
                 roomWaiters = []
             }
             do {
-                try await transport.send(frame)
+                try await transport.send(contentsOf: frames)
             } catch {
                 finish(.protocolViolation("sending failed: \(error)"))
                 return

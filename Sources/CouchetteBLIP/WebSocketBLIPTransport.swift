@@ -1,10 +1,16 @@
 import NIOCore
+import NIOWebSocket
 import WSCore
 
 // MARK: - WebSocketBLIPTransport
 
 /// A ``BLIPConnection``'s frames over a WebSocket: one binary message per frame (spec: blip-sync-protocol.md §1.5).
 /// The gateway's upgraded connections and the replicator's client sockets both use it.
+///
+/// Given the upgraded connection's NIO channel (a server's upgrade handler has it), frames ready together are written
+/// to it with one flush — one socket write for a batch of `rev`s where the WebSocket writer would flush each frame on
+/// its own — and each write is awaited until the socket took it, which holds the sender back when the peer reads
+/// slowly. Without it, each frame goes through the WebSocket writer.
 ///
 /// ```swift
 /// let connection = BLIPConnection(transport: WebSocketBLIPTransport(outbound: outbound), handler: handle)
@@ -13,14 +19,31 @@ import WSCore
 public struct WebSocketBLIPTransport: BLIPTransport {
     /// The socket's sending side.
     public let outbound: WebSocketOutboundWriter
+    /// The upgraded connection's channel, written to directly when set.
+    public let channel: (any Channel)?
 
-    /// A transport writing to `outbound`.
-    public init(outbound: WebSocketOutboundWriter) {
+    /// A transport writing to `outbound`, or straight to `channel` (a server-side connection, whose frames are not
+    /// masked) when given.
+    public init(outbound: WebSocketOutboundWriter, channel: (any Channel)? = nil) {
         self.outbound = outbound
+        self.channel = channel
     }
 
     public func send(_ frame: ByteBuffer) async throws {
-        try await outbound.write(.binary(frame))
+        try await send(contentsOf: [frame])
+    }
+
+    public func send(contentsOf frames: [ByteBuffer]) async throws {
+        guard let channel, let last = frames.last else {
+            for frame in frames { try await outbound.write(.binary(frame)) }
+            return
+        }
+        let messages = frames.map { WebSocketFrame(fin: true, opcode: .binary, data: $0) }
+        let lastMessage = WebSocketFrame(fin: true, opcode: .binary, data: last)
+        try await channel.eventLoop.flatSubmit {
+            for message in messages.dropLast() { channel.write(NIOAny(message), promise: nil) }
+            return channel.writeAndFlush(NIOAny(lastMessage))
+        }.get()
     }
 
     public func close(code: Int, reason: String) async {

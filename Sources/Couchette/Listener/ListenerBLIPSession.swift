@@ -1,6 +1,7 @@
 import CouchetteBLIP
 import CouchetteCore
 import Foundation
+import NIOCore
 import Synchronization
 import WSCore
 
@@ -52,9 +53,10 @@ final class ListenerBLIPSession: Sendable {
 
     // MARK: - Running
 
-    /// Runs the connection until either side closes it, then stops its feeds.
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-        let transport = WebSocketBLIPTransport(outbound: outbound)
+    /// Runs the connection until either side closes it, then stops its feeds; frames ready together are written to
+    /// `channel` at once.
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel) async {
+        let transport = WebSocketBLIPTransport(outbound: outbound, channel: channel)
         let connection = BLIPConnection(transport: transport) { [self] request, connection in
             await handle(request, on: connection)
         }

@@ -67,14 +67,16 @@ struct ListenerResponder: Sendable {
     /// The ``UpgradeGate`` answered refused credentials (401) and unknown paths (404) before; they are checked again
     /// here because this decision grants the connection (a constant-time compare), and an upgrade declined here (no
     /// subprotocol in common) gets Hummingbird's 400.
-    func blipUpgrade(_ head: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+    func blipUpgrade(
+        _ head: HTTPRequest, channel: any Channel
+    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard let name = Self.blipDatabaseName(head.path ?? "/"), let served = collections[name],
             let subprotocol = BLIPSubprotocol.chosen(offered: head.headerFields[values: .secWebSocketProtocol]),
             authorizes(head.headerFields[.authorization])
         else { return .dontUpgrade }
         let session = ListenerBLIPSession(collection: served.collection, readOnly: readOnly, subprotocol: subprotocol)
         return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, _ in
-            await session.run(inbound: inbound, outbound: outbound)
+            await session.run(inbound: inbound, outbound: outbound, channel: channel)
         }
     }
 

@@ -91,7 +91,7 @@ public final class URLEndpointListener: Sendable {
         let server = HTTPServerBuilder { respond in
             let http = ListenerConnections.Tracked(
                 base: HTTP1WebSocketUpgradeChannel(responder: respond, configuration: WebSocketServerConfiguration()) {
-                    head, _, _ in responder.blipUpgrade(head)
+                    head, channel, _ in responder.blipUpgrade(head, channel: channel)
                 },
                 connections: connections,
                 gate: {

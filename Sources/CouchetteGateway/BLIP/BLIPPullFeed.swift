@@ -178,11 +178,15 @@ final class BLIPPullFeed: Sendable {
             guard reply.type == .response else { return }
             await deltas.noteReply(deltas: reply.properties["deltas"])
             let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? Self.defaultMaxHistory
-            let wanted = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
-            for (row, answer) in zip(rows, wanted) {
-                guard case .array(let known) = answer else { continue }
-                try await sendRevision(
-                    of: row, known: known.compactMap(\.stringValue), maxHistory: maxHistory, from: reader)
+            let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
+            let wanted = zip(rows, answers).compactMap { row, answer -> (ChangesRow, [String])? in
+                guard case .array(let known) = answer else { return nil }
+                return (row, known.compactMap(\.stringValue))
+            }
+            // The wanted documents in one read (one transaction), as a REST pull's `_bulk_get` reads them.
+            let snapshots = try? reader.snapshots(ids: wanted.compactMap { $0.0.json["id"]?.stringValue })
+            for (row, known) in wanted {
+                try await sendRevision(of: row, known: known, maxHistory: maxHistory, from: reader, in: snapshots)
             }
         } catch {
             // The connection closed.
@@ -220,7 +224,8 @@ final class BLIPPullFeed: Sendable {
 
     /// A `rev` for a wanted entry, or a `norev` when the revision cannot be read; waits for the client's reply.
     private func sendRevision(
-        of row: ChangesRow, known: [String], maxHistory: Int, from reader: AuthorizedDatabase
+        of row: ChangesRow, known: [String], maxHistory: Int, from reader: AuthorizedDatabase,
+        in snapshots: [String: StoredDocument]?
     ) async throws {
         let id = row.json["id"]?.stringValue ?? ""
         let revisionText = row.json["changes"]?[0]?["rev"]?.stringValue ?? ""
@@ -233,7 +238,8 @@ final class BLIPPullFeed: Sendable {
                 id: id, revision: revisionID,
                 options: ReadOptions(
                     includeRevisions: true, revisionsLimit: maxHistory + 1,
-                    revisionsFrom: knownIDs.isEmpty ? nil : knownIDs))
+                    revisionsFrom: knownIDs.isEmpty ? nil : knownIDs),
+                in: snapshots)
         } catch {
             try await connection.post(properties: [
                 "Profile": "norev", "id": id, "rev": revisionText, "sequence": sequence,

@@ -32,9 +32,11 @@ struct BLIPSyncSession: Sendable {
 
     // MARK: - Running
 
-    /// Runs the connection until either side closes it.
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
-        let transport = WebSocketBLIPTransport(outbound: outbound)
+    /// Runs the connection until either side closes it; frames ready together are written to `channel` at once.
+    func run(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel, logger: Logger
+    ) async {
+        let transport = WebSocketBLIPTransport(outbound: outbound, channel: channel)
         let connection = BLIPConnection(transport: transport) { request, connection in
             await handle(request, on: connection)
         }

@@ -55,7 +55,7 @@ struct BLIPSyncUpgrade: Sendable {
         headers[.secWebSocketProtocol] = subprotocol
         let session = BLIPSyncSession(target: target, subprotocol: subprotocol)
         return .upgrade(headers) { inbound, outbound, context in
-            await session.run(inbound: inbound, outbound: outbound, logger: context.logger)
+            await session.run(inbound: inbound, outbound: outbound, channel: channel, logger: context.logger)
         }
     }
 
