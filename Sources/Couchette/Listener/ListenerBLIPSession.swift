@@ -29,8 +29,8 @@ final class ListenerBLIPSession: Sendable {
 
     private let local: BLIPLocalContent
     private let offered: BLIPOfferedContent
-    /// The running `subChanges` feeds, cancelled when the connection ends.
-    private let feeds = Mutex<[Task<Void, Never>]>([])
+    /// The running `subChanges` feeds by number, cancelled when the connection ends; each leaves when it finishes.
+    private let feeds = Mutex<(next: Int, running: [Int: Task<Void, Never>])>((0, [:]))
 
     /// The largest WebSocket message (one BLIP frame) accepted.
     static let maximumFrameSize = 1 << 20
@@ -61,7 +61,7 @@ final class ListenerBLIPSession: Sendable {
             await handle(request, on: connection)
         }
         await transport.feed(inbound, to: connection, maximumFrameSize: Self.maximumFrameSize)
-        for feed in feeds.withLock({ $0 }) { feed.cancel() }
+        for feed in feeds.withLock({ $0.running.values }) { feed.cancel() }
     }
 
     /// The response to one request.
@@ -148,11 +148,16 @@ final class ListenerBLIPSession: Sendable {
             batchSize: properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), Self.maximumBatch) } ?? 200,
             continuous: properties.flag("continuous"), activeOnly: properties.flag("activeOnly"),
             documentIDs: documentIDs)
-        let task = Task {
-            await connection.respond(to: request, with: request.reply())
-            await feed.run(since: since)
+        feeds.withLock { feeds in
+            let number = feeds.next
+            feeds.next += 1
+            // Registered under the lock, so that a feed finishing at once finds itself there to leave.
+            feeds.running[number] = Task {
+                await connection.respond(to: request, with: request.reply())
+                await feed.run(since: since)
+                _ = self.feeds.withLock { $0.running.removeValue(forKey: number) }
+            }
         }
-        feeds.withLock { $0.append(task) }
         return nil
     }
 
@@ -173,7 +178,8 @@ final class ListenerBLIPSession: Sendable {
             var caughtUp = false
             let peer = session.peer
             let slots = BatchSlots(count: ListenerBLIPSession.maximumBatchesInFlight)
-            await withTaskGroup(of: Void.self) { group in
+            // Discarding: a long continuous feed's finished batches do not stay in the group until it ends.
+            await withDiscardingTaskGroup { group in
                 do {
                     while !Task.isCancelled {
                         let batch = try await peer.changes(since: since, limit: batchSize)
@@ -204,7 +210,6 @@ final class ListenerBLIPSession: Sendable {
                     // The connection closed, or the collection could not be read: the other side sees the socket end.
                     await connection.close()
                 }
-                await group.waitForAll()
             }
         }
 
