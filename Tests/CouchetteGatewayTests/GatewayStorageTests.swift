@@ -46,6 +46,35 @@ import Testing
         }
     }
 
+    @Test("Leaf revisions come without bodies, the winner first, live leaves before tombstones; absent IDs are left out",
+        arguments: StorageBackend.allCases)
+    func leafRevisionsInWinningOrder(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            try storage.update(documentID: "plain") { try? edited($0, id: "plain", body: ["v": 1]) }
+            let stored = try storage.update(documentID: "torn") { current throws(GatewayError) in
+                var document = try? edited(current, id: "torn", body: ["v": 1])
+                guard let root = document?.winner?.id else { return nil }
+                // Three branches from the root, as pushed by other peers: two live, one deleted.
+                for (digest, deleted) in [("aaaa", false), ("bbbb", false), ("ffff", true)] {
+                    let branch = try! RevisionID(parsing: "2-\(digest)")
+                    _ = try? document?.tree.insert(
+                        branch, body: deleted ? nil : ["branch": .string(digest)], deleted: deleted, history: [branch, root])
+                }
+                return document
+            }
+            let expected = try #require(stored).tree.leaves.map(\.id)
+            #expect(expected.count == 3)
+            let leaves = try storage.leafRevisions(ids: ["torn", "plain", "missing", "torn"])
+            #expect(leaves["torn"] == expected)
+            #expect(leaves["torn"]?.first == stored?.winner?.id)
+            #expect(leaves["plain"] == [try #require(try storage.document(id: "plain")?.winner?.id)])
+            #expect(leaves["missing"] == nil)
+            #expect(leaves.count == 2)
+            // The same as the whole document says.
+            #expect(try storage.document(id: "torn")?.tree.leaves.map(\.id) == expected)
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func aTransformReturningNilOrThrowingChangesNothing(backend: StorageBackend) async throws {
         try await backend.withStorage(databaseName: "todo") { storage in

@@ -106,13 +106,15 @@ public struct ChangesReader: Sendable {
         var position = position
         while true {
             let entries = try fetch(selection, after: position, limit: fetchSize)
+            // `style=all_docs`: the page's leaves in one read, without the documents' bodies.
+            let leaves = options.includeAllLeaves ? try database.storage.leafRevisions(ids: entries.map(\.documentID)) : nil
             for entry in entries {
                 if let end, entry.sequence > end {
                     return Batch(rows: rows, position: max(position, end), isExhausted: true)
                 }
                 position = entry.sequence
                 guard accepts(entry) else { continue }
-                rows.append(try row(for: entry))
+                rows.append(try row(for: entry, leaves: leaves))
                 if let limit, rows.count >= limit {
                     return Batch(rows: rows, position: position, isExhausted: false)
                 }
@@ -199,12 +201,21 @@ public struct ChangesReader: Sendable {
     // MARK: - Entries
 
     /// The JSON entry of a change, under its own sequence or the backfill position `sequence`.
-    func row(for entry: ChangeEntry, sequence: ChangeSequence? = nil) throws(GatewayError) -> ChangesRow {
+    ///
+    /// - Parameter leaves: The leaf revisions of the page's documents (``GatewayStorage/leafRevisions(ids:)``), read
+    ///   at once for `style=all_docs`; without them the document is read.
+    func row(
+        for entry: ChangeEntry, sequence: ChangeSequence? = nil, leaves: [String: [RevisionID]]? = nil
+    ) throws(GatewayError) -> ChangesRow {
         let sequence = sequence ?? ChangeSequence(entry.sequence)
         var revisions = [entry.revisionID]
-        if options.includeAllLeaves, let document = try database.storage.document(id: entry.documentID) {
+        if options.includeAllLeaves {
+            let documentLeaves =
+                if let leaves { leaves[entry.documentID] } else {
+                    try database.storage.document(id: entry.documentID)?.tree.leaves.map(\.id)
+                }
             // CouchDB's order: the winner, then the other leaves in winning order (live ones first).
-            revisions += document.tree.leaves.map(\.id).filter { $0 != entry.revisionID }
+            revisions += (documentLeaves ?? []).filter { $0 != entry.revisionID }
         }
         var members: [String: JSONValue] = [
             "seq": sequence.jsonValue,

@@ -19,6 +19,10 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// `_bulk_docs` request, read at once rather than each waiting for concurrent writes.
     func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument]
 
+    /// The leaf revisions of the stored documents among `ids`, each in winning order (the winner first), read at
+    /// one point in time without their bodies: a `_changes` page with `style=all_docs` (absent ones are left out).
+    func leafRevisions(ids: [String]) throws(GatewayError) -> [String: [RevisionID]]
+
     /// Atomically reads a document, lets `transform` change it, and stores the result with the next
     /// sequence. Concurrent updates of one document are serialized: `transform` always sees the latest.
     ///
@@ -162,6 +166,12 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 extension GatewayStorage {
     /// No rows worked out ahead: ``store(_:)`` goes through ``update(documentID:_:)``.
     public var encodesWritesAhead: Bool { false }
+
+    /// ``GatewayStorage/leafRevisions(ids:)`` from the whole documents (a storage that can read only their
+    /// metadata does better).
+    public func leafRevisions(ids: [String]) throws(GatewayError) -> [String: [RevisionID]] {
+        try documents(ids: ids).mapValues { $0.tree.leaves.map(\.id) }
+    }
 
     /// ``GatewayStorage/store(_:)`` through ``GatewayStorage/update(documentID:_:)``: the storage works the write
     /// out under its own lock.

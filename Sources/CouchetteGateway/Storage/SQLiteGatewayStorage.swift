@@ -149,6 +149,22 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    public func leafRevisions(ids: [String]) throws(GatewayError) -> [String: [RevisionID]] {
+        try withConnection { connection in
+            let statement = try connection.cachedStatement(sql: "SELECT metadata FROM documents WHERE id = ?")
+            defer { statement.reset() }
+            var leaves: [String: [RevisionID]] = [:]
+            for id in ids where leaves[id] == nil {
+                statement.reset()
+                try statement.bind(id, at: 1)
+                if try statement.step() {
+                    leaves[id] = try StoredDocumentCodec.leafRevisions(id: id, metadata: statement.blob(at: 0))
+                }
+            }
+            return leaves
+        }
+    }
+
     @discardableResult
     public func update(
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?

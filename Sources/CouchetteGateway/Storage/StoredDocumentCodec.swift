@@ -106,20 +106,7 @@ enum StoredDocumentCodec {
             guard case .array(let history)? = json["history"] else { throw corrupt(id) }
             var document = StoredDocument(id: id)
             document.sequence = sequence
-            var ids: [RevisionID] = []
-            var nodes: [RevisionTree.Node] = []
-            for entry in history {
-                guard case .array(let fields) = entry, fields.count == 5, case .string(let rev) = fields[0],
-                    case .int(let parent) = fields[1], case .bool(let deleted) = fields[2]
-                else { throw corrupt(id) }
-                let revision = try RevisionID(parsing: rev)
-                ids.append(revision)
-                let parentID = parent >= 0 && Int(parent) < ids.count - 1 ? ids[Int(parent)] : nil
-                nodes.append(.init(id: revision, parent: parentID, isDeleted: deleted, body: fields[3].isNull ? nil : fields[3]))
-                if case .array(let channels) = fields[4] {
-                    document.channels[revision] = Set(channels.compactMap(\.stringValue))
-                }
-            }
+            let nodes = try Self.nodes(of: history, id: id) { revision, channels in document.channels[revision] = channels }
             document.tree = RevisionTree(nodes: nodes)
             if let winner = document.tree.winner {
                 document.tree.setBody(try JSONValue(parsing: winnerBody), of: winner.id)
@@ -140,6 +127,37 @@ enum StoredDocumentCodec {
         } catch {
             throw corrupt(id)
         }
+    }
+
+    /// The leaf revisions, in winning order, of the document whose metadata this is, without reading its body.
+    static func leafRevisions(id: String, metadata: [UInt8]) throws(GatewayError) -> [RevisionID] {
+        let history: [JSONValue]
+        do {
+            guard case .array(let entries)? = try JSONValue(parsing: metadata)["history"] else { throw corrupt(id) }
+            history = entries
+        } catch {
+            throw corrupt(id)
+        }
+        return RevisionTree(nodes: try nodes(of: history, id: id)).leaves.map(\.id)
+    }
+
+    /// The revision tree's nodes from the metadata's `history`, each node's channels handed to `channels`.
+    private static func nodes(
+        of history: [JSONValue], id: String, channels: (RevisionID, Set<String>) -> Void = { _, _ in }
+    ) throws(GatewayError) -> [RevisionTree.Node] {
+        var ids: [RevisionID] = []
+        var nodes: [RevisionTree.Node] = []
+        for entry in history {
+            guard case .array(let fields) = entry, fields.count == 5, case .string(let rev) = fields[0],
+                case .int(let parent) = fields[1], case .bool(let deleted) = fields[2],
+                let revision = try? RevisionID(parsing: rev)
+            else { throw corrupt(id) }
+            ids.append(revision)
+            let parentID = parent >= 0 && Int(parent) < ids.count - 1 ? ids[Int(parent)] : nil
+            nodes.append(.init(id: revision, parent: parentID, isDeleted: deleted, body: fields[3].isNull ? nil : fields[3]))
+            if case .array(let names) = fields[4] { channels(revision, Set(names.compactMap(\.stringValue))) }
+        }
+        return nodes
     }
 
     /// Reads `{principal: {target: seq}}` (or `{principal: [target]}`), recording each grant's sequence.
