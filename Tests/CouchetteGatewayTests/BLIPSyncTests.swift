@@ -1,5 +1,6 @@
 import CouchetteBLIP
 import CouchetteCore
+import CouchetteTestSupport
 import Foundation
 import Testing
 

@@ -158,6 +158,25 @@ import Testing
         }
     }
 
+    @Test("A connection that sends nothing, half a head, or nothing after its request is closed after idleTimeout")
+    func idleConnectionsClose() async throws {
+        try await withDatabases("phone", "tablet") { _, tablet in
+            let listener = try await listener(serving: tablet, tls: false) { $0.idleTimeout = .milliseconds(300) }
+            let port = Int(try #require(listener.port))
+            let silent = try RawConnection(port: port)
+            let halfHead = try RawConnection(port: port)
+            try halfHead.send("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            let keptAlive = try RawConnection(port: port)
+            try keptAlive.send("GET /tablet/ HTTP/1.1\r\nHost: x\r\n\r\n")
+            for (name, connection) in [("silent", silent), ("half a head", halfHead), ("kept alive", keptAlive)] {
+                let reply = await connection.readUntilClosed(within: .seconds(30))
+                #expect(reply.closed, "\(name): still open after the idle timeout")
+                if name == "kept alive" { #expect(reply.status == 200) }
+            }
+            await listener.stop()
+        }
+    }
+
     @Test func aBLIPUpgradeWithoutAcceptedCredentialsGetsTheBasicChallengeBeforeUpgrading() async throws {
         try await withDatabases("phone", "tablet") { _, tablet in
             let listener = try await listener(serving: tablet, tls: false) {

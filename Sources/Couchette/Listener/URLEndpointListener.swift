@@ -88,15 +88,19 @@ public final class URLEndpointListener: Sendable {
         // so that a refusal is a 401 challenge); every connection tracked.
         let connections = ListenerConnections()
         let tlsConfiguration = identity?.serverConfiguration
+        let idleTimeout = TimeAmount(config.idleTimeout)
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: idleTimeout), ws: WebSocketServerConfiguration())
         let server = HTTPServerBuilder { respond in
             let http = ListenerConnections.Tracked(
-                base: HTTP1WebSocketUpgradeChannel(responder: respond, configuration: WebSocketServerConfiguration()) {
+                base: HTTP1WebSocketUpgradeChannel(responder: respond, configuration: channelConfiguration) {
                     head, channel, _ in responder.blipUpgrade(head, channel: channel)
                 },
                 connections: connections,
                 gate: {
                     UpgradeGate(applies: ListenerResponder.isBLIPUpgrade) { head, _ in responder.blipRefusal(head) }
-                })
+                },
+                firstRequestTimeout: idleTimeout)
             guard let tlsConfiguration else { return http }
             return try TLSChannel(http, tlsConfiguration: tlsConfiguration)
         }

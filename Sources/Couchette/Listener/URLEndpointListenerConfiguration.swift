@@ -35,6 +35,11 @@ public struct URLEndpointListenerConfiguration: Sendable {
     /// Refuse every document write (clients can pull, not push); checkpoints may still be saved.
     public var readOnly = false
 
+    /// How long a connection may stay open with no request in progress (before a request's head is complete,
+    /// or between requests) before the listener closes it; a replication's WebSocket, kept busy by its pings, is
+    /// not idle. Couchette's own setting; the default, 90 s, is Sync Gateway's `ServerIdleTimeout`.
+    public var idleTimeout: Duration = .seconds(90)
+
     /// Creates a configuration serving `collections`.
     public init(collections: [Collection]) {
         self.collections = collections

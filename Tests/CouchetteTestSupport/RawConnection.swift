@@ -20,19 +20,19 @@ import Foundation
 /// let reply = await connection.readUntilClosed(within: .seconds(10))
 /// #expect(reply.closed && reply.text.hasPrefix("HTTP/1.1 400"))
 /// ```
-final class RawConnection: @unchecked Sendable {
+public final class RawConnection: @unchecked Sendable {
     /// What a read returned.
-    struct Reply {
+    public struct Reply: Sendable {
         /// The bytes received.
-        var bytes: [UInt8]
+        public var bytes: [UInt8]
         /// Whether the server closed the connection (end of stream or reset) before the deadline.
-        var closed: Bool
+        public var closed: Bool
 
         /// The bytes as text (lossy).
-        var text: String { String(decoding: bytes, as: UTF8.self) }
+        public var text: String { String(decoding: bytes, as: UTF8.self) }
 
         /// The status code of the first response line, if one arrived.
-        var status: Int? {
+        public var status: Int? {
             let line = text.prefix { $0 != "\r" && $0 != "\n" }
             let parts = line.split(separator: " ")
             guard parts.count >= 2, parts[0].hasPrefix("HTTP/") else { return nil }
@@ -41,15 +41,15 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Errors of the socket calls.
-    struct SocketError: Error, CustomStringConvertible {
-        let description: String
+    public struct SocketError: Error, CustomStringConvertible {
+        public let description: String
     }
 
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "couchette.tests.raw-connection")
 
     /// Connects to `127.0.0.1:port`.
-    init(port: Int) throws {
+    public init(port: Int) throws {
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketDescriptor >= 0 else { throw SocketError(description: "socket: errno \(errno)") }
         var address = sockaddr_in()
@@ -75,12 +75,12 @@ final class RawConnection: @unchecked Sendable {
     // MARK: - Writing
 
     /// Sends text as UTF-8.
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
     /// Sends bytes; a server that closed the connection already may make this fail (EPIPE, ECONNRESET).
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { buffer in
@@ -94,12 +94,12 @@ final class RawConnection: @unchecked Sendable {
     // MARK: - Reading
 
     /// Reads until the server closes the connection or `timeout` passes.
-    func readUntilClosed(within timeout: Duration) async -> Reply {
+    public func readUntilClosed(within timeout: Duration) async -> Reply {
         await read(within: timeout) { _ in false }
     }
 
     /// Reads until `done` holds for the bytes so far, the server closes, or `timeout` passes.
-    func read(within timeout: Duration, until done: @escaping @Sendable ([UInt8]) -> Bool) async -> Reply {
+    public func read(within timeout: Duration, until done: @escaping @Sendable ([UInt8]) -> Bool) async -> Reply {
         let descriptor = descriptor
         return await withCheckedContinuation { continuation in
             queue.async {
