@@ -1,6 +1,7 @@
 import CouchetteBLIP
 import CouchetteCore
 import Foundation
+import NIOCore
 import Testing
 
 @testable import CouchetteGateway
@@ -118,6 +119,42 @@ import Testing
             // The client closed the connection: the subscription stopped and its registration is gone.
             #expect(try await Self.waitUntil { notifier.waiterCount == 0 })
         }
+    }
+
+    /// Takes every frame and drops it.
+    struct DroppingTransport: BLIPTransport {
+        func send(_ frame: ByteBuffer) async throws {}
+        func close(code: Int, reason: String) async {}
+    }
+
+    @Test("A connection's stopped subscriptions are let go: a feed holds the connection, whose handler holds the list")
+    func stoppedSubscriptionsAreReleased() async throws {
+        let database = try GatewayDatabase(config: DatabaseConfig(name: "todo"), startTime: 0)
+        let notifier = database.changeNotifier
+        let subscriptions = BLIPSubscriptions()
+        weak var released: BLIPPullFeed?
+        do {
+            // The handler holds the list, as a session's handler does.
+            let connection = BLIPConnection(transport: DroppingTransport()) { [subscriptions] _, _ in
+                _ = subscriptions
+                return nil
+            }
+            var options = try ChangesOptions(parameters: ["feed": "continuous"], currentSequence: notifier.lastSequence)
+            options.timeout = nil
+            options.heartbeat = nil
+            let feed = ChangesFeed(reader: ChangesReader(database: database, caller: .admin, options: options), notifier: notifier)
+            let subscription = BLIPPullFeed(
+                feed, continuous: true, target: AuthorizedDatabase(database: database, caller: .admin),
+                connection: connection, batchSize: 200, revocations: false, allowance: BLIPAttachmentAllowance(),
+                deltas: BLIPDeltaNegotiation())
+            subscriptions.add(subscription)
+            await subscription.start()  // caught up at once: `changes []`, then it waits as a registration
+            #expect(notifier.waiterCount == 1)
+            released = subscription
+        }
+        subscriptions.stopAll()
+        #expect(notifier.waiterCount == 0)
+        #expect(try await Self.waitUntil { released == nil })
     }
 
     /// Whether `condition` came to hold within 10 s (yielding meanwhile): for state the gateway reaches after a

@@ -15,8 +15,13 @@ final class BLIPSubscriptions: Sendable {
         }
     }
 
-    /// Stops every subscription (the connection ended).
+    /// Stops every subscription and lets them go (the connection ended): a feed holds the connection, whose handler
+    /// holds the session and so this list.
     func stopAll() {
-        for feed in feeds.withLock({ $0 }) { feed.stop() }
+        let stopped = feeds.withLock { feeds in
+            defer { feeds = [] }
+            return feeds
+        }
+        for feed in stopped { feed.stop() }
     }
 }
