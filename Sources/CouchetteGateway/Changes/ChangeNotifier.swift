@@ -156,8 +156,8 @@ public final class ChangeNotifier: Sendable {
     ///
     /// ```swift
     /// let id = notifier.newWaiterID()
-    /// notifier.whenChanged(id, after: position, deadline: nil) { outcome in Task { await feed.resume(outcome) } }
-    /// notifier.cancelWait(id)  // when the feed's connection ends: wake gets .closed, if it has not run yet
+    /// notifier.whenChanged(id, after: position, deadline: nil) { outcome in Task { await sendChanges(after: outcome) } }
+    /// notifier.cancelWait(id)  // when the feed's connection ends: `wake` gets .closed, if it has not run yet
     /// ```
     ///
     /// - Parameters:
