@@ -30,13 +30,13 @@ public struct BLIPProperties: Sendable, Hashable, ExpressibleByDictionaryLiteral
         self.init(elements)
     }
 
-    /// A property's value; setting nil removes it, setting a new key appends it.
     /// Whether a Boolean property is set: `true` or `1`, as LiteCore writes them.
     public func flag(_ key: String) -> Bool {
         let value = self[key]
         return value == "true" || value == "1"
     }
 
+    /// A property's value; setting nil removes it, setting a new key appends it.
     public subscript(key: String) -> String? {
         get { pairs.first { $0.key == key }?.value }
         set {

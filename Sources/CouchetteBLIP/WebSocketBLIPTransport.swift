@@ -34,15 +34,14 @@ public struct WebSocketBLIPTransport: BLIPTransport {
     }
 
     public func send(contentsOf frames: [ByteBuffer]) async throws {
-        guard let channel, let last = frames.last else {
+        guard let channel, !frames.isEmpty else {
             for frame in frames { try await outbound.write(.binary(frame)) }
             return
         }
         let messages = frames.map { WebSocketFrame(fin: true, opcode: .binary, data: $0) }
-        let lastMessage = WebSocketFrame(fin: true, opcode: .binary, data: last)
         try await channel.eventLoop.flatSubmit {
             for message in messages.dropLast() { channel.write(NIOAny(message), promise: nil) }
-            return channel.writeAndFlush(NIOAny(lastMessage))
+            return channel.writeAndFlush(NIOAny(messages[messages.count - 1]))
         }.get()
     }
 

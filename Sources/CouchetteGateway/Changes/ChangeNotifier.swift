@@ -17,7 +17,8 @@ import Synchronization
 ///
 /// Deadlines cost no task per wait: one timer task per notifier sleeps until the earliest deadline among the
 /// waiters, so a thousand idle feeds woken by every write re-register in constant time. A feed that should hold no
-/// task at all while idle (a BLIP subscription) registers a wake-up callback instead (``whenChanged(after:deadline:_:)``).
+/// task at all while idle (a BLIP subscription) registers a wake-up callback instead
+/// (``whenChanged(_:after:deadline:_:)``).
 public final class ChangeNotifier: Sendable {
     // MARK: - WaitOutcome
 

@@ -26,6 +26,7 @@ extension ChangesReader {
         var position = backfill.after
         while position < backfill.triggeredBy {
             let entries = try fetch(backfill.selection, after: position, limit: fetchSize)
+            let leaves = try leaves(of: entries)
             for entry in entries {
                 if entry.sequence > backfill.triggeredBy {
                     return Batch(rows: rows, position: position, isExhausted: true)
@@ -33,7 +34,7 @@ extension ChangesReader {
                 position = entry.sequence
                 guard entry.removedFrom.isEmpty, accepts(entry) else { continue }
                 let sequence = ChangeSequence(entry.sequence, triggeredBy: backfill.triggeredBy)
-                rows.append(try row(for: entry, sequence: sequence))
+                rows.append(try row(for: entry, sequence: sequence, leaves: leaves))
                 if let limit, rows.count >= limit {
                     return Batch(rows: rows, position: position, isExhausted: false)
                 }

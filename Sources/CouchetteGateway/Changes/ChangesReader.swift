@@ -106,8 +106,7 @@ public struct ChangesReader: Sendable {
         var position = position
         while true {
             let entries = try fetch(selection, after: position, limit: fetchSize)
-            // `style=all_docs`: the page's leaves in one read, without the documents' bodies.
-            let leaves = options.includeAllLeaves ? try database.storage.leafRevisions(ids: entries.map(\.documentID)) : nil
+            let leaves = try leaves(of: entries)
             for entry in entries {
                 if let end, entry.sequence > end {
                     return Batch(rows: rows, position: max(position, end), isExhausted: true)
@@ -130,6 +129,11 @@ public struct ChangesReader: Sendable {
         case .everything: try database.storage.changes(since: position, limit: limit)
         case .channels(let channels): try database.storage.changes(inChannels: channels, since: position, limit: limit)
         }
+    }
+
+    /// With `style=all_docs`, the leaves of a page's documents in one read, without their bodies; nil otherwise.
+    func leaves(of entries: [ChangeEntry]) throws(GatewayError) -> [String: [RevisionID]]? {
+        options.includeAllLeaves ? try database.storage.leafRevisions(ids: entries.map(\.documentID)) : nil
     }
 
     /// `_doc_ids`: each named document's latest change, if the caller may see it.
