@@ -105,16 +105,22 @@ enum ChannelIndex {
         }
     }
 
-    /// Writes a transaction's channel rows: deletions one by one, insertions a few statements at a time.
+    /// Writes a transaction's channel rows, one statement each.
+    ///
+    /// A row per statement, not multi-row `INSERT`s: a statement that can fail after its first row needs a statement
+    /// journal, which copies every page it touches first — and channel rows land on pages all over the table (a Todo
+    /// task list through `DocumentStore`: ~59.6 → ~56 µs).
     static func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
         for key in rows.deletedChannels { try delete(key.channel, at: key.sequence, connection) }
-        try connection.insert(
-            rows.insertedChannels.values, into: "channel_changes (channel, sequence, doc_id, removed)", columns: 4
-        ) { row, statement, first in
-            try statement.bind(row.channel, at: first)
-            try statement.bind(Int64(row.sequence), at: first + 1)
-            try statement.bind(row.documentID, at: first + 2)
-            try statement.bind(row.removed, at: first + 3)
+        let statement = try connection.cachedStatement(
+            sql: "INSERT INTO channel_changes (channel, sequence, doc_id, removed) VALUES (?, ?, ?, ?)")
+        defer { statement.reset() }
+        for row in rows.insertedChannels.values {
+            try statement.bind(row.channel, at: 1)
+            try statement.bind(Int64(row.sequence), at: 2)
+            try statement.bind(row.documentID, at: 3)
+            try statement.bind(row.removed, at: 4)
+            try statement.execute()
         }
     }
 

@@ -22,17 +22,19 @@ enum GrantIndex {
         ) WITHOUT ROWID;
         """
 
-    /// Writes a transaction's grant rows: deletions one by one, insertions a few statements at a time.
+    /// Writes a transaction's grant rows, one statement each (for the reason ``ChannelIndex/write(_:_:)`` gives).
     static func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
         for key in rows.deletedGrants { try delete(key.grant, at: key.sequence, connection) }
-        try connection.insert(
-            rows.insertedGrants.values, into: "grants (principal, kind, sequence, target, doc_id)", columns: 5
-        ) { row, statement, first in
-            try statement.bind(row.grant.principal, at: first)
-            try statement.bind(Int64(row.grant.kind.rawValue), at: first + 1)
-            try statement.bind(Int64(row.sequence), at: first + 2)
-            try statement.bind(row.grant.target, at: first + 3)
-            try statement.bind(row.documentID, at: first + 4)
+        let statement = try connection.cachedStatement(
+            sql: "INSERT INTO grants (principal, kind, sequence, target, doc_id) VALUES (?, ?, ?, ?, ?)")
+        defer { statement.reset() }
+        for row in rows.insertedGrants.values {
+            try statement.bind(row.grant.principal, at: 1)
+            try statement.bind(Int64(row.grant.kind.rawValue), at: 2)
+            try statement.bind(Int64(row.sequence), at: 3)
+            try statement.bind(row.grant.target, at: 4)
+            try statement.bind(row.documentID, at: 5)
+            try statement.execute()
         }
     }
 

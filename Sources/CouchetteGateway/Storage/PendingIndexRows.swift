@@ -1,7 +1,7 @@
 // MARK: - PendingIndexRows
 
 /// The index rows one write transaction adds and removes, kept until it writes them all at once: a storage records
-/// each document change's ``IndexChanges`` here and writes the whole set with a few statements before it commits.
+/// each document change's ``IndexChanges`` here and writes the whole set together just before it commits.
 ///
 /// Rows are netted as they are recorded: a row the transaction inserted and then deletes (a `_bulk_docs` request
 /// updating a document twice) is never written. Deleted rows never share a key with rows inserted after them (they

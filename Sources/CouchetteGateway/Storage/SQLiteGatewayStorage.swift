@@ -99,7 +99,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     /// Writes the index rows recorded since the last time (``ChannelIndex``, ``GrantIndex``), in the open
-    /// transaction: the rows of a whole batch go in a few multi-row statements instead of one statement per row.
+    /// transaction: a batch's rows go in together, once the batch's netting (``PendingIndexRows``) is done.
     private func writePendingIndexRows(_ connection: Connection) throws {
         guard !pendingIndexRows.isEmpty else { return }
         let rows = pendingIndexRows
