@@ -103,7 +103,7 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
 
     /// A random 32-character lowercase hex ID, as Sync Gateway generates.
     static func generateID() -> String {
-        UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        RandomHex.make(bytes: 16)
     }
 
     // MARK: - Reading the edited values

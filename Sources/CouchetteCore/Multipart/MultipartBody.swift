@@ -36,7 +36,7 @@ package struct MultipartBody: Sendable, Hashable {
 
     /// A random boundary: 32 hexadecimal digits, which never occur in the bytes around them by chance.
     package static func makeBoundary() -> String {
-        UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        RandomHex.make(bytes: 16)
     }
 
     // MARK: - Serializing

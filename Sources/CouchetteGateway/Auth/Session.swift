@@ -1,3 +1,4 @@
+import CouchetteCore
 import Foundation
 
 // MARK: - Session
@@ -54,18 +55,7 @@ public struct Session: Sendable, Equatable, Codable {
     // MARK: - IDs
 
     /// A new session ID: 20 bytes from `SystemRandomNumberGenerator` (a CSPRNG), as 40 lower-case hex characters.
-    public static func makeID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(idLength)
-        for _ in 0..<(idLength / 2) {
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public static func makeID() -> String { RandomHex.make(bytes: idLength / 2) }
 
     /// Whether `id` has the shape of a session ID: 40 hex characters.
     public static func isWellFormedID(_ id: String) -> Bool {

@@ -431,6 +431,6 @@ public final class DocumentStore: Sendable {
 
     /// A random 32-character lowercase hex document ID, as Sync Gateway generates.
     public static func generateID() -> String {
-        UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        RandomHex.make(bytes: 16)
     }
 }

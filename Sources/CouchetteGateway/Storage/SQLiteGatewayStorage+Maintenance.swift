@@ -64,7 +64,7 @@ extension SQLiteGatewayStorage {
                 if let uuid = try connection.firstValue("SELECT value FROM meta WHERE key = 'uuid'")?.stringValue {
                     return uuid
                 }
-                let uuid = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+                let uuid = RandomHex.make(bytes: 16)
                 try connection.execute("INSERT INTO meta (key, value) VALUES ('uuid', ?)", uuid)
                 return uuid
             }
