@@ -65,6 +65,37 @@ import Testing
         }
     }
 
+    @Test("A database allowing no conflicts refuses a pushing client's changes (use proposeChanges) and any replicated revision that would make a conflict")
+    func noConflictsDatabase() async throws {
+        var config = ChangesTests.usersConfig()
+        config.databases["todo"]?.allowConflicts = false
+        try await StreamingGateway.run(config) { _, client, ports in
+            let existing = try await ChangesTests.put(client, port: ports.adminPort, "shared", ["channels": ["a"]])
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
+                let offered = try await connection.send(
+                    properties: ["Profile": "changes"], body: Array(#"[[1,"shared","2-0f0f"]]"#.utf8))
+                #expect(offered.error?.code == 409)
+                #expect(offered.error?.message == "Use 'proposeChanges' instead")
+                // Without noconflicts too, a rev that does not descend from the current one is refused.
+                let conflict = try await connection.send(
+                    properties: ["Profile": "rev", "id": "shared", "rev": "1-0e0e"], body: Array(#"{"channels":["a"]}"#.utf8))
+                #expect(conflict.error?.code == 409)
+                let child = try await connection.send(
+                    properties: ["Profile": "rev", "id": "shared", "rev": "2-0c0c", "history": existing],
+                    body: Array(#"{"channels":["a"]}"#.utf8))
+                #expect(child.type == .response)
+            }
+            // The REST protocol's new_edits=false writes too.
+            let bulk = try await client.send(
+                "POST", port: ports.adminPort, path: "/todo/_bulk_docs",
+                json: ["new_edits": false, "docs": [["_id": "shared", "_rev": "2-0d0d", "_revisions": ["start": 2, "ids": ["0d0d", .string(String(existing.split(separator: "-")[1]))]]]]])
+            #expect(try bulk.jsonValue()[0]?["status"] == 409)
+            let stored = try await client.send(port: ports.adminPort, path: "/todo/shared?conflicts=true").jsonValue()
+            #expect(stored["_rev"] == "2-0c0c")
+            #expect(stored["_conflicts"] == nil)
+        }
+    }
+
     @Test("The sync function decides a pushed revision: 403 with its reason")
     func syncFunctionRefusal() async throws {
         var config = ChangesTests.usersConfig()

@@ -85,6 +85,49 @@ import Testing
         #expect(try store.get(id: "new")["name"] == "A")
     }
 
+    @Test("noConflicts refuses a revision whose document moved on between its snapshot and its commit")
+    func noConflictsHoldsAtCommit() throws {
+        for noConflicts in [true, false] {
+            let store = try makeStore()
+            try store.putExisting(id: "d", body: ["_rev": "1-a", "v": "a"])
+            // Computed on the document at 1-a, where 2-c descends from the current revision...
+            let pushed = try store.preparePutExisting(
+                id: "d", body: ["_rev": "2-c", "_revisions": ["start": 2, "ids": ["c", "a"]], "v": "c"],
+                snapshots: ["d": try #require(try store.storage.document(id: "d"))], noConflicts: noConflicts)
+            // ...but another client's child of 1-a commits first.
+            try store.putExisting(
+                id: "d", body: ["_rev": "2-b", "_revisions": ["start": 2, "ids": ["b", "a"]], "v": "b"],
+                noConflicts: true)
+            let leaves = { try store.storage.document(id: "d")?.tree.leaves.map(\.id.description).sorted() }
+            if noConflicts {
+                #expect(throws: GatewayError.conflict("Document update conflict")) { try store.commit(pushed) }
+                #expect(try leaves() == ["2-b"])
+            } else {
+                // Without the flag the revision goes in beside the other: a conflict, as `new_edits=false` allows.
+                try store.commit(pushed)
+                #expect(try leaves() == ["2-b", "2-c"])
+            }
+        }
+    }
+
+    @Test("noConflicts: a descendant of the current revision, of a deleted one, or a new document goes in; else 409")
+    func noConflictsRules() throws {
+        let store = try makeStore()
+        try store.putExisting(id: "d", body: ["_rev": "2-b", "_revisions": ["start": 2, "ids": ["b", "a"]]], noConflicts: true)
+        try store.putExisting(id: "d", body: ["_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]]], noConflicts: true)
+        #expect(throws: GatewayError.conflict("Document update conflict")) {
+            try store.putExisting(id: "d", body: ["_rev": "3-x", "_revisions": ["start": 3, "ids": ["x", "b", "a"]]], noConflicts: true)
+        }
+        // Known already: accepted, nothing changes.
+        try store.putExisting(id: "d", body: ["_rev": "2-b", "_revisions": ["start": 2, "ids": ["b", "a"]]], noConflicts: true)
+        try store.putExisting(
+            id: "d", body: ["_rev": "4-t", "_revisions": ["start": 4, "ids": ["t", "c", "b", "a"]], "_deleted": true],
+            noConflicts: true)
+        // After a deletion, a new branch may start.
+        try store.putExisting(id: "d", body: ["_rev": "1-n", "v": "again"], noConflicts: true)
+        #expect(try store.get(id: "d")["v"] == "again")
+    }
+
     @Test func newEditsFalseInsertsHistoryAndCreatesConflictsSilently() throws {
         let store = try makeStore()
         try store.putExisting(id: "r", body: ["_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]], "v": "c"])

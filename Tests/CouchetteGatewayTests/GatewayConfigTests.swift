@@ -38,6 +38,7 @@ struct GatewayConfigTests {
         #expect(database.sync == nil)
         #expect(database.offline == false)
         #expect(database.allowEmptyPassword == false)
+        #expect(database.allowConflicts)
     }
 
     // MARK: - Full file
@@ -64,6 +65,7 @@ struct GatewayConfigTests {
                       "revs_limit": 500,
                       "allow_empty_password": true,
                       "offline": true,
+                      "allow_conflicts": false,
                       "users": {
                         "GUEST": {"disabled": false, "admin_channels": ["public"]},
                         "user1": {"password": "pass", "admin_roles": ["moderator"], "email": "u1@example.com"}
@@ -99,6 +101,9 @@ struct GatewayConfigTests {
         #expect(todo.revsLimit == 500)
         #expect(todo.allowEmptyPassword)
         #expect(todo.offline)
+        #expect(todo.allowConflicts == false)
+        #expect(todo.jsonValue["allow_conflicts"] == false)
+        #expect(config.databases["files"]?.jsonValue["allow_conflicts"] == nil)
         #expect(todo.sync == "function(doc, oldDoc){channel(doc.channels);}")
         #expect(todo.users["GUEST"] == UserConfig(name: "GUEST", adminChannels: ["public"]))
         #expect(todo.users["GUEST"]?.isGuest == true)

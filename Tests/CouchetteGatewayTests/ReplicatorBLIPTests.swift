@@ -119,6 +119,62 @@ struct ReplicatorBLIPTests {
         }
     }
 
+    @Test("Against a database allowing no conflicts the push offers with proposeChanges: updates go in, a conflicting edit is that document's 409 until its resolution is pushed")
+    func pushToNoConflictsDatabase() async throws {
+        var config = AdminGatewayFixture.config(guest: true)
+        config.databases["todo"]?.allowConflicts = false
+        try await AdminGatewayFixture.run(config) { client, ports, _ in
+            let phone = try LiteDatabase("phone")
+            for id in ["a", "b"] { _ = try phone.lists.putProperties(["type": "task-list", "name": id], documentID: id) }
+            // `changes` is refused with 409, so the replicator proposes instead: everything goes up.
+            try await Self.replicate(phone, port: ports.publicPort, .push)
+            for id in ["a", "b"] {
+                #expect(try await client.send(port: ports.adminPort, path: "/todo/\(id)").jsonValue()["name"] == .string(id))
+            }
+            // An update descends from the gateway's revision: it goes in.
+            try phone.lists.save(document: try #require(try phone.lists.document(id: "a")).toMutable().setString("A2", forKey: "name"))
+            try await Self.replicate(phone, port: ports.publicPort, .push)
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/a").jsonValue()["name"] == "A2")
+
+            // "b" is edited on both sides: the phone's edit is refused, and the gateway keeps one branch.
+            let gatewayRevision = try await client.send(port: ports.adminPort, path: "/todo/b").jsonValue()["_rev"]
+            let edited = try await client.send(
+                "PUT", port: ports.adminPort, path: "/todo/b?rev=\(gatewayRevision?.stringValue ?? "")",
+                json: ["type": "task-list", "name": "B on the gateway"])
+            #expect(edited.status == 201)
+            try phone.lists.save(document: try #require(try phone.lists.document(id: "b")).toMutable().setString("B on the phone", forKey: "name"))
+            var push = ReplicatorConfiguration(target: URLEndpoint(url: ReplicationProtocol.blip.url(port: ports.publicPort)))
+            push.addCollection(try phone.lists)
+            push.replicatorType = .push
+            let replicator = Replicator(config: push)
+            let queue = DispatchQueue(label: "document events")
+            let events = Recorded<ReplicatedDocument>()
+            let token = replicator.addDocumentReplicationListener(withQueue: queue) { replication in
+                for document in replication.documents { events.append(document) }
+            }
+            try await replicator.run()
+            queue.sync {}
+            token.remove()
+            #expect(replicator.status.error == nil)
+            #expect(events.values.map(\.id) == ["b"])
+            #expect(events.values.first?.error?.status == 409)
+            let stored = try await client.send(port: ports.adminPort, path: "/todo/b?conflicts=true").jsonValue()
+            #expect(stored["name"] == "B on the gateway")
+            #expect(stored["_conflicts"] == nil)
+
+            // A pull brings the gateway's edit; the resolution is saved on top of it, so the next push is taken.
+            var sync = ReplicatorConfiguration(target: URLEndpoint(url: ReplicationProtocol.blip.url(port: ports.publicPort)))
+            var collection = CollectionConfiguration(collection: try phone.lists)
+            collection.conflictResolver = ConflictResolver.custom { $0.localDocument }
+            sync.addCollection(try phone.lists, config: collection)
+            for _ in 0..<2 { try await Replicator(config: sync).run() }
+            let converged = try await client.send(port: ports.adminPort, path: "/todo/b?conflicts=true").jsonValue()
+            #expect(converged["name"] == "B on the phone")
+            #expect(converged["_conflicts"] == nil)
+            #expect(converged["_rev"]?.stringValue == (try phone.lists.document(id: "b")?.revisionID))
+        }
+    }
+
     @Test("A refused upgrade reports the database's answer: 401 for a wrong password, 404 for no such database")
     func refusedUpgrades() async throws {
         try await AdminGatewayFixture.run(try ReplicatorGatewayTests.todoConfig()) { _, ports, _ in

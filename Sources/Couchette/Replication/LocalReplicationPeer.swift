@@ -184,7 +184,9 @@ struct LocalReplicationPeer: ReplicationPeer {
     }
 
     /// Lets `resolver` choose when the pulled revision left two live branches (or deleted one branch while another
-    /// lives): the losing leaves get tombstones, a merge is saved on top of the pulled revision.
+    /// lives): the losing leaves get tombstones, and a resolution other than the pulled revision itself — a merge, or
+    /// the local revision kept as it is — is saved as a new revision on top of the pulled one, as Couchbase Lite does:
+    /// it then descends from the other side's revision, which a server allowing no conflicts requires of a push.
     private func resolveConflict(
         of documentID: String, pulled: String, with resolver: any ConflictResolverProtocol
     ) throws {
@@ -196,9 +198,11 @@ struct LocalReplicationPeer: ReplicationPeer {
         let kept = resolver.resolve(
             conflict: Conflict(documentID: documentID, localDocument: local.toDocument(), remoteDocument: remote.toDocument()))
         let live = remote.isDeletion ? others : [remote] + others
-        // A mutable document is a merge even when made from one side (`local.toMutable()` keeps its revision ID).
+        // A mutable document is a merge even when made from one side (`local.toMutable()` keeps its revision ID); so
+        // is a live local revision kept over a live pulled one.
         let isMerge = kept.map { kept in
             kept is MutableDocument || !live.contains { $0.revisionID == kept.revisionID }
+                || (!remote.isDeletion && kept.revisionID != remote.revisionID)
         } ?? false
         let keptID = isMerge ? nil : kept?.revisionID
         _ = try collection.database.inTransaction {

@@ -27,8 +27,12 @@ struct BLIPPushReceiver: Sendable {
 
     /// `changes` from a pushing client (Couchbase Lite 2.x): for each `[sequence, docID, revID, …]`, the revisions
     /// of that document the gateway has that may be its ancestors (`[]` when none: send it), or `0` when the revision
-    /// is already here (`_revs_diff`); trailing zeros left out.
+    /// is already here (`_revs_diff`); trailing zeros left out. A database that allows no conflicts refuses it with
+    /// 409 "Use 'proposeChanges' instead", as Sync Gateway does (LiteCore then offers with `proposeChanges`).
     func changes(_ request: BLIPMessage) -> BLIPMessage {
+        guard target.database.config.allowConflicts else {
+            return request.errorReply(domain: "HTTP", code: 409, message: "Use 'proposeChanges' instead")
+        }
         guard case .array(let entries)? = try? JSONValue(parsing: request.body) else {
             return request.errorReply(domain: "HTTP", code: 400, message: "changes needs a JSON array")
         }
@@ -84,17 +88,14 @@ struct BLIPPushReceiver: Sendable {
             let history = try (properties["history"] ?? "").split(separator: ",").map { text throws(GatewayError) in
                 try DocumentValidation.parseRevision(String(text))
             }
+            // Checked by the write itself, against the document it is stored on.
+            let noConflicts = properties.flag("noconflicts")
             var parsed = try Self.parse(request.body)
             if let source = properties["deltaSrc"] {
                 parsed = try applyDelta(parsed, against: source, of: id)
             }
             guard case .object(var body) = parsed else {
                 throw .badRequest("Document body must be a JSON object")
-            }
-            if properties.flag("noconflicts"), let current = currentRevision(of: id),
-                current != revisionText, !history.contains(where: { $0.description == current })
-            {
-                throw .conflict("Document update conflict")
             }
             body["_id"] = .string(id)
             body["_rev"] = .string(revisionText)
@@ -105,10 +106,11 @@ struct BLIPPushReceiver: Sendable {
             body["_revisions"] = revisions.json
             let attachmentBodies = try await fetchMissingAttachments(of: &body, documentID: id, from: connection)
             guard attachmentBodies.isEmpty, let batcher else {
-                try target.putExisting(id: id, body: .object(body), attachmentBodies: attachmentBodies)
+                try target.putExisting(
+                    id: id, body: .object(body), attachmentBodies: attachmentBodies, noConflicts: noConflicts)
                 return request.reply()
             }
-            let result = await batcher.store(.object(body), as: target)
+            let result = await batcher.store(.object(body), as: target, noConflicts: noConflicts)
             if let error = result["error"] {
                 throw GatewayError(
                     statusCode: result["status"]?.intValue.map(Int.init) ?? 500,

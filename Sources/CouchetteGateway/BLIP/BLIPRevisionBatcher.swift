@@ -11,6 +11,7 @@ final class BLIPRevisionBatcher: Sendable {
     private struct Pending {
         var body: JSONValue
         var target: AuthorizedDatabase
+        var noConflicts: Bool
         var continuation: CheckedContinuation<JSONValue, Never>
     }
 
@@ -26,10 +27,14 @@ final class BLIPRevisionBatcher: Sendable {
 
     /// Stores `body` (a revision with `_id`, `_rev` and `_revisions`) as `target`'s caller, with the revisions
     /// queued beside it; returns its `_bulk_docs` result (`{"id", "rev"}`, or `{"error", "reason", "status"}`).
-    func store(_ body: JSONValue, as target: AuthorizedDatabase) async -> JSONValue {
+    ///
+    /// - Parameter noConflicts: The `rev` message's `noconflicts`: a revision that would make a conflict is refused
+    ///   (409) by the write itself. Consecutive revisions with the same setting share a write.
+    func store(_ body: JSONValue, as target: AuthorizedDatabase, noConflicts: Bool) async -> JSONValue {
         await withCheckedContinuation { continuation in
             let startsWriting = state.withLock { state in
-                state.pending.append(Pending(body: body, target: target, continuation: continuation))
+                state.pending.append(
+                    Pending(body: body, target: target, noConflicts: noConflicts, continuation: continuation))
                 defer { state.writing = true }
                 return !state.writing
             }
@@ -45,12 +50,13 @@ final class BLIPRevisionBatcher: Sendable {
                     state.writing = false
                     return []
                 }
-                let taken = Array(state.pending.prefix(Self.maximumBatch))
+                let noConflicts = state.pending[0].noConflicts
+                let taken = Array(state.pending.prefix(Self.maximumBatch).prefix { $0.noConflicts == noConflicts })
                 state.pending.removeFirst(taken.count)
                 return taken
             }
-            guard let target = batch.first?.target else { return }
-            let results = target.bulkDocs(batch.map(\.body), newEdits: false)
+            guard let first = batch.first else { return }
+            let results = first.target.bulkDocs(batch.map(\.body), newEdits: false, noConflicts: first.noConflicts)
             for (index, item) in batch.enumerated() {
                 item.continuation.resume(
                     returning: index < results.count ? results[index] : ["error": "internal", "status": 500])

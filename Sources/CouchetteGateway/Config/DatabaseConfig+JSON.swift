@@ -59,6 +59,7 @@ extension DatabaseConfig {
         if let sync { object["sync"] = .string(sync) }
         if let cors { object["cors"] = cors.jsonValue(snakeCase: true) }
         if deltaSync { object["delta_sync"] = ["enabled": true] }
+        if !allowConflicts { object["allow_conflicts"] = false }
         return .object(object)
     }
 }

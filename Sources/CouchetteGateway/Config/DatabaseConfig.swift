@@ -46,6 +46,12 @@ public struct DatabaseConfig: Sendable, Equatable {
     /// Sync Gateway).
     public var deltaSync: Bool
 
+    /// Whether revisions replicated in may make conflicts (`allow_conflicts`, default `true`, as Sync Gateway 2.0).
+    /// When `false` (Sync Gateway's only mode since 3.0) every write of a revision made elsewhere must descend from
+    /// the document's current revision or get 409 — `_bulk_docs?new_edits=false`, `PUT ?new_edits=false`, BLIP
+    /// `rev`s — and a pushing BLIP client's `changes` gets 409 "Use 'proposeChanges' instead".
+    public var allowConflicts: Bool
+
     // MARK: - Defaults
 
     /// The default `revs_limit`.
@@ -68,7 +74,8 @@ public struct DatabaseConfig: Sendable, Equatable {
         allowEmptyPassword: Bool = false,
         offline: Bool = false,
         cors: CORSConfig? = nil,
-        deltaSync: Bool = false
+        deltaSync: Bool = false,
+        allowConflicts: Bool = true
     ) {
         self.name = name
         self.server = server
@@ -81,6 +88,7 @@ public struct DatabaseConfig: Sendable, Equatable {
         self.offline = offline
         self.cors = cors
         self.deltaSync = deltaSync
+        self.allowConflicts = allowConflicts
     }
 
     // MARK: - Names
@@ -98,7 +106,7 @@ public struct DatabaseConfig: Sendable, Equatable {
     /// Keys that are read.
     static let supportedKeys: Set<String> = [
         "server", "bucket", "sync", "users", "roles", "revs_limit", "allow_empty_password", "offline", "cors",
-        "delta_sync",
+        "delta_sync", "allow_conflicts",
     ]
 
     /// Keys accepted and ignored: Couchbase Server connection settings and advanced options.
@@ -106,7 +114,7 @@ public struct DatabaseConfig: Sendable, Equatable {
         "name", "pool", "username", "password", "certpath", "keypath", "cacertpath", "kv_tls_port",
         "import_docs", "import_filter", "import_backup", "shadow", "feed_type", "cache", "rev_cache_size",
         "rev_cache", "event_handlers", "unsupported", "oidc", "view_query_timeout_secs", "local_doc_expiry_secs",
-        "enable_shared_bucket_access", "session_cookie_secure", "session_cookie_name", "allow_conflicts",
+        "enable_shared_bucket_access", "session_cookie_secure", "session_cookie_name",
         "send_www_authenticate_header", "num_index_replicas", "use_views", "bucket_op_timeout_ms",
         "compact_interval_days", "serve_insecure_attachment_types", "channel_index", "sgreplicate", "deltaSync",
     ]
@@ -157,7 +165,8 @@ public struct DatabaseConfig: Sendable, Equatable {
             allowEmptyPassword: try object.bool("allow_empty_password") ?? false,
             offline: try object.bool("offline") ?? false,
             cors: cors,
-            deltaSync: try object.object("delta_sync")?.bool("enabled") ?? false
+            deltaSync: try object.object("delta_sync")?.bool("enabled") ?? false,
+            allowConflicts: try object.bool("allow_conflicts") ?? true
         )
         for key in object.unknownKeys(known: Self.supportedKeys.union(Self.ignoredKeys)) {
             warnings.append("\(object.fieldPath(key)): unknown key ignored")

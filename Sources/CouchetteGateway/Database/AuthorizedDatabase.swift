@@ -85,17 +85,24 @@ public struct AuthorizedDatabase: Sendable {
             user: caller.syncContext)
     }
 
-    /// Inserts a revision made elsewhere as the caller (``DocumentStore/putExisting(id:body:attachmentBodies:user:)``).
+    /// Inserts a revision made elsewhere as the caller
+    /// (``DocumentStore/putExisting(id:body:attachmentBodies:user:noConflicts:)``).
     @discardableResult
-    public func putExisting(id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:])
-        throws(GatewayError) -> RevisionID
-    {
-        try documents.putExisting(id: id, body: body, attachmentBodies: attachmentBodies, user: caller.syncContext)
+    public func putExisting(
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false
+    ) throws(GatewayError) -> RevisionID {
+        try documents.putExisting(
+            id: id, body: body, attachmentBodies: attachmentBodies, user: caller.syncContext,
+            noConflicts: noConflicts || !database.config.allowConflicts)
     }
 
-    /// `_bulk_docs` as the caller: one result per document, the sync function run once for the batch.
-    public func bulkDocs(_ bodies: [JSONValue], newEdits: Bool) -> [JSONValue] {
-        documents.bulkDocs(bodies, newEdits: newEdits, user: caller.syncContext)
+    /// `_bulk_docs` as the caller: one result per document, the sync function run once for the batch. Revisions
+    /// made elsewhere (`newEdits` false) may not make conflicts with `noConflicts` or in a database that allows none
+    /// (``DatabaseConfig/allowConflicts``).
+    public func bulkDocs(_ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false) -> [JSONValue] {
+        documents.bulkDocs(
+            bodies, newEdits: newEdits, user: caller.syncContext,
+            noConflicts: noConflicts || !database.config.allowConflicts)
     }
 
     /// Adds or replaces an attachment as the caller, making a new revision.

@@ -31,7 +31,9 @@ public struct BulkDocsWriter: Sendable {
     /// - Parameters:
     ///   - bodies: The documents.
     ///   - newEdits: `false` inserts revisions made elsewhere with their `_revisions`.
-    public func write(_ bodies: [JSONValue], newEdits: Bool) -> [JSONValue] {
+    ///   - noConflicts: With `newEdits` false, refuse (409) a revision that would make a conflict, checked against the
+    ///     document it is finally stored on (``DocumentStore/putExistingEdit(id:body:attachmentBodies:noConflicts:)``).
+    public func write(_ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false) -> [JSONValue] {
         let isLocal: (JSONValue) -> Bool = { $0["_id"]?.stringValue?.hasPrefix(LocalDocumentStore.prefix) == true }
         let documentBodies = bodies.filter { !isLocal($0) }
         // First every document's new revision is computed — sync function included — on snapshots read at once,
@@ -43,7 +45,7 @@ public struct BulkDocsWriter: Sendable {
         // one is named by nothing, as the seeds show Sync Gateway answering.
         let resultIDs = documentBodies.map { body in body["_id"].map { $0.stringValue ?? $0.serializedString() } }
         let edits = zip(documentBodies, resultIDs).map { body, id in
-            edit(body, id: id, newEdits: newEdits, snapshots: snapshots)
+            edit(body, id: id, newEdits: newEdits, noConflicts: noConflicts, snapshots: snapshots)
         }
         let prepared = documents.prepare(batch: edits, user: user)
         var results: [JSONValue]
@@ -72,7 +74,8 @@ public struct BulkDocsWriter: Sendable {
 
     /// One document's edit with the snapshot it is computed on, or why it cannot be written.
     private func edit(
-        _ body: JSONValue, id givenOrNone: String?, newEdits: Bool, snapshots: [String: StoredDocument]?
+        _ body: JSONValue, id givenOrNone: String?, newEdits: Bool, noConflicts: Bool,
+        snapshots: [String: StoredDocument]?
     ) -> Result<DocumentStore.BatchEdit, GatewayError> {
         let id = givenOrNone ?? DocumentStore.generateID()
         let givenID = body["_id"]?.stringValue
@@ -82,7 +85,8 @@ public struct BulkDocsWriter: Sendable {
             if !newEdits && givenID == nil { throw GatewayError.badRequest("Document _id is missing") }
             let edit =
                 try newEdits
-                ? documents.putEdit(id: id, body: body) : documents.putExistingEdit(id: id, body: body)
+                ? documents.putEdit(id: id, body: body)
+                : documents.putExistingEdit(id: id, body: body, noConflicts: noConflicts)
             // A generated ID is new: no snapshot to read.
             let snapshot: StoredDocument? =
                 if givenID == nil { nil } else if let snapshots { snapshots[id] } else { try documents.storage.document(id: id) }

@@ -185,29 +185,41 @@ public final class DocumentStore: Sendable {
     ///   - body: The body with `_rev` and `_revisions` (replication-protocol.md §4.3).
     ///   - attachmentBodies: The bytes of `follows` attachments, by name (from a `multipart/related` body).
     ///   - user: The user writing, for the sync function's `require*` checks; nil on the admin port.
-    /// - Throws: 400 for a missing or malformed `_rev`/`_revisions` or bad attachments; 403/401/500 from the sync
-    ///   function.
+    ///   - noConflicts: Refuse a revision that would make a conflict (BLIP's `noconflicts`, see
+    ///     ``putExistingEdit(id:body:attachmentBodies:noConflicts:)``).
+    /// - Throws: 400 for a missing or malformed `_rev`/`_revisions` or bad attachments; 409 for a conflict refused by
+    ///   `noConflicts`; 403/401/500 from the sync function.
     @discardableResult
     public func putExisting(
-        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil,
+        noConflicts: Bool = false
     ) throws(GatewayError) -> RevisionID {
-        try commit(preparePutExisting(id: id, body: body, attachmentBodies: attachmentBodies, user: user))
+        try commit(
+            preparePutExisting(
+                id: id, body: body, attachmentBodies: attachmentBodies, user: user, noConflicts: noConflicts))
     }
 
-    /// ``putExisting(id:body:attachmentBodies:user:)`` computed on a snapshot (from `snapshots`, see
+    /// ``putExisting(id:body:attachmentBodies:user:noConflicts:)`` computed on a snapshot (from `snapshots`, see
     /// ``prepare(id:snapshots:_:)``), for ``commit(_:)``.
     func preparePutExisting(
         id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil,
-        snapshots: [String: StoredDocument]? = nil
+        snapshots: [String: StoredDocument]? = nil, noConflicts: Bool = false
     ) throws(GatewayError) -> PreparedWrite {
-        let edit = try putExistingEdit(id: id, body: body, attachmentBodies: attachmentBodies)
+        let edit = try putExistingEdit(
+            id: id, body: body, attachmentBodies: attachmentBodies, noConflicts: noConflicts)
         return try prepare(id: id, snapshots: snapshots, routed(edit, user: user))
     }
 
-    /// The edit ``putExisting(id:body:attachmentBodies:user:)`` makes, before routing: the body and history are
-    /// checked now, the revision inserted into whichever document the edit is given.
+    /// The edit ``putExisting(id:body:attachmentBodies:user:noConflicts:)`` makes, before routing: the body and
+    /// history are checked now, the revision inserted into whichever document the edit is given.
+    ///
+    /// With `noConflicts` (BLIP's `noconflicts`, spec: blip-sync-protocol.md §3.6) the revision must descend from the
+    /// document's current revision — have it in its history — unless the document is absent or deleted; else 409.
+    /// The check is part of the edit, so it holds against the document the write is finally stored on (an edit is
+    /// run again at commit when its document changed since its snapshot): two clients pushing children of the same
+    /// revision at once get one stored and one 409, never a conflict.
     func putExistingEdit(
-        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:]
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false
     ) throws(GatewayError) -> UnroutedEdit {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
@@ -235,6 +247,9 @@ public final class DocumentStore: Sendable {
         return { current throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             if document.tree.contains(revision) { return .unchanged(revision) }
+            if noConflicts, let winner = document.winner, !winner.isDeleted, !history.contains(winner.id) {
+                throw .conflict("Document update conflict")
+            }
             let (stored, attachments) = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: revision.generation,
                 parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first,
@@ -391,8 +406,12 @@ public final class DocumentStore: Sendable {
     // MARK: - Bulk operations
 
     /// `_bulk_docs`: one result per document, in order (see ``BulkDocsWriter``).
-    public func bulkDocs(_ documents: [JSONValue], newEdits: Bool, user: SyncUserContext? = nil) -> [JSONValue] {
-        BulkDocsWriter(documents: self, user: user).write(documents, newEdits: newEdits)
+    ///
+    /// - Parameter noConflicts: With `newEdits` false, refuse revisions that would make a conflict (409).
+    public func bulkDocs(
+        _ documents: [JSONValue], newEdits: Bool, user: SyncUserContext? = nil, noConflicts: Bool = false
+    ) -> [JSONValue] {
+        BulkDocsWriter(documents: self, user: user).write(documents, newEdits: newEdits, noConflicts: noConflicts)
     }
 
     /// `_revs_diff`: for each document, the revisions missing here and possible ancestors.

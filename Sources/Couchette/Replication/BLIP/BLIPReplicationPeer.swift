@@ -14,7 +14,10 @@ import Foundation
 ///   known ancestors, then collects the `rev`s (or `norev`s) that follow.
 /// - Pushes offer revisions with `changes` (answered like `_revs_diff`, so conflicting branches travel as they do over
 ///   the REST protocol) and send each as a `rev`; the server fetches or has the replicator prove the attachments it
-///   lacks.
+///   lacks. A server that allows no conflicts (Sync Gateway since 2.x) refuses `changes` with 409, as LiteCore's
+///   pusher expects: the peer then offers with `proposeChanges` and sends `rev`s with `noconflicts`, and a revision
+///   that does not descend from the server's current one is that document's 409 (the pull brings the other side,
+///   whose resolution is pushed next).
 /// - Checkpoints are `getCheckpoint` / `setCheckpoint` (the server keeps them as `_local/checkpoint/{id}`).
 ///
 /// Delta sync: the first `changes` reply says `deltas: true`; a `rev` with `deltaSrc` is applied to the local body of
@@ -45,6 +48,11 @@ actor BLIPReplicationPeer: ReplicationPeer {
     /// Whether pulled revisions may come as deltas (until a delta's base is missing here).
     private var takesDeltas = true
     private var announcedDeltas = false
+    /// Whether pushes offer with `proposeChanges` (the server refused `changes`), for the rest of the replication.
+    private var proposesChanges = false
+    /// The server's current revision of each document whose proposal it answered 409 (nil when it did not say),
+    /// by document and proposed revision, until that revision is sent or refused.
+    private var proposalConflicts: [String: [String: String?]] = [:]
 
     /// The most ancestors a pulled `rev` carries in its history.
     static let maximumHistory = 20
@@ -240,7 +248,8 @@ actor BLIPReplicationPeer: ReplicationPeer {
     // MARK: - Pushing
 
     /// `changes` with the offered revisions, answered like `_revs_diff`: `0` for those the server has, else the
-    /// revisions it has that may be their ancestors.
+    /// revisions it has that may be their ancestors. Once the server refused `changes` (409), `proposeChanges`
+    /// (``proposedRevisions(_:on:)``).
     func revsDiff(_ revisions: [String: [String]]) async throws -> [String: MissingRevisions] {
         let link = try await openLink()
         var offered: [(String, String)] = []
@@ -248,11 +257,19 @@ actor BLIPReplicationPeer: ReplicationPeer {
             offered += revisionIDs.map { (id, $0) }
         }
         guard !offered.isEmpty else { return [:] }
+        if proposesChanges { return try await proposedRevisions(revisions, on: link) }
         let entries = offered.enumerated().map { index, item -> JSONValue in
             [.int(Int64(index + 1)), .string(item.0), .string(item.1)]
         }
-        let reply = try await request(
-            ["Profile": "changes"], body: JSONValue.array(entries).serialized(), on: link, urgent: true)
+        let reply: BLIPMessage
+        do {
+            reply = try await request(
+                ["Profile": "changes"], body: JSONValue.array(entries).serialized(), on: link, urgent: true)
+        } catch let error as CouchetteError where error.status == 409 {
+            // "Use 'proposeChanges' instead": the server allows no conflicts.
+            proposesChanges = true
+            return try await proposedRevisions(revisions, on: link)
+        }
         let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
         var missing: [String: MissingRevisions] = [:]
         for (index, (id, revision)) in offered.enumerated() where index < answers.count {
@@ -263,10 +280,75 @@ actor BLIPReplicationPeer: ReplicationPeer {
         return missing
     }
 
-    /// Sends each revision as a `rev` (``BLIPRevisionMessage/send(_:on:offering:)``).
+    /// `proposeChanges` with each document's current revision (the first offered: the local source lists it first;
+    /// a server allowing no conflicts takes no other branch) and `conflictIncludesRev` (spec:
+    /// blip-sync-protocol.md §3.5), naming no server revision (the replicator keeps no record of which revision the
+    /// server last had): `0` and `304` are taken as they are; a 409 — the server's current revision is another — is
+    /// kept with the revision the server names, and ``store(_:)`` decides once it has the revision's history.
+    private func proposedRevisions(_ revisions: [String: [String]], on link: Link) async throws
+        -> [String: MissingRevisions]
+    {
+        let offered = revisions.sorted { $0.key < $1.key }.compactMap { id, revisionIDs in
+            revisionIDs.first.map { (id, $0) }
+        }
+        let entries = offered.map { item -> JSONValue in [.string(item.0), .string(item.1)] }
+        let reply = try await request(
+            ["Profile": "proposeChanges", "conflictIncludesRev": "true"], body: JSONValue.array(entries).serialized(),
+            on: link, urgent: true)
+        let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
+        // Entries of revisions never stored (a filter refused them) go at some point; one lost only leaves the
+        // refusal to the server.
+        if proposalConflicts.count > 10_000 { proposalConflicts = [:] }
+        var missing: [String: MissingRevisions] = [:]
+        for (index, (id, revision)) in offered.enumerated() {
+            // Trailing zeros may be left out.
+            let answer = index < answers.count ? answers[index] : 0
+            let status = answer.intValue ?? answer["status"]?.intValue ?? 0
+            if status == 304 { continue }
+            missing[id, default: MissingRevisions(missing: [])].missing.append(revision)
+            if status == 409 {
+                let current = answer["rev"]?.stringValue
+                proposalConflicts[id, default: [:]][revision] = .some(current)
+                if let current { missing[id]?.possibleAncestors.append(current) }
+            }
+        }
+        return missing
+    }
+
+    /// Sends each revision as a `rev` (``BLIPRevisionMessage/send(_:sequences:noConflicts:on:offering:)``); after
+    /// `proposeChanges`, with `noconflicts`, and a revision whose proposal the server refused for a current revision
+    /// not in its history is not sent: it is that document's 409.
     func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
         let link = try await openLink()
-        return try await BLIPRevisionMessage.send(revisions, on: link.blip, offering: link.inbox.offered)
+        guard proposesChanges else {
+            return try await BLIPRevisionMessage.send(revisions, on: link.blip, offering: link.inbox.offered)
+        }
+        var sendable: [ReplicatedRevision] = []
+        var refused: [String: ReplicationWriteResult] = [:]
+        for revision in revisions {
+            let conflict = proposalConflicts[revision.documentID]?.removeValue(forKey: revision.revisionID)
+            if case .some(.some(let current)) = conflict, !revision.history.contains(current) {
+                var result = ReplicationWriteResult(
+                    documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
+                result.error = CouchetteError(
+                    .conflict, message: "Document update conflict: the server has \(current)", status: 409)
+                refused[revision.documentID + "\u{0}" + revision.revisionID] = result
+            } else {
+                sendable.append(revision)
+            }
+        }
+        let sent = try await BLIPRevisionMessage.send(
+            sendable, noConflicts: true, on: link.blip, offering: link.inbox.offered)
+        var results: [ReplicationWriteResult] = []
+        var sentResults = sent.makeIterator()
+        for revision in revisions {
+            if let result = refused[revision.documentID + "\u{0}" + revision.revisionID] {
+                results.append(result)
+            } else if let result = sentResults.next() {
+                results.append(result)
+            }
+        }
+        return results
     }
 
     // MARK: - Checkpoints

@@ -9,30 +9,33 @@ import Foundation
 /// as `id`, `rev`, `history` (ancestors, newest first), `deleted` and its body with attachment stubs, whose content
 /// the receiver fetches with `getAttachment` while the `rev` awaits its answer.
 enum BLIPRevisionMessage {
-    /// A `rev` request's properties.
-    static func properties(of revision: ReplicatedRevision) -> BLIPProperties {
+    /// A `rev` request's properties; `noconflicts` when the receiver must refuse it (409) unless it descends from
+    /// the document's current revision there.
+    static func properties(of revision: ReplicatedRevision, noConflicts: Bool = false) -> BLIPProperties {
         var properties: BLIPProperties = ["Profile": "rev", "id": revision.documentID, "rev": revision.revisionID]
         let history = revision.history.dropFirst()
         if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
         if revision.isDeleted { properties["deleted"] = "1" }
+        if noConflicts { properties["noconflicts"] = "true" }
         return properties
     }
 
     /// Sends each revision as a `rev` (all queued at once, then every answer awaited), offering their attachments
     /// meanwhile; a refusal (403 from a sync function, 409, 400…) is that document's result. A serving side gives
-    /// each document's `sequence` (clients keep the last one as their checkpoint).
+    /// each document's `sequence` (clients keep the last one as their checkpoint); a pusher that offered with
+    /// `proposeChanges` sends `noconflicts`.
     ///
     /// - Throws: `.network` when the connection closes; any other `ERR` reply (a 5xx, a BLIP error) fails the batch.
     static func send(
-        _ revisions: [ReplicatedRevision], sequences: [String: String] = [:], on connection: BLIPConnection,
-        offering offered: BLIPOfferedContent
+        _ revisions: [ReplicatedRevision], sequences: [String: String] = [:], noConflicts: Bool = false,
+        on connection: BLIPConnection, offering offered: BLIPOfferedContent
     ) async throws -> [ReplicationWriteResult] {
         offered.offer(revisions)
         defer { offered.withdraw(revisions) }
         var numbers: [UInt64] = []
         do {
             for revision in revisions {
-                var properties = Self.properties(of: revision)
+                var properties = Self.properties(of: revision, noConflicts: noConflicts)
                 properties["sequence"] = sequences[revision.documentID]
                 numbers.append(
                     try await connection.queue(
