@@ -65,7 +65,7 @@ import Testing
         }
     }
 
-    @Test("A database allowing no conflicts refuses a pushing client's changes (use proposeChanges) and any replicated revision that would make a conflict")
+    @Test("A database allowing no conflicts refuses a pushing client's changes (use proposeChanges) and any pushed rev that would make a conflict; REST new_edits=false still stores one")
     func noConflictsDatabase() async throws {
         var config = ChangesTests.usersConfig()
         config.databases["todo"]?.allowConflicts = false
@@ -85,14 +85,16 @@ import Testing
                     body: Array(#"{"channels":["a"]}"#.utf8))
                 #expect(child.type == .response)
             }
-            // The REST protocol's new_edits=false writes too.
+            var stored = try await client.send(port: ports.adminPort, path: "/todo/shared?conflicts=true").jsonValue()
+            #expect(stored["_rev"] == "2-0c0c")
+            #expect(stored["_conflicts"] == nil)
+            // The REST protocol's new_edits=false writes still store a conflict, as Sync Gateway 3's do.
             let bulk = try await client.send(
                 "POST", port: ports.adminPort, path: "/todo/_bulk_docs",
                 json: ["new_edits": false, "docs": [["_id": "shared", "_rev": "2-0d0d", "_revisions": ["start": 2, "ids": ["0d0d", .string(String(existing.split(separator: "-")[1]))]]]]])
-            #expect(try bulk.jsonValue()[0]?["status"] == 409)
-            let stored = try await client.send(port: ports.adminPort, path: "/todo/shared?conflicts=true").jsonValue()
-            #expect(stored["_rev"] == "2-0c0c")
-            #expect(stored["_conflicts"] == nil)
+            #expect(try bulk.jsonValue()[0]?["rev"] == "2-0d0d")
+            stored = try await client.send(port: ports.adminPort, path: "/todo/shared?conflicts=true").jsonValue()
+            #expect(stored["_conflicts"] == ["2-0c0c"])
         }
     }
 

@@ -22,7 +22,16 @@ struct BLIPPushReceiver: Sendable {
             return request.errorReply(domain: "HTTP", code: 400, message: "proposeChanges needs a JSON array")
         }
         let includesRev = request.properties.flag("conflictIncludesRev")
-        return reply(to: request, answers: entries.map { entry in status(of: entry, includesRev: includesRev) })
+        // The proposal's documents are read at once, each once.
+        let snapshots: [String: StoredDocument]
+        do {
+            snapshots = try target.snapshots(ids: entries.compactMap { $0[0]?.stringValue })
+        } catch {
+            return BLIPSyncSession.errorReply(to: request, error)
+        }
+        return reply(
+            to: request,
+            answers: entries.map { entry in status(of: entry, in: snapshots, includesRev: includesRev) })
     }
 
     /// `changes` from a pushing client (Couchbase Lite 2.x): for each `[sequence, docID, revID, …]`, the revisions
@@ -59,19 +68,25 @@ struct BLIPPushReceiver: Sendable {
         request.reply(answers: answers, properties: target.database.config.deltaSync ? ["deltas": "true"] : [:])
     }
 
-    private func status(of entry: JSONValue, includesRev: Bool) -> JSONValue {
+    /// One proposal entry's status against its document as read (absent from `snapshots` when new here).
+    private func status(
+        of entry: JSONValue, in snapshots: [String: StoredDocument], includesRev: Bool
+    ) -> JSONValue {
         guard let id = entry[0]?.stringValue, let revision = entry[1]?.stringValue else { return 400 }
         let known = entry[2]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        if let diff = try? target.revsDiff([id: [revision]]), diff[id] == nil { return 304 }
-        guard let current = currentRevision(of: id) else { return 0 }
+        let document = snapshots[id]
+        if let parsed = try? RevisionID(parsing: revision), document?.tree.contains(parsed) == true { return 304 }
+        guard let current = document.flatMap(visibleCurrentRevision) else { return 0 }
         if known == current { return 0 }
         return includesRev ? ["status": 409, "rev": .string(current)] : 409
     }
 
-    /// The document's current revision as the caller sees it; nil when it is absent, deleted or not visible.
-    private func currentRevision(of id: String) -> String? {
-        guard let current = try? target.revision(id: id), current.body["_deleted"] != true else { return nil }
-        return current.revisionID
+    /// The document's current revision as the caller sees it; nil when it is deleted or not visible to the caller.
+    private func visibleCurrentRevision(of document: StoredDocument) -> String? {
+        guard let winner = document.winner, !winner.isDeleted,
+            target.caller.canSee(document.visibilityChannels(of: winner.id))
+        else { return nil }
+        return winner.id.description
     }
 
     /// `rev`: stores the revision with its `history`; with `noconflicts`, only when it descends from the document's
@@ -88,8 +103,9 @@ struct BLIPPushReceiver: Sendable {
             let history = try (properties["history"] ?? "").split(separator: ",").map { text throws(GatewayError) in
                 try DocumentValidation.parseRevision(String(text))
             }
-            // Checked by the write itself, against the document it is stored on.
-            let noConflicts = properties.flag("noconflicts")
+            // Checked by the write itself, against the document it is stored on; always in a database allowing no
+            // conflicts.
+            let noConflicts = properties.flag("noconflicts") || !target.database.config.allowConflicts
             var parsed = try Self.parse(request.body)
             if let source = properties["deltaSrc"] {
                 parsed = try applyDelta(parsed, against: source, of: id)

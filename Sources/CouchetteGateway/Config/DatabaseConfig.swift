@@ -46,10 +46,11 @@ public struct DatabaseConfig: Sendable, Equatable {
     /// Sync Gateway).
     public var deltaSync: Bool
 
-    /// Whether revisions replicated in may make conflicts (`allow_conflicts`, default `true`, as Sync Gateway 2.0).
-    /// When `false` (Sync Gateway's only mode since 3.0) every write of a revision made elsewhere must descend from
-    /// the document's current revision or get 409 — `_bulk_docs?new_edits=false`, `PUT ?new_edits=false`, BLIP
-    /// `rev`s — and a pushing BLIP client's `changes` gets 409 "Use 'proposeChanges' instead".
+    /// Whether Couchbase Lite clients may push conflicts (`allow_conflicts`, default `true`, as Sync Gateway 2.0).
+    /// When `false` (Sync Gateway's only mode since 3.0) a pushing BLIP client's `changes` gets 409 "Use
+    /// 'proposeChanges' instead" and every pushed `rev` must descend from the document's current revision (409
+    /// otherwise), `noconflicts` or not. The REST protocol's `new_edits=false` writes still store conflicts, as Sync
+    /// Gateway 3 does (CouchDB and PouchDB replicators rely on it).
     public var allowConflicts: Bool
 
     // MARK: - Defaults

@@ -92,17 +92,13 @@ public struct AuthorizedDatabase: Sendable {
         id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false
     ) throws(GatewayError) -> RevisionID {
         try documents.putExisting(
-            id: id, body: body, attachmentBodies: attachmentBodies, user: caller.syncContext,
-            noConflicts: noConflicts || !database.config.allowConflicts)
+            id: id, body: body, attachmentBodies: attachmentBodies, user: caller.syncContext, noConflicts: noConflicts)
     }
 
-    /// `_bulk_docs` as the caller: one result per document, the sync function run once for the batch. Revisions
-    /// made elsewhere (`newEdits` false) may not make conflicts with `noConflicts` or in a database that allows none
-    /// (``DatabaseConfig/allowConflicts``).
+    /// `_bulk_docs` as the caller: one result per document, the sync function run once for the batch. With
+    /// `noConflicts`, revisions made elsewhere (`newEdits` false) may not make conflicts.
     public func bulkDocs(_ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false) -> [JSONValue] {
-        documents.bulkDocs(
-            bodies, newEdits: newEdits, user: caller.syncContext,
-            noConflicts: noConflicts || !database.config.allowConflicts)
+        documents.bulkDocs(bodies, newEdits: newEdits, user: caller.syncContext, noConflicts: noConflicts)
     }
 
     /// Adds or replaces an attachment as the caller, making a new revision.
