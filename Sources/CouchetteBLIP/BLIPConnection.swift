@@ -10,7 +10,7 @@ import NIOCore
 /// let connection = BLIPConnection(transport: socket) { request, connection in
 ///     switch request.profile {
 ///     case "getCheckpoint": return request.reply(properties: ["rev": "0-1"], body: checkpoint)
-///     default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
+///     default: return request.unhandledReply()
 ///     }
 /// }
 /// // for each binary WebSocket message received:

@@ -64,6 +64,13 @@ public struct BLIPMessage: Sendable, Hashable {
             body: Array(message.utf8), isUrgent: isUrgent)
     }
 
+    /// The error response to a request no handler takes: `BLIP`/404 "No handler for BLIP request", as Sync Gateway
+    /// (go-blip) answers — the words Couchbase Lite reports, for instance to a 3.1 app asking `getCollections` of a
+    /// server without collections.
+    public func unhandledReply() -> BLIPMessage {
+        errorReply(domain: "BLIP", code: 404, message: "No handler for BLIP request")
+    }
+
     /// The `Profile` property: which replication message a request is.
     public var profile: String? { properties["Profile"] }
 

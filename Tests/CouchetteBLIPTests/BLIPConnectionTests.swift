@@ -9,7 +9,7 @@ import Testing
     /// Echoes a request's body and properties back, `ERR BLIP/404` for profile `missing`.
     static let echo: BLIPConnection.RequestHandler = { request, _ in
         if request.profile == "missing" {
-            return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
+            return request.unhandledReply()
         }
         return request.reply(properties: request.properties, body: request.body, isCompressed: request.isCompressed)
     }

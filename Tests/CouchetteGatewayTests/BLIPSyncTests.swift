@@ -107,6 +107,14 @@ import Testing
                 let unknown = try await connection.send(properties: ["Profile": "noSuchMessage"])
                 #expect(unknown.error?.domain == "BLIP")
                 #expect(unknown.error?.code == 404)
+                // A collection-aware client (Couchbase Lite 3.1+ with collections other than the default) hears what
+                // a Sync Gateway without collections says, and stops with it.
+                let collections = try await connection.send(
+                    properties: ["Profile": "getCollections"],
+                    body: Array(#"{"collections":["inventory.hotels"],"checkpoint_ids":["cp-1"]}"#.utf8))
+                #expect(collections.error?.domain == "BLIP")
+                #expect(collections.error?.code == 404)
+                #expect(collections.error?.message == "No handler for BLIP request")
                 let noClient = try await connection.send(properties: ["Profile": "getCheckpoint"])
                 #expect(noClient.error?.code == 400)
             }

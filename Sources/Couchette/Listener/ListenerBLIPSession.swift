@@ -76,7 +76,7 @@ final class ListenerBLIPSession: Sendable {
             case "rev": return try await revision(request, on: connection)
             case "getAttachment": return offered.serveAttachment(request)
             case "proveAttachment": return offered.proveAttachment(request)
-            default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
+            default: return request.unhandledReply()
             }
         } catch {
             return BLIPRevisionMessage.errorReply(to: request, error)

@@ -61,7 +61,7 @@ struct BLIPSyncSession: Sendable {
         case "changes": return BLIPPushReceiver(target: target).changes(request)
         case "rev": return await BLIPPushReceiver(target: target, batcher: revisions).revision(request, on: connection)
         case "getAttachment": return await getAttachment(request)
-        default: return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
+        default: return request.unhandledReply()
         }
     }
 

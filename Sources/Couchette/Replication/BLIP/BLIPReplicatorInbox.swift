@@ -63,7 +63,7 @@ final class BLIPReplicatorInbox: Sendable {
         case "proveAttachment":
             return offered.proveAttachment(request)
         default:
-            return request.errorReply(domain: "BLIP", code: 404, message: "no handler for message")
+            return request.unhandledReply()
         }
     }
 
