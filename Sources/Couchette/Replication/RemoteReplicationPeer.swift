@@ -15,6 +15,9 @@ import Synchronization
 /// A 401 or 403 from the database stops the replication with that status; other HTTP failures and network errors
 /// are ``CouchetteError/Code/network`` errors carrying the status.
 final class RemoteReplicationPeer: ReplicationPeer, Sendable {
+    /// Two `_bulk_docs` requests at once: the gateway stores one while the other travels.
+    var concurrentStores: Int { 2 }
+
     /// Requests to the database.
     let client: RemoteDatabaseClient
     /// Read changes of these channels only (`filter=sync_gateway/bychannel`); nil for all.

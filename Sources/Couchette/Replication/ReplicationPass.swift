@@ -51,10 +51,12 @@ struct ReplicationPass: Sendable {
 
     /// Runs until the source has nothing more, calling `report` after each batch.
     ///
-    /// Three batches are in flight: while the target stores one, the revisions of the next are read (`revs_diff`,
-    /// then the source's revisions) and the changes after it are listed, so both peers work at once. Batches are
-    /// stored in order; checkpoints are saved after a stored batch every ``checkpointInterval``, at the end, and when
-    /// the pass fails, so a checkpoint never passes an unstored change and a retry resumes after the stored ones.
+    /// Several batches are in flight: while the target stores one (two, for a remote target:
+    /// ``ReplicationPeer/concurrentStores``), the revisions of the next are read (`revs_diff`, then the source's
+    /// revisions) and the changes after it are listed, so both peers work at once. Batches are reported and
+    /// checkpointed in order whatever order their stores finish in; checkpoints are saved after a stored batch every
+    /// ``checkpointInterval``, at the end, and when the pass fails, so a checkpoint never passes an unstored change
+    /// and a retry resumes after the stored ones.
     ///
     /// - Parameter reset: Ignore the saved checkpoints and start from the beginning.
     /// - Returns: The source's sequence the pass caught up to.
@@ -96,16 +98,25 @@ struct ReplicationPass: Sendable {
         return since
     }
 
-    /// Moves batches after `since` until the source has none, three in flight; calls `stored` with the last
+    /// Moves batches after `since` until the source has none, several in flight; calls `stored` with the last
     /// sequence of each batch the target has stored, in order.
     private func transfer(
         since: inout String?, report: (BatchReport) -> Void, stored: (String, Bool) async throws -> Void
     ) async throws {
-        try await withThrowingTaskGroup(of: (ReadBatch, [ReplicationWriteResult]).self) { group in
-            var storing = false
-            func finishStoring() async throws {
-                guard storing, let (batch, written) = try await group.next() else { return }
-                storing = false
+        let concurrentStores = max(target.concurrentStores, 1)
+        try await withThrowingTaskGroup(of: (Int, ReadBatch, [ReplicationWriteResult]).self) { group in
+            // Stores finish in any order; they are reported and checkpointed in the order of their batches.
+            var submitted = 0
+            var finished = 0
+            var done: [Int: (ReadBatch, [ReplicationWriteResult])] = [:]
+            func finishOldest() async throws {
+                guard finished < submitted else { return }
+                while done[finished] == nil {
+                    guard let (index, batch, written) = try await group.next() else { return }
+                    done[index] = (batch, written)
+                }
+                guard let (batch, written) = done.removeValue(forKey: finished) else { return }
+                finished += 1
                 report(BatchReport(examined: batch.examined, written: written))
                 try await stored(batch.lastSequence, false)
             }
@@ -120,13 +131,17 @@ struct ReplicationPass: Sendable {
                 let batch = ReadBatch(
                     examined: changes.changes.count, revisions: try await missingRevisions(of: selected),
                     lastSequence: next)
-                try await finishStoring()
+                // A batch with attachments waits for the stores before it: what they sent is then known, and a
+                // peer sends each attachment's content once per session (the rest go as stubs).
+                let limit = batch.revisions.contains { $0.body["_attachments"] != nil } ? 1 : concurrentStores
+                while submitted - finished >= limit { try await finishOldest() }
                 let target = self.target
-                group.addTask { (batch, try await target.store(batch.revisions)) }
-                storing = true
+                let index = submitted
+                group.addTask { (index, batch, try await target.store(batch.revisions)) }
+                submitted += 1
                 changes = try await following
             }
-            try await finishStoring()
+            while finished < submitted { try await finishOldest() }
         }
     }
 

@@ -39,6 +39,11 @@ protocol ReplicationPeer: Sendable {
 
     /// Ends what the peer holds open (a WebSocket); called when the replication stops.
     func close() async
+
+    /// How many ``store(_:)`` calls a pass may have under way at once (stored batches are still reported and
+    /// checkpointed in order; a batch with attachments waits for those before it): more than one keeps a remote peer
+    /// busy while the answers to the last batch travel.
+    var concurrentStores: Int { get }
 }
 
 extension ReplicationPeer {
@@ -47,4 +52,6 @@ extension ReplicationPeer {
     }
 
     func close() async {}
+
+    var concurrentStores: Int { 1 }
 }

@@ -23,6 +23,9 @@ import Foundation
 /// Delta sync: the first `changes` reply says `deltas: true`; a `rev` with `deltaSrc` is applied to the local body of
 /// that revision. When that base is missing the connection is dropped and the next one does without deltas.
 actor BLIPReplicationPeer: ReplicationPeer {
+    /// Two batches of `rev`s at once: the next batch's go out while the answers to the last travel back.
+    nonisolated var concurrentStores: Int { 2 }
+
     nonisolated let identity: String
     /// `ws(s)://host/db/_blipsync`.
     private let endpoint: URL
