@@ -177,6 +177,30 @@ import Testing
         #expect(merged.phoneLeaves == 1 && merged.tabletLeaves == 1)
     }
 
+    @Test("A kept local revision's attachment, saved on top of the pulled one, goes to the other side with its bytes")
+    func aKeptLocalAttachmentTravelsAfterTheResolution() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            _ = try phone.defaultCollection().putProperties(["title": "Milk"], documentID: "task")
+            _ = try await replicate(phone, with: tablet)
+            // The phone adds an attachment (revpos 2) while the tablet edits the title.
+            let withFile = try #require(try phone.defaultCollection().currentRevision(documentID: "task")).createRevision()
+            withFile.setAttachment(named: "note.txt", contentType: "text/plain", content: Data("bring a bag".utf8))
+            _ = try withFile.save()
+            _ = try #require(try tablet.defaultCollection().currentRevision(documentID: "task"))
+                .createRevision(properties: ["title": "Oat milk"])
+            // The phone pulls the tablet's edit and keeps its own: the resolution goes on top of the tablet's
+            // revision (generation 2), so the attachment's revpos must be the new revision's, or the push would
+            // take the tablet for holding it already.
+            _ = try await replicate(phone, with: tablet, .pull) {
+                $0.conflictResolver = ConflictResolver.custom { $0.localDocument }
+            }
+            _ = try await replicate(phone, with: tablet, .push)
+            let onTablet = try #require(try tablet.defaultCollection().currentRevision(documentID: "task"))
+            #expect(onTablet.revisionID == (try phone.defaultCollection().currentRevision(documentID: "task")?.revisionID))
+            #expect(onTablet.attachment(named: "note.txt")?.content == Data("bring a bag".utf8))
+        }
+    }
+
     @Test func pushAndPullFiltersSkipTheRevisionsTheyRefuse() async throws {
         try await withDatabases("phone", "tablet") { phone, tablet in
             let lists = try phone.defaultCollection()

@@ -47,9 +47,11 @@ import Testing
         }
     }
 
-    /// A real local collection as the target, its first store held until the second has finished.
+    /// A real local collection as the target, its first store held until the second has finished (and then failing
+    /// with `firstFails`).
     struct OutOfOrderTarget: ReplicationPeer {
         let peer: LocalReplicationPeer
+        var firstFails = false
         let gate = Gate()
 
         var identity: String { peer.identity }
@@ -70,6 +72,7 @@ import Testing
         func store(_ revisions: [ReplicatedRevision]) async throws -> [ReplicationWriteResult] {
             let isFirst = gate.start()
             if isFirst { await gate.waitForLater() }
+            if isFirst && firstFails { throw CouchetteError(.network, message: "the connection closed") }
             let results = try await peer.store(revisions)
             if !isFirst { gate.laterFinished() }
             return results
@@ -104,6 +107,27 @@ import Testing
             let checkpoint = try await target.checkpoint(id: pass.replicationID)
             #expect(checkpoint?["lastSequence"]?.stringValue == caughtUp)
             #expect(caughtUp == "6")
+        }
+    }
+
+    @Test("When an earlier store fails, the later ones already stored are still reported, and nothing is checkpointed")
+    func laterStoresReportedWhenAnEarlierOneFails() async throws {
+        try await withDatabases("phone", "tablet") { phone, tablet in
+            let source = try phone.defaultCollection()
+            for index in 0..<4 { _ = try source.putProperties(["n": index], documentID: "d\(index)") }
+            let target = OutOfOrderTarget(
+                peer: LocalReplicationPeer(collection: try tablet.defaultCollection()), firstFails: true)
+            let pass = ReplicationPass(
+                source: LocalReplicationPeer(collection: source), target: target, documentIDs: nil, batchSize: 2,
+                localCollection: source, isPush: true)
+            let reported = Mutex<[[String]]>([])
+            await #expect(throws: CouchetteError.self) {
+                try await pass.run(reset: false) { report in
+                    reported.withLock { $0.append(report.written.map(\.documentID)) }
+                }
+            }
+            #expect(reported.withLock { $0 } == [["d2", "d3"]])
+            #expect(try await target.checkpoint(id: pass.replicationID) == nil)
         }
     }
 }

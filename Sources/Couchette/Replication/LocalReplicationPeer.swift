@@ -211,7 +211,8 @@ struct LocalReplicationPeer: ReplicationPeer {
                 // A merge: saved on the pulled branch (or the local one when the pulled revision is a deletion).
                 base = remote.isDeletion ? local : remote
                 _ = try collection.saveRevision(
-                    kept.toDictionary(), documentID: documentID, parentRevisionID: base?.revisionID, allowConflict: true)
+                    Self.renumberingRevpos(of: kept.toDictionary(), notIn: base), documentID: documentID,
+                    parentRevisionID: base?.revisionID, allowConflict: true)
             }
             for leaf in live where leaf.revisionID != keptID && leaf.revisionID != base?.revisionID {
                 _ = try collection.saveRevision(
@@ -219,6 +220,27 @@ struct LocalReplicationPeer: ReplicationPeer {
             }
             return true
         }
+    }
+
+    /// `body` with the `revpos` of its `_attachments` entries whose digest `base` lacks set to the generation of a
+    /// revision saved on top of `base`: a kept local revision's stubs carry its branch's `revpos`, which would tell a
+    /// peer holding `base` that it has them already.
+    static func renumberingRevpos(of body: [String: Any], notIn base: SavedRevision?) -> [String: Any] {
+        guard let attachments = body["_attachments"] as? [String: Any] else { return body }
+        let generation = (base?.revisionID.flatMap { try? RevisionID(parsing: $0) }?.generation ?? 0) + 1
+        let baseDigests = Set(
+            ((base?.properties?["_attachments"] as? [String: Any]) ?? [:]).values.compactMap {
+                ($0 as? [String: Any])?["digest"] as? String
+            })
+        var cleared = body
+        cleared["_attachments"] = attachments.mapValues { entry -> Any in
+            guard var metadata = entry as? [String: Any], let digest = metadata["digest"] as? String,
+                !baseDigests.contains(digest)
+            else { return entry }
+            metadata["revpos"] = generation
+            return metadata
+        }
+        return cleared
     }
 
     /// Checkpoints of one database are per collection.

@@ -112,7 +112,24 @@ struct ReplicationPass: Sendable {
             func finishOldest() async throws {
                 guard finished < submitted else { return }
                 while done[finished] == nil {
-                    guard let (index, batch, written) = try await group.next() else { return }
+                    let next: (Int, ReadBatch, [ReplicationWriteResult])?
+                    do {
+                        next = try await group.next()
+                    } catch {
+                        // An earlier batch failed: later ones already stored are still reported (their documents'
+                        // events), though not checkpointed.
+                        for index in done.keys.sorted() {
+                            if let (batch, written) = done[index] {
+                                report(BatchReport(examined: batch.examined, written: written))
+                            }
+                        }
+                        done = [:]
+                        throw error
+                    }
+                    guard let (index, batch, written) = next else {
+                        finished = submitted  // no store left (cannot happen while one is under way)
+                        return
+                    }
                     done[index] = (batch, written)
                 }
                 guard let (batch, written) = done.removeValue(forKey: finished) else { return }

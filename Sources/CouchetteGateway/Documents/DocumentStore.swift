@@ -215,9 +215,10 @@ public final class DocumentStore: Sendable {
     ///
     /// With `noConflicts` (BLIP's `noconflicts`, spec: blip-sync-protocol.md §3.6) the revision must descend from the
     /// document's current revision — have it in its history — unless the document is absent or deleted; else 409.
-    /// The check is part of the edit, so it holds against the document the write is finally stored on (an edit is
-    /// run again at commit when its document changed since its snapshot): two clients pushing children of the same
-    /// revision at once get one stored and one 409, never a conflict.
+    /// The check is part of the edit, so an accepted revision is accepted against the document it is finally stored
+    /// on (an edit is run again at commit when its document changed since its snapshot): two clients pushing children
+    /// of the same revision at once get one stored and one 409, never a conflict. (A refusal on the snapshot is not
+    /// looked at again: a client refused while the document was being deleted proposes again.)
     func putExistingEdit(
         id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false
     ) throws(GatewayError) -> UnroutedEdit {

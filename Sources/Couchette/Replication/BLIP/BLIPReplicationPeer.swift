@@ -299,9 +299,11 @@ actor BLIPReplicationPeer: ReplicationPeer {
             ["Profile": "proposeChanges", "conflictIncludesRev": "true"], body: JSONValue.array(entries).serialized(),
             on: link, urgent: true)
         let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
-        // Entries of revisions never stored (a filter refused them) go at some point; one lost only leaves the
-        // refusal to the server.
-        if proposalConflicts.count > 10_000 { proposalConflicts = [:] }
+        // Entries of revisions never stored (a filter refused them) would stay: past a bound the oldest documents'
+        // go (one lost only leaves the refusal to the server).
+        if proposalConflicts.count > 10_000 {
+            for id in proposalConflicts.keys.prefix(proposalConflicts.count - 5_000) { proposalConflicts[id] = nil }
+        }
         var missing: [String: MissingRevisions] = [:]
         for (index, (id, revision)) in offered.enumerated() {
             // Trailing zeros may be left out.
@@ -330,6 +332,7 @@ actor BLIPReplicationPeer: ReplicationPeer {
         var refused: [String: ReplicationWriteResult] = [:]
         for revision in revisions {
             let conflict = proposalConflicts[revision.documentID]?.removeValue(forKey: revision.revisionID)
+            if proposalConflicts[revision.documentID]?.isEmpty == true { proposalConflicts[revision.documentID] = nil }
             if case .some(.some(let current)) = conflict, !revision.history.contains(current) {
                 var result = ReplicationWriteResult(
                     documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
