@@ -82,8 +82,11 @@ actor BLIPReplicationPeer: ReplicationPeer {
 
     /// The open connection, opened now when there is none.
     private func openLink() async throws -> Link {
-        if let link, let current = try? await link.value, await !current.blip.isClosed {
-            return current
+        if let existing = link {
+            if let current = try? await existing.value, await !current.blip.isClosed { return current }
+            // Two calls (two stores under way) can both find the connection gone: the one that waited longest takes
+            // the connection the other started instead of opening (and leaking) one more.
+            if let newer = link, newer != existing { return try await newer.value }
         }
         let opening = Task { [endpoint, database, headers, trust, local] in
             let inbox = BLIPReplicatorInbox(local: local)
