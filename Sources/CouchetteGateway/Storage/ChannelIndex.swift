@@ -114,7 +114,6 @@ enum ChannelIndex {
         for key in rows.deletedChannels { try delete(key.channel, at: key.sequence, connection) }
         let statement = try connection.cachedStatement(
             sql: "INSERT INTO channel_changes (channel, sequence, doc_id, removed) VALUES (?, ?, ?, ?)")
-        defer { statement.reset() }
         for row in rows.insertedChannels.values {
             try statement.bind(row.channel, at: 1)
             try statement.bind(Int64(row.sequence), at: 2)

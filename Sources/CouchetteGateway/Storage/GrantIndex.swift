@@ -27,7 +27,6 @@ enum GrantIndex {
         for key in rows.deletedGrants { try delete(key.grant, at: key.sequence, connection) }
         let statement = try connection.cachedStatement(
             sql: "INSERT INTO grants (principal, kind, sequence, target, doc_id) VALUES (?, ?, ?, ?, ?)")
-        defer { statement.reset() }
         for row in rows.insertedGrants.values {
             try statement.bind(row.grant.principal, at: 1)
             try statement.bind(Int64(row.grant.kind.rawValue), at: 2)

@@ -302,8 +302,8 @@ actor BLIPReplicationPeer: ReplicationPeer {
             ["Profile": "proposeChanges", "conflictIncludesRev": "true"], body: JSONValue.array(entries).serialized(),
             on: link, urgent: true)
         let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
-        // Entries of revisions never stored (a filter refused them) would stay: past a bound the oldest documents'
-        // go (one lost only leaves the refusal to the server).
+        // Entries of revisions never stored (a filter refused them) would stay: past a bound half of them go (one
+        // lost only leaves the refusal to the server).
         if proposalConflicts.count > 10_000 {
             for id in proposalConflicts.keys.prefix(proposalConflicts.count - 5_000) { proposalConflicts[id] = nil }
         }
@@ -331,8 +331,9 @@ actor BLIPReplicationPeer: ReplicationPeer {
         guard proposesChanges else {
             return try await BLIPRevisionMessage.send(revisions, on: link.blip, offering: link.inbox.offered)
         }
+        // Each revision's result in order: a refusal now, or nil for the answer of its `rev`.
+        var refusals: [ReplicationWriteResult?] = []
         var sendable: [ReplicatedRevision] = []
-        var refused: [String: ReplicationWriteResult] = [:]
         for revision in revisions {
             let conflict = proposalConflicts[revision.documentID]?.removeValue(forKey: revision.revisionID)
             if proposalConflicts[revision.documentID]?.isEmpty == true { proposalConflicts[revision.documentID] = nil }
@@ -341,23 +342,16 @@ actor BLIPReplicationPeer: ReplicationPeer {
                     documentID: revision.documentID, revisionID: revision.revisionID, isDeleted: revision.isDeleted)
                 result.error = CouchetteError(
                     .conflict, message: "Document update conflict: the server has \(current)", status: 409)
-                refused[revision.documentID + "\u{0}" + revision.revisionID] = result
+                refusals.append(result)
             } else {
+                refusals.append(nil)
                 sendable.append(revision)
             }
         }
-        let sent = try await BLIPRevisionMessage.send(
-            sendable, noConflicts: true, on: link.blip, offering: link.inbox.offered)
-        var results: [ReplicationWriteResult] = []
-        var sentResults = sent.makeIterator()
-        for revision in revisions {
-            if let result = refused[revision.documentID + "\u{0}" + revision.revisionID] {
-                results.append(result)
-            } else if let result = sentResults.next() {
-                results.append(result)
-            }
-        }
-        return results
+        var answers = try await BLIPRevisionMessage.send(
+            sendable, noConflicts: true, on: link.blip, offering: link.inbox.offered
+        ).makeIterator()
+        return refusals.compactMap { $0 ?? answers.next() }
     }
 
     // MARK: - Checkpoints
