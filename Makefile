@@ -47,6 +47,12 @@ run: deps
 	$(SWIFT) build -c release --product couchette-gateway
 	.build/release/couchette-gateway $(CONFIG)
 
+## At most this many tests run at once. Swift has as many cooperative threads as cores (two here); with no bound,
+## every test's task is queued at once and a gateway test waiting to be resumed waits behind hundreds of
+## synchronous tests (30 s and more measured at the start of a run), so its deadline passes while it does nothing.
+## 24 keeps both cores busy (the whole run takes as long) and resumptions within a second or two.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 24
+
 ## Run every test (every suite must carry a time limit: scripts/check-tests.py; handlers reach databases through
 ## their facade: scripts/check-layers.py), the Admin UI in headless Chromium (scripts/browser-run.sh), the gateway's
 ## end-to-end tests

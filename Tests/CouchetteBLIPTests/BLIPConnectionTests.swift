@@ -18,7 +18,7 @@ import Testing
         let pipe = MemoryPipe(client: Self.echo, server: Self.echo)
         var random = SplitMix64(state: 7)
         let bodies = (0..<40).map { index in
-            (0..<[0, 10, 5_000, 70_000, 300_000][index % 5]).map { _ in UInt8.random(in: 0...3, using: &random) }
+            random.bytes([0, 10, 5_000, 70_000, 300_000][index % 5], mask: 0b11)
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, body) in bodies.enumerated() {

@@ -50,9 +50,7 @@ import Testing
         }
         let size = [0, 1, 10, 1_000, 30_000, 250_000].randomElement(using: &random)!
         let compressible = Bool.random(using: &random)
-        let body = (0..<size).map { offset in
-            compressible ? UInt8(ascii: "a") + UInt8(offset % 7) : UInt8.random(in: 0...255, using: &random)
-        }
+        let body = compressible ? (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 7) } : random.bytes(size)
         let type: BLIPMessageType = [.request, .response, .error].randomElement(using: &random)!
         return BLIPMessage(
             type: type, number: number, properties: properties, body: body, isUrgent: Bool.random(using: &random),

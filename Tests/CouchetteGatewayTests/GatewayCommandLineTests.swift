@@ -11,7 +11,7 @@ import Testing
 struct GatewayCommandLineTests {
     @Test("-dbname=todo with Sync Gateway's single-dash flags serves a walrus: database named todo")
     func singleDashFlags() async throws {
-        let gateway = try GatewayProcess(arguments: [
+        let gateway = try await GatewayProcess.start(arguments: [
             "-dbname=todo", "-interface=127.0.0.1:0", "-adminInterface", "127.0.0.1:0", "-pretty", "-log=CRUD,HTTP",
         ])
         defer { gateway.terminate() }
@@ -33,7 +33,7 @@ struct GatewayCommandLineTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let client = HTTPTestClient()
         defer { client.close() }
-        let named = try GatewayProcess(arguments: [
+        let named = try await GatewayProcess.start(arguments: [
             "--dbname", "lists", "--url", "walrus:\(folder.path)", "--interface", "127.0.0.1:0",
             "--adminInterface=127.0.0.1:0",
         ])
@@ -41,15 +41,15 @@ struct GatewayCommandLineTests {
         named.terminate()
         #expect(FileManager.default.fileExists(atPath: folder.path))
 
-        let plain = try GatewayProcess(arguments: ["--interface", "127.0.0.1:0", "--admin-interface", "127.0.0.1:0"])
+        let plain = try await GatewayProcess.start(arguments: ["--interface", "127.0.0.1:0", "--admin-interface", "127.0.0.1:0"])
         defer { plain.terminate() }
         #expect(try await client.send(port: plain.adminPort, path: "/_all_dbs").jsonValue() == ["db"])
     }
 
     @Test("--help lists Sync Gateway's flags")
-    func help() throws {
+    func help() async throws {
         let child = try ChildProcess(try ChildProcess.builtProduct("couchette-gateway"), ["--help"])
-        #expect(try child.waitForExit(within: .seconds(30)) == 0)
+        #expect(try await child.waitForExit(within: .seconds(30)) == 0)
         for flag in ["--dbname", "--url", "--interface", "--adminInterface", "--log", "--pretty", "--verbose"] {
             #expect(child.output.contains(flag), "\(flag) in \(child.output)")
         }
@@ -57,12 +57,12 @@ struct GatewayCommandLineTests {
 
     @Test("A port in use is one clear line and exit 1")
     func portInUse() async throws {
-        let first = try GatewayProcess(arguments: ["--interface", "127.0.0.1:0", "--adminInterface", "127.0.0.1:0"])
+        let first = try await GatewayProcess.start(arguments: ["--interface", "127.0.0.1:0", "--adminInterface", "127.0.0.1:0"])
         defer { first.terminate() }
         let second = try ChildProcess(
             try ChildProcess.builtProduct("couchette-gateway"),
             ["--interface", "127.0.0.1:\(first.publicPort)", "--adminInterface", "127.0.0.1:0"])
-        #expect(try second.waitForExit(within: .seconds(30)) == 1)
+        #expect(try await second.waitForExit(within: .seconds(30)) == 1)
         let errors = second.output.split(separator: "\n").filter { $0.hasPrefix("couchette-gateway: error:") }
         #expect(errors.count == 1, "\(second.output)")
         #expect(errors.first?.contains("port \(first.publicPort) is already in use; set \"interface\"") == true)

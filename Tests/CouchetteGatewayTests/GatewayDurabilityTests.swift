@@ -22,7 +22,7 @@ struct GatewayDurabilityTests {
 
         let client = HTTPTestClient()
         defer { client.close() }
-        let gateway = try GatewayProcess(configPath: configPath)
+        let gateway = try await GatewayProcess.start(configPath: configPath)
         let acknowledged = AcknowledgedIDs()
         let adminPort = gateway.adminPort
         let loader = Task {
@@ -52,7 +52,7 @@ struct GatewayDurabilityTests {
 
         let saved = await acknowledged.ids
         #expect(saved.count >= 2_000)
-        let restarted = try GatewayProcess(configPath: configPath)
+        let restarted = try await GatewayProcess.start(configPath: configPath)
         defer { restarted.terminate() }
         var missing: [String] = []
         for chunk in stride(from: 0, to: saved.count, by: 500) {

@@ -39,7 +39,7 @@ struct MultiNodeTests {
             try Data(config.serialized()).write(to: URL(fileURLWithPath: configPath))
             for _ in 0..<count {
                 let configPath = configPath
-                nodes.append(try await offCooperativeThreads { try GatewayProcess(configPath: configPath) })
+                nodes.append(try await GatewayProcess.start(configPath: configPath))
             }
         }
 

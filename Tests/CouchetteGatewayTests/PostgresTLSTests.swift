@@ -56,7 +56,7 @@ struct PostgresTLSTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let other = folder.appendingPathComponent("other.crt").path
-        _ = try ChildProcess.run([
+        _ = try await ChildProcess.run([
             "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-keyout", folder.appendingPathComponent("other.key").path, "-out", other, "-days", "1", "-subj", "/CN=localhost",
         ])

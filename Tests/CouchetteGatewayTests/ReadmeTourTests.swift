@@ -77,7 +77,7 @@ struct ReadmeTourTests {
                 let script =
                     "cd '\(folder.path)' && rm -f headers && \(local) -s -S -D headers --max-time \(waits ? 1 : 30); "
                     + "code=$?; echo; echo \"exit $code\"; head -1 headers 2>/dev/null; true"
-                let output = try ChildProcess.run(["sh", "-c", script], within: .seconds(60))
+                let output = try await ChildProcess.run(["sh", "-c", script], within: .seconds(60))
                 let lines = output.split(separator: "\n").map(String.init)
                 let exitLine = lines.last { $0.hasPrefix("exit ") } ?? ""
                 let statusLine = lines.last { $0.hasPrefix("HTTP/") } ?? ""

@@ -199,6 +199,29 @@ public final class ChildProcess: @unchecked Sendable {
         return condition.withLock { status }
     }
 
+    // MARK: - Waiting from async code
+
+    /// ``run(_:within:)`` for async callers: the wait happens on a thread of its own. A blocking wait on one of
+    /// Swift's cooperative threads (as many as cores) would hold it while the child talks to a server of this same
+    /// process, whose handlers need those threads: two such waits at once stall every test in the process.
+    public static func run(_ command: [String], within limit: Duration = .seconds(300)) async throws -> String {
+        try await offCooperativeThreads { try run(command, within: limit) }
+    }
+
+    /// ``waitForOutput(within:until:)`` for async callers, waiting on a thread of its own (see ``run(_:within:)``).
+    @discardableResult
+    public func waitForOutput(
+        within limit: Duration = .seconds(60), until isEnough: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
+        try await offCooperativeThreads { try self.waitForOutput(within: limit, until: isEnough) }
+    }
+
+    /// ``waitForExit(within:)`` for async callers, waiting on a thread of its own (see ``run(_:within:)``).
+    @discardableResult
+    public func waitForExit(within limit: Duration = .seconds(60)) async throws -> Int32 {
+        try await offCooperativeThreads { try self.waitForExit(within: limit) }
+    }
+
     /// Sends SIGKILL and waits (bounded) for the child to go.
     public func kill() {
         guard isRunning else { return }

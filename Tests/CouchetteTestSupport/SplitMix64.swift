@@ -13,4 +13,23 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// `count` random bytes, each masked with `mask` (`0b11` for values 0...3), eight from each step: in a debug
+    /// build this is two orders of magnitude faster than `UInt8.random(in:using:)` per byte, which made large
+    /// random bodies the slowest part of the tests that use them.
+    public mutating func bytes(_ count: Int, mask: UInt8 = 0xFF) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < count {
+                var word = next()
+                for _ in 0..<min(8, count - offset) {
+                    buffer[offset] = UInt8(truncatingIfNeeded: word) & mask
+                    word >>= 8
+                    offset += 1
+                }
+            }
+        }
+        return bytes
+    }
 }

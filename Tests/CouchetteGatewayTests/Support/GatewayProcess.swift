@@ -34,6 +34,17 @@ final class GatewayProcess: @unchecked Sendable {
         }
     }
 
+    /// Starts the gateway as ``init(arguments:within:)`` does, waiting for its listeners on a thread of its own:
+    /// tests are async, and a wait on one of Swift's cooperative threads holds it from every other test meanwhile.
+    static func start(arguments: [String], within limit: Duration = .seconds(60)) async throws -> GatewayProcess {
+        try await offCooperativeThreads { try GatewayProcess(arguments: arguments, within: limit) }
+    }
+
+    /// Starts the gateway with a configuration file, as ``start(arguments:within:)`` does.
+    static func start(configPath: String, within limit: Duration = .seconds(60)) async throws -> GatewayProcess {
+        try await start(arguments: [configPath], within: limit)
+    }
+
     /// Kills the gateway with SIGKILL and waits for it to exit.
     func kill() {
         child.kill()

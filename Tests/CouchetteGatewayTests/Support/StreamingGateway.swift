@@ -11,7 +11,7 @@ import Testing
 /// shorter than the 25 s floor.
 enum StreamingGateway {
     /// Starts a server with the heartbeat floor lowered to `minimumHeartbeat`, runs `body`, then shuts the server
-    /// down gracefully (if the body did not already) and checks that `run` returned without error, all within 30 s.
+    /// down gracefully (if the body did not already) and checks that `run` returned without error, all within 60 s.
     static func run(
         _ config: GatewayConfig = GatewayFixture.config(),
         minimumHeartbeat: Duration = .milliseconds(50),
@@ -26,7 +26,7 @@ enum StreamingGateway {
     static func run(
         _ server: GatewayServer,
         minimumHeartbeat: Duration = .milliseconds(50),
-        deadline: Duration = .seconds(30),
+        deadline: Duration = .seconds(60),
         _ body: @escaping @Sendable (GatewayServer, HTTPTestClient, BoundPorts) async throws -> Void
     ) async throws {
         let task = ChangesFeedSettings.$minimumHeartbeat.withValue(minimumHeartbeat) {
