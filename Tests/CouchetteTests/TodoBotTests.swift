@@ -32,7 +32,7 @@ import Testing
         let gateway = try ChildProcess(try ChildProcess.builtProduct("couchette-gateway"), [directory.path + "/gateway.json"])
         defer { gateway.terminate() }
         // Waits for processes happen off the cooperative threads, which other tests' tasks need meanwhile.
-        try await offCooperativeThreads { try gateway.waitForOutput(within: .seconds(60)) { $0.contains("Admin interface listening") } }
+        try await gateway.waitForOutput(within: .seconds(60)) { $0.contains("Admin interface listening") }
         let admin = "http://127.0.0.1:\(adminPort)/todo"
         let list = #""taskList": {"id": "user1.list", "owner": "user1"}, "complete": false"#
         #expect(try await call(.PUT, "\(admin)/task1", #"{"type": "task", "task": "Coffee", \#(list)}"#).0 == 201)
@@ -41,7 +41,7 @@ import Testing
         let bot = try ChildProcess(
             try ChildProcess.builtProduct("todo-bot"), ["--url", "http://127.0.0.1:\(adminPort)", "--db", "todo", "--timeout", "5000"])
         defer { bot.kill() }
-        try await offCooperativeThreads { try bot.waitForOutput(within: .seconds(60)) { $0.contains("1 change posted") } }
+        try await bot.waitForOutput(within: .seconds(60)) { $0.contains("1 change posted") }
 
         let (status, body) = try await call(.GET, "\(admin)/task1")
         #expect(status == 200)
@@ -54,9 +54,7 @@ import Testing
         // Later tasks too: the bot keeps following the feed (and does not attach twice: the new revision of
         // task1 has an attachment).
         #expect(try await call(.PUT, "\(admin)/task3", #"{"type": "task", "task": "potatoes", \#(list)}"#).0 == 201)
-        try await offCooperativeThreads {
-            try bot.waitForOutput(within: .seconds(60)) { $0.components(separatedBy: "1 change posted").count == 3 }
-        }
+        try await bot.waitForOutput(within: .seconds(60)) { $0.components(separatedBy: "1 change posted").count == 3 }
         let potatoes = try JSONValue(parsing: try await call(.GET, "\(admin)/task3").1)
         #expect(potatoes["_attachments"]?["image"]?["length"] == 79)
         #expect(try JSONValue(parsing: try await call(.GET, "\(admin)/task1").1)["_rev"]?.stringValue?.hasPrefix("2-") == true)

@@ -94,13 +94,11 @@ import Testing
     func aListenerPresentsAPEMIdentityThatAPinnedReplicatorTrustsAndAnUnpinnedOneRefuses(_ wire: ReplicationProtocol) async throws {
         let files = TemporaryDirectory()
         let folder = files.path
-        _ = try await offCooperativeThreads {
-            try ChildProcess.run([
-                "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "1", "-subj", "/CN=localhost",
-                "-addext", "subjectAltName=IP:127.0.0.1",
-            ])
-        }
+        _ = try await ChildProcess.run([
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "1", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
         let identity = try TLSIdentity(certificatePEMFile: files.path + "/cert.pem", privateKeyPEMFile: files.path + "/key.pem")
         #expect(identity.certificates.count == 1 && identity.expiration > Date())
         #expect(throws: CouchetteError.self) {
