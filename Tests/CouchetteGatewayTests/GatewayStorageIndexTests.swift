@@ -168,6 +168,33 @@ import Testing
         }
     }
 
+    /// A batch that fails takes back the grants it made and dropped, though a read inside it saw them: in memory
+    /// (``MemoryGrantIndex``'s journal) as in a file's table.
+    @Test(arguments: [StorageBackend.sqlite, .sqliteFile])
+    func aBatchRolledBackTakesBackItsGrants(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "db") { storage in
+            try write(storage, "kept", channels: [], grants: ["user1": ["a"], "user2": ["a"]])  // 1
+            #expect(throws: GatewayError.self) {
+                try storage.inBatch { () throws(GatewayError) in
+                    try write(storage, "list", channels: [], grants: ["user1": ["b"], "user3": ["b"]])  // 2
+                    try write(storage, "kept", channels: [], grants: ["user2": ["a"]])  // 3: drops user1's "a"
+                    // A read inside the batch sees the batch's own grants.
+                    #expect(try storage.documentChannelGrants(to: "user1") == ["b": 2])
+                    #expect(try storage.documentGrantSources(to: "user3").map(\.documentID) == ["list"])
+                    throw GatewayError.forbidden("rolled back")
+                }
+            }
+            #expect(try storage.documentChannelGrants(to: "user1") == ["a": 1])
+            #expect(try storage.documentChannelGrants(to: "user3") == [:])
+            let kept = DocumentGrantSource(
+                grant: DocumentGrant(kind: .channel, principal: "user2", target: "a"), sequence: 1, documentID: "kept")
+            #expect(try storage.documentGrantSources(to: "user2") == [kept])
+            // The next write after the rollback is kept.
+            try write(storage, "list", channels: [], grants: ["user1": ["c"]])
+            #expect(try storage.documentChannelGrants(to: "user1") == ["a": 1, "c": 4])
+        }
+    }
+
     @Test func aWriteFailingHalfwayStoresNothingOfItsDocumentOrItsBatch() throws {
         let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("gateway-fail-\(UUID().uuidString).sqlite3")
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -212,10 +239,16 @@ import Testing
         #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.documentID) == ["kept", "after"])
     }
 
-    @Test("Reads inside a batch see the index rows its writes recorded; rows written then replaced are never stored")
-    func readsInsideABatchSeeItsRows() throws {
-        let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
-        defer { storage.close() }
+    @Test(
+        "Reads inside a batch see the index rows its writes recorded; rows written then replaced are never stored",
+        arguments: [StorageBackend.sqlite, .sqliteFile])
+    func readsInsideABatchSeeItsRows(backend: StorageBackend) async throws {
+        let location = try await backend.newLocation()
+        let storage = try SQLiteGatewayStorage(location: location, databaseName: "db")
+        defer {
+            storage.close()
+            if case .directory(let directory) = location { try? FileManager.default.removeItem(atPath: directory) }
+        }
         try write(storage, "before", channels: ["a"], grants: ["user1": ["a"]])  // 1
         try storage.inBatch { () throws(GatewayError) in
             try write(storage, "doc", channels: ["a"], grants: ["user1": ["x"]])  // 2
@@ -236,12 +269,9 @@ import Testing
             }
         }
         #expect(rows == ["a@1", "a@3", "b@3", "b@4"])
-        let grants = try storage.withConnection { connection in
-            try connection.query("SELECT target, sequence FROM grants ORDER BY sequence").map {
-                "\($0[0].stringValue ?? "")@\($0[1].int64Value ?? 0)"
-            }
-        }
-        #expect(grants == ["a@1", "y@3"])
+        // The grant rows (the `grants` table of a file, ``MemoryGrantIndex`` in memory).
+        let sources = try storage.documentGrantSources(to: "user1")
+        #expect(sources.map { "\($0.grant.target)@\($0.sequence)" } == ["a@1", "y@3"])
         // Without reads in between, a row inserted and deleted in the same batch is netted out before the write.
         try storage.inBatch { () throws(GatewayError) in
             try write(storage, "doc", channels: ["c"], grants: ["user1": ["z"]])  // 5: leaves b, c at 5

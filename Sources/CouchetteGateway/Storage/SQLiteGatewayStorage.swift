@@ -8,7 +8,7 @@ import Foundation
 /// Documents are keyed by their sequence (the rowid), so each change appends and `_changes` reads in order;
 /// ``ChannelIndex`` records, per channel, the sequence of each document's last change while in it (or of its
 /// leaving it), so channel-filtered feeds are range scans too; ``GrantIndex`` the grants documents make, by
-/// principal. Tables and migrations: ``StorageSchema``.
+/// principal (in memory, ``MemoryGrantIndex`` instead). Tables and migrations: ``StorageSchema``.
 public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Recursive: an ``update(documentID:_:)`` transform may store attachments or read through the storage.
     let lock = NSRecursiveLock()
@@ -22,6 +22,9 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private var batchFailure: (any Error)?
     /// The index rows of the open transaction's writes, written just before it commits (only touched under `lock`).
     private var pendingIndexRows = PendingIndexRows()
+    /// The grants documents make, for a database in memory (only touched under `lock`); nil in a file, which keeps
+    /// them in its `grants` table.
+    private(set) var memoryGrants: MemoryGrantIndex?
 
     /// Opens the storage of database `name` at `location`.
     ///
@@ -58,6 +61,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try connection.execute("PRAGMA wal_autocheckpoint = 8000")
             try StorageSchema.migrate(connection)
             self.connection = connection
+            if path == ":memory:" { memoryGrants = MemoryGrantIndex() }
             sequence = UInt64(
                 try connection.firstValue(
                     "SELECT max(coalesce((SELECT max(sequence) FROM documents), 0), coalesce((SELECT value FROM meta WHERE key = 'last_sequence'), 0))"
@@ -104,7 +108,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         guard !pendingIndexRows.isEmpty else { return }
         let rows = pendingIndexRows
         pendingIndexRows = PendingIndexRows()
-        try Self.write(rows, connection)
+        try write(rows, connection)
     }
 
     public func close() {
@@ -206,15 +210,20 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         let sequenceBefore = sequence
         do {
             guard inBatchTransaction else {
-                return try connection.transaction(.immediate) { connection in
+                let result = try connection.transaction(.immediate) { connection in
                     let result = try body(connection)
                     try writePendingIndexRows(connection)
                     return result
                 }
+                memoryGrants?.commit()
+                return result
             }
             return try body(connection)
         } catch {
-            if !inBatchTransaction { pendingIndexRows = PendingIndexRows() }
+            if !inBatchTransaction {
+                pendingIndexRows = PendingIndexRows()
+                memoryGrants?.rollback()
+            }
             if sequence != sequenceBefore { principalCache.invalidateAll() }
             sequence = sequenceBefore
             throw Self.translate(error)
@@ -262,7 +271,18 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Runs `body` atomically: in a transaction of its own, or as a savepoint of the open ``inBatch(_:)``
     /// transaction (so that its failing leaves the rest of the batch).
     private func atomically<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
-        inBatchTransaction ? try connection.savepoint(body) : try connection.transaction(.immediate, body)
+        let mark = memoryGrants?.mark ?? 0
+        do {
+            guard inBatchTransaction else {
+                let result = try connection.transaction(.immediate, body)
+                memoryGrants?.commit()
+                return result
+            }
+            return try connection.savepoint(body)
+        } catch {
+            memoryGrants?.rollback(to: mark)
+            throw error
+        }
     }
 
     /// Runs `body` in one transaction: an ``update(documentID:_:)`` whose transform fails leaves the others, and
@@ -279,7 +299,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         if inBatchTransaction { return try body() }
         guard let connection else { throw .serviceUnavailable("The database is closed") }
         do {
-            return try connection.transaction { _ in
+            let result = try connection.transaction { _ in
                 inBatchTransaction = true
                 batchFailure = nil
                 defer {
@@ -291,8 +311,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 try writePendingIndexRows(connection)
                 return result
             }
+            memoryGrants?.commit()
+            return result
         } catch {
             pendingIndexRows = PendingIndexRows()
+            memoryGrants?.rollback()
             principalCache.invalidateAll()  // grants the batch recorded in the cache were rolled back
             throw Self.translate(error)
         }
@@ -308,14 +331,19 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             metadata: statement.blob(at: 2))
     }
 
-    /// Writes index rows (``ChannelIndex``, ``GrantIndex``): deletions first, then insertions.
-    static func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
+    /// Writes index rows in the open transaction (``ChannelIndex``, and ``GrantIndex`` or ``MemoryGrantIndex``):
+    /// deletions first, then insertions.
+    private func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
         try ChannelIndex.write(rows, connection)
-        try GrantIndex.write(rows, connection)
+        if memoryGrants != nil {
+            memoryGrants?.apply(rows)
+        } else {
+            try GrantIndex.write(rows, connection)
+        }
     }
 
     /// Writes the index rows of `changes` at once.
-    static func apply(_ changes: IndexChanges, _ connection: Connection) throws {
+    private func apply(_ changes: IndexChanges, _ connection: Connection) throws {
         var rows = PendingIndexRows()
         rows.record(changes)
         try write(rows, connection)
@@ -335,7 +363,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 if let expiredBy, !(document.expiry.map { $0 <= expiredBy } ?? false) { return false }
                 var changes = IndexChanges()
                 changes.recordDeletion(of: document)
-                try Self.apply(changes, connection)
+                try apply(changes, connection)
                 for grant in document.grantSequences.keys { principalCache.invalidate(grant.principal) }
                 try deleteRow(sequence: document.sequence, connection)
                 return true

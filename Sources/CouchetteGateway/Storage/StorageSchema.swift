@@ -134,7 +134,11 @@ enum StorageSchema {
             }
             var changes = IndexChanges()
             changes.recordInsertion(of: document)
-            try SQLiteGatewayStorage.apply(changes, connection)
+            var rows = PendingIndexRows()
+            rows.record(changes)
+            // A file's tables (a database in memory is never migrated).
+            try ChannelIndex.write(rows, connection)
+            try GrantIndex.write(rows, connection)
         }
     }
 }

@@ -6,10 +6,11 @@ import Testing
 
 // MARK: - StorageBackend
 
-/// The storages the shared storage tests run against: SQLite in memory, and PostgreSQL on the tests' private server
-/// (a new database for each storage).
+/// The storages the shared storage tests run against: SQLite in memory (grants in ``MemoryGrantIndex``) and in a file
+/// (grants in the `grants` table), and PostgreSQL on the tests' private server (a new database for each storage).
 enum StorageBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
+    case sqliteFile
     case postgres
 
     var testDescription: String { rawValue }
@@ -19,6 +20,9 @@ enum StorageBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
     func newLocation() async throws -> StorageLocation {
         switch self {
         case .sqlite: .memory
+        case .sqliteFile:
+            .directory(
+                (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-storage-\(UUID().uuidString)"))
         case .postgres: try StorageLocation(parsing: try await PostgresServer.sharedServer().newDatabase())
         }
     }
@@ -28,8 +32,12 @@ enum StorageBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
     func withStorage(
         databaseName: String = "db", _ body: @escaping @Sendable (any GatewayStorage) throws -> Void
     ) async throws {
-        let storage = try await makeStorage(databaseName: databaseName)
-        defer { storage.close() }
+        let location = try await newLocation()
+        let storage = try location.openStorage(databaseName: databaseName)
+        defer {
+            storage.close()
+            if case .directory(let directory) = location { try? FileManager.default.removeItem(atPath: directory) }
+        }
         try await offCooperativeThreads { try body(storage) }
     }
 
