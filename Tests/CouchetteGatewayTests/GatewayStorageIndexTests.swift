@@ -131,6 +131,62 @@ import Testing
         }
     }
 
+    @Test("Grants in memory are the grants a file's table holds, for random writes, batches, rollbacks and purges")
+    func memoryGrantsMatchAFilesTable() async throws {
+        try await offCooperativeThreads { try self.compareMemoryGrantsWithAFile() }
+    }
+
+    private func compareMemoryGrantsWithAFile() throws {
+        for seed in UInt64(1)...5 {
+            var random = SplitMix64(state: seed)
+            let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("grants-\(UUID().uuidString)")
+            let memory = try StorageLocation.memory.openStorage(databaseName: "db")
+            let file = try StorageLocation.directory(directory).openStorage(databaseName: "db")
+            defer {
+                memory.close()
+                file.close()
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+            let principals = ["user0", "user1", "user2", "role:r0"]
+            let channelNames = (0..<5).map { "c\($0)" }
+            for step in 0..<80 {
+                let kind = random.next() % 10
+                let ids = (0..<(kind < 3 ? 3 : 1)).map { _ in "doc\(random.next() % 12)" }
+                var grants: [String: Set<String>] = [:]
+                for principal in principals where random.next() % 3 == 0 {
+                    grants[principal] = Set(channelNames.filter { _ in random.next() % 3 == 0 })
+                }
+                for storage in [memory, file] {
+                    switch kind {
+                    case 0:
+                        try storage.purge(documentID: ids[0])
+                    case 1:
+                        // A batch that fails: its grants are taken back.
+                        #expect(throws: GatewayError.self) {
+                            try storage.inBatch { () throws(GatewayError) in
+                                for id in ids { try write(storage, id, channels: [], grants: grants) }
+                                throw GatewayError.forbidden("rolled back")
+                            }
+                        }
+                    default:
+                        // Several documents (sometimes the same one twice) in one batch.
+                        try storage.inBatch { () throws(GatewayError) in
+                            for id in ids { try write(storage, id, channels: [], grants: grants) }
+                        }
+                    }
+                }
+                for principal in principals {
+                    #expect(
+                        try memory.documentChannelGrants(to: principal) == file.documentChannelGrants(to: principal),
+                        "seed \(seed), step \(step), \(principal)")
+                    #expect(
+                        try memory.documentGrantSources(to: principal) == file.documentGrantSources(to: principal),
+                        "seed \(seed), step \(step), \(principal)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain(backend: StorageBackend) async throws {
         try await backend.withStorage(databaseName: "db") { storage in

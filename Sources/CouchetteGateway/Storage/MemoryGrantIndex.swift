@@ -1,20 +1,20 @@
 // MARK: - MemoryGrantIndex
 
 /// The grant index of an in-memory (`walrus:`) ``SQLiteGatewayStorage``: the rows ``GrantIndex`` keeps in the
-/// `grants` table of a file, kept in dictionaries instead.
+/// `grants` table of a file, kept in arrays instead.
 ///
 /// A database in memory loses its grants with the process either way, and a grant row is the dearest row of a
 /// write (a B-tree insert at one of as many places as there are principals, ~3 µs each in SQLite's memory
-/// database against ~0.1 µs here): the Todo function's three grants per task list were a third of the gateway's
-/// `_bulk_docs` ingest.
+/// database): the Todo function's three grants per task list were a third of the gateway's `_bulk_docs` ingest.
+/// Here each principal's rows are an array in sequence order, so a new grant is an append.
 ///
 /// Changes are applied inside the storage's transaction and journaled, so that a rollback — of the transaction, or of
 /// a savepoint inside a batch — takes them back (``rollback(to:)``); ``commit()`` forgets the journal.
 struct MemoryGrantIndex: Sendable {
     /// A row's key within its principal's rows.
-    private struct Key: Hashable, Sendable {
-        var kind: DocumentGrant.Kind
+    private struct Key: Sendable {
         var sequence: UInt64
+        var kind: DocumentGrant.Kind
         var target: String
     }
 
@@ -25,8 +25,49 @@ struct MemoryGrantIndex: Sendable {
         var previousDocumentID: String?
     }
 
-    /// Per principal, its rows (key → the ID of the document making the grant).
-    private var rows: [String: [Key: String]] = [:]
+    /// One principal's rows.
+    private struct PrincipalRows: Sendable {
+        /// In sequence order; a deleted row keeps its place (no document) until ``compact()``.
+        var rows: [(key: Key, documentID: String?)] = []
+        var deletedCount = 0
+
+        /// Sets (with nil, deletes) the row of `key`; returns the document it had.
+        mutating func set(_ documentID: String?, at key: Key) -> String? {
+            // The rows of the key's sequence: at the end for a new grant, else found by binary search.
+            var position = rows.endIndex
+            if let last = rows.last, last.key.sequence >= key.sequence {
+                var low = 0
+                var high = rows.endIndex
+                while low < high {
+                    let middle = (low + high) / 2
+                    if rows[middle].key.sequence < key.sequence { low = middle + 1 } else { high = middle }
+                }
+                position = low
+            }
+            while position < rows.endIndex, rows[position].key.sequence == key.sequence {
+                if rows[position].key.kind == key.kind, rows[position].key.target == key.target {
+                    let previous = rows[position].documentID
+                    rows[position].documentID = documentID
+                    if previous != nil, documentID == nil { deletedCount += 1 }
+                    if previous == nil, documentID != nil { deletedCount -= 1 }
+                    return previous
+                }
+                position += 1
+            }
+            if let documentID { rows.insert((key, documentID), at: position) }
+            return nil
+        }
+
+        /// Drops deleted rows once they are half of them.
+        mutating func compact() {
+            guard deletedCount > 16, deletedCount * 2 > rows.count else { return }
+            rows.removeAll { $0.documentID == nil }
+            deletedCount = 0
+        }
+    }
+
+    /// Per principal, its rows.
+    private var principals: [String: PrincipalRows] = [:]
     /// The changes since the last ``commit()``, oldest first.
     private var journal: [UndoEntry] = []
 
@@ -38,17 +79,21 @@ struct MemoryGrantIndex: Sendable {
         for key in pending.deletedGrants {
             set(
                 nil, principal: key.grant.principal,
-                key: Key(kind: key.grant.kind, sequence: key.sequence, target: key.grant.target))
+                key: Key(sequence: key.sequence, kind: key.grant.kind, target: key.grant.target))
         }
         for row in pending.insertedGrants.values {
             set(
                 row.documentID, principal: row.grant.principal,
-                key: Key(kind: row.grant.kind, sequence: row.sequence, target: row.grant.target))
+                key: Key(sequence: row.sequence, kind: row.grant.kind, target: row.grant.target))
         }
     }
 
     /// Makes the changes applied so far permanent.
     mutating func commit() {
+        guard !journal.isEmpty else { return }
+        var touched: Set<String> = []
+        for entry in journal where entry.previousDocumentID != nil { touched.insert(entry.principal) }
+        for principal in touched { principals[principal]?.compact() }
         journal.removeAll(keepingCapacity: journal.count < 4_096)
     }
 
@@ -56,8 +101,7 @@ struct MemoryGrantIndex: Sendable {
     mutating func rollback(to mark: Int = 0) {
         while journal.count > mark {
             let entry = journal.removeLast()
-            rows[entry.principal, default: [:]][entry.key] = entry.previousDocumentID
-            if rows[entry.principal]?.isEmpty == true { rows[entry.principal] = nil }
+            _ = principals[entry.principal, default: PrincipalRows()].set(entry.previousDocumentID, at: entry.key)
         }
     }
 
@@ -65,9 +109,8 @@ struct MemoryGrantIndex: Sendable {
     /// (``GrantIndex/grants(kind:to:_:)``).
     func grants(kind: DocumentGrant.Kind, to principal: String) -> [String: UInt64] {
         var grants: [String: UInt64] = [:]
-        for key in (rows[principal] ?? [:]).keys where key.kind == kind {
-            if let known = grants[key.target], known <= key.sequence { continue }
-            grants[key.target] = key.sequence
+        for row in principals[principal]?.rows ?? [] where row.documentID != nil && row.key.kind == kind {
+            if grants[row.key.target] == nil { grants[row.key.target] = row.key.sequence }
         }
         return grants
     }
@@ -75,15 +118,17 @@ struct MemoryGrantIndex: Sendable {
     /// Every grant to `principal` with the document making it, ordered by sequence, kind and target
     /// (``GrantIndex/sources(to:_:)``).
     func sources(to principal: String) -> [DocumentGrantSource] {
-        (rows[principal] ?? [:])
-            .sorted { left, right in
-                (left.key.sequence, left.key.kind.rawValue, left.key.target)
-                    < (right.key.sequence, right.key.kind.rawValue, right.key.target)
+        (principals[principal]?.rows ?? [])
+            .compactMap { row in
+                row.documentID.map { documentID in
+                    DocumentGrantSource(
+                        grant: DocumentGrant(kind: row.key.kind, principal: principal, target: row.key.target),
+                        sequence: row.key.sequence, documentID: documentID)
+                }
             }
-            .map { key, documentID in
-                DocumentGrantSource(
-                    grant: DocumentGrant(kind: key.kind, principal: principal, target: key.target),
-                    sequence: key.sequence, documentID: documentID)
+            .sorted { left, right in
+                (left.sequence, left.grant.kind.rawValue, left.grant.target)
+                    < (right.sequence, right.grant.kind.rawValue, right.grant.target)
             }
     }
 
@@ -91,13 +136,7 @@ struct MemoryGrantIndex: Sendable {
 
     /// Sets (or with nil removes) a row, journaling what it replaced.
     private mutating func set(_ documentID: String?, principal: String, key: Key) {
-        let previous: String?
-        if let documentID {
-            previous = rows[principal, default: [:]].updateValue(documentID, forKey: key)
-        } else {
-            previous = rows[principal]?.removeValue(forKey: key)
-            if rows[principal]?.isEmpty == true { rows[principal] = nil }
-        }
+        let previous = principals[principal, default: PrincipalRows()].set(documentID, at: key)
         journal.append(UndoEntry(principal: principal, key: key, previousDocumentID: previous))
     }
 }
