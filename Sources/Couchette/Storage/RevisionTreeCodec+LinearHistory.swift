@@ -24,7 +24,7 @@ extension RevisionTreeCodec {
                     let base = entry.lowerBound
                     let revision = (base + fields[0].lowerBound)..<(base + fields[0].upperBound)
                     let parent = buffer[(base + fields[1].lowerBound)..<(base + fields[1].upperBound)]
-                    guard parent.elementsEqual((index == 0 ? "-1" : String(index - 1)).utf8),
+                    guard RevisionTreeCodec.isDecimal(parent, index - 1),
                         revision.count >= 2, buffer[revision.lowerBound] == UInt8(ascii: "\""),
                         !buffer[revision].contains(UInt8(ascii: "\\"))
                     else { return false }

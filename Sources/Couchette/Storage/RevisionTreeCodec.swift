@@ -53,9 +53,41 @@ enum RevisionTreeCodec {
         if output.count > 1 { output.append(UInt8(ascii: ",")) }
         output.append(UInt8(ascii: "["))
         output.append(contentsOf: revision)
-        output.append(contentsOf: ",\(parent),\(deleted),".utf8)
+        output.append(UInt8(ascii: ","))
+        appendDecimal(parent, to: &output)
+        output.append(contentsOf: deleted ? ",true,".utf8 : ",false,".utf8)
         output.append(contentsOf: body)
         output.append(UInt8(ascii: "]"))
+    }
+
+    /// Appends `value` in decimal (no string made: this runs for every entry of every tree saved).
+    static func appendDecimal(_ value: Int, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        while divisor > 0 {
+            output.append(UInt8(ascii: "0") + UInt8((magnitude / divisor) % 10))
+            divisor /= 10
+        }
+    }
+
+    /// Whether `bytes` are exactly `value` in decimal, as ``appendDecimal(_:to:)`` writes it (no leading zero, no
+    /// `-0`).
+    static func isDecimal(_ bytes: some Swift.Collection<UInt8>, _ value: Int) -> Bool {
+        var digits = bytes[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { digits = digits.dropFirst() }
+        guard let first = digits.first, digits.count <= 18, first != UInt8(ascii: "0") || digits.count == 1 else {
+            return false
+        }
+        var parsed = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return false }
+            parsed = parsed * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        guard !(negative && parsed == 0) else { return false }
+        return (negative ? -parsed : parsed) == value
     }
 
     /// - Throws: `.corrupt` when the stored tree cannot be read.

@@ -115,25 +115,29 @@ extension RevisionID {
             throw CoreError(.invalidRevisionID, "Parent revision ID is longer than 255 bytes")
         }
         var hasher = Insecure.MD5()
-        withUnsafeBytes(of: UInt8(parentLength)) { hasher.update(bufferPointer: $0) }
+        // The prefix in one piece, and bytes by pointer: each `update` call costs more than hashing them.
+        var prefix: [UInt8] = [UInt8(parentLength)]
         if parent != nil {
-            generationText.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-            withUnsafeBytes(of: UInt8(ascii: "-")) { hasher.update(bufferPointer: $0) }
-            digest.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            prefix.reserveCapacity(parentLength + 1)
+            generationText.withUTF8 { prefix.append(contentsOf: $0) }
+            prefix.append(UInt8(ascii: "-"))
+            digest.withUTF8 { prefix.append(contentsOf: $0) }
         }
+        prefix.withUnsafeBytes { hasher.update(bufferPointer: $0) }
         if let serializedBody, !deleted, !hasSpecialKeys(body), !body.hasNumbersOutsideCanonicalForm {
-            hasher.update(data: serializedBody)
+            serializedBody.withUnsafeBytes { hasher.update(bufferPointer: $0) }
         } else {
             var digestable = digestableBody(body)
             if deleted, case .object(var members) = digestable {
                 members["_deleted"] = true
                 digestable = .object(members)
             }
-            hasher.update(data: digestable.canonicalBytes)
+            digestable.canonicalBytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
         }
         let hash = hasher.finalize()
         // A hex digest is always valid: no need to check it.
-        return RevisionID(uncheckedGeneration: (parent?.generation ?? 0) + 1, digest: hexString(hash))
+        return RevisionID(
+            uncheckedGeneration: (parent?.generation ?? 0) + 1, digest: hash.withUnsafeBytes { hexString($0) })
     }
 
     private static func hasSpecialKeys(_ body: JSONValue) -> Bool {
@@ -157,8 +161,12 @@ extension RevisionID {
     }
 
     static func hexString(_ sequence: some Sequence<UInt8>) -> String {
+        Array(sequence).withUnsafeBytes { hexString($0) }
+    }
+
+    /// Lowercase hex of `bytes`.
+    static func hexString(_ bytes: UnsafeRawBufferPointer) -> String {
         let digits: StaticString = "0123456789abcdef"
-        let bytes = Array(sequence)
         return String(unsafeUninitializedCapacity: 2 * bytes.count) { output in
             var index = 0
             for byte in bytes {
