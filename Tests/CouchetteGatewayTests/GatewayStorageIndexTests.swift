@@ -303,7 +303,7 @@ import Testing
         let storage = try SQLiteGatewayStorage(location: location, databaseName: "db")
         defer {
             storage.close()
-            if case .directory(let directory) = location { try? FileManager.default.removeItem(atPath: directory) }
+            StorageBackend.removeFiles(of: location)
         }
         try write(storage, "before", channels: ["a"], grants: ["user1": ["a"]])  // 1
         try storage.inBatch { () throws(GatewayError) in

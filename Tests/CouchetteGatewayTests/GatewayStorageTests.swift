@@ -113,8 +113,12 @@ import Testing
 
     @Test(arguments: StorageBackend.allCases)
     func concurrentUpdatesOfOneDocumentAreSerialized(backend: StorageBackend) async throws {
-        let storage = try await backend.makeStorage(databaseName: "todo")
-        defer { storage.close() }
+        let location = try await backend.newLocation()
+        let storage = try location.openStorage(databaseName: "todo")
+        defer {
+            storage.close()
+            StorageBackend.removeFiles(of: location)
+        }
         try storage.update(documentID: "counter") { try? edited($0, id: "counter", body: ["n": 0]) }
         // Eight writers, each on a thread of its own (PostgreSQL calls wait, and must not hold cooperative threads).
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -36,12 +36,17 @@ enum StorageBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
         let storage = try location.openStorage(databaseName: databaseName)
         defer {
             storage.close()
-            if case .directory(let directory) = location { try? FileManager.default.removeItem(atPath: directory) }
+            Self.removeFiles(of: location)
         }
         try await offCooperativeThreads { try body(storage) }
     }
 
-    /// A new, empty storage.
+    /// Removes the folder of a ``sqliteFile`` location (nothing for the others), once its storage is closed.
+    static func removeFiles(of location: StorageLocation) {
+        if case .directory(let directory) = location { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// A new, empty storage (in memory or PostgreSQL: a ``sqliteFile`` one leaves its folder behind).
     func makeStorage(databaseName: String = "db") async throws -> any GatewayStorage {
         try await newLocation().openStorage(databaseName: databaseName)
     }
