@@ -89,6 +89,7 @@ extension SQLiteGatewayStorage {
 
     public func channelCounts() throws(GatewayError) -> [ChannelCount] {
         try withConnection { connection in
+            if let memoryIndex { return memoryIndex.channels.channelCounts() }
             var counts: [ChannelCount] = []
             try connection.forEachRow(
                 "SELECT channel, count(*) FROM channel_changes WHERE removed = 0 GROUP BY channel ORDER BY channel"

@@ -76,20 +76,21 @@ extension SQLiteGatewayStorage: PrincipalStore {
 
     public func documentChannelGrants(to principal: String) throws(GatewayError) -> [String: UInt64] {
         try withConnection { connection in
-            try memoryGrants?.grants(kind: .channel, to: principal)
+            try memoryIndex?.grants.grants(kind: .channel, to: principal)
                 ?? GrantIndex.grants(kind: .channel, to: principal, connection)
         }
     }
 
     public func documentGrantSources(to principal: String) throws(GatewayError) -> [DocumentGrantSource] {
         try withConnection { connection in
-            try memoryGrants?.sources(to: principal) ?? GrantIndex.sources(to: principal, connection)
+            try memoryIndex?.grants.sources(to: principal) ?? GrantIndex.sources(to: principal, connection)
         }
     }
 
     public func documentRoleGrants(to name: String) throws(GatewayError) -> [String: UInt64] {
         try withConnection { connection in
-            try memoryGrants?.grants(kind: .role, to: name) ?? GrantIndex.grants(kind: .role, to: name, connection)
+            try memoryIndex?.grants.grants(kind: .role, to: name)
+                ?? GrantIndex.grants(kind: .role, to: name, connection)
         }
     }
 

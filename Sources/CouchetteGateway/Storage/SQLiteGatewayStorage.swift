@@ -8,7 +8,7 @@ import Foundation
 /// Documents are keyed by their sequence (the rowid), so each change appends and `_changes` reads in order;
 /// ``ChannelIndex`` records, per channel, the sequence of each document's last change while in it (or of its
 /// leaving it), so channel-filtered feeds are range scans too; ``GrantIndex`` the grants documents make, by
-/// principal (in memory, ``MemoryGrantIndex`` instead). Tables and migrations: ``StorageSchema``.
+/// principal (in memory, ``MemoryIndex`` holds both instead). Tables and migrations: ``StorageSchema``.
 public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Recursive: an ``update(documentID:_:)`` transform may store attachments or read through the storage.
     let lock = NSRecursiveLock()
@@ -22,9 +22,9 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private var batchFailure: (any Error)?
     /// The index rows of the open transaction's writes, written just before it commits (only touched under `lock`).
     private var pendingIndexRows = PendingIndexRows()
-    /// The grants documents make, for a database in memory (only touched under `lock`); nil in a file, which keeps
-    /// them in its `grants` table.
-    private(set) var memoryGrants: MemoryGrantIndex?
+    /// The channel and grant rows of a database in memory (only touched under `lock`); nil in a file, which keeps
+    /// them in its `channel_changes` and `grants` tables.
+    private(set) var memoryIndex: MemoryIndex?
 
     /// Opens the storage of database `name` at `location`.
     ///
@@ -61,7 +61,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try connection.execute("PRAGMA wal_autocheckpoint = 8000")
             try StorageSchema.migrate(connection)
             self.connection = connection
-            if path == ":memory:" { memoryGrants = MemoryGrantIndex() }
+            if path == ":memory:" { memoryIndex = MemoryIndex() }
             sequence = UInt64(
                 try connection.firstValue(
                     "SELECT max(coalesce((SELECT max(sequence) FROM documents), 0), coalesce((SELECT value FROM meta WHERE key = 'last_sequence'), 0))"
@@ -215,14 +215,14 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                     try writePendingIndexRows(connection)
                     return result
                 }
-                memoryGrants?.commit()
+                memoryIndex?.commit()
                 return result
             }
             return try body(connection)
         } catch {
             if !inBatchTransaction {
                 pendingIndexRows = PendingIndexRows()
-                memoryGrants?.rollback()
+                memoryIndex?.rollback()
             }
             if sequence != sequenceBefore { principalCache.invalidateAll() }
             sequence = sequenceBefore
@@ -271,16 +271,16 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Runs `body` atomically: in a transaction of its own, or as a savepoint of the open ``inBatch(_:)``
     /// transaction (so that its failing leaves the rest of the batch).
     private func atomically<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
-        let mark = memoryGrants?.mark ?? 0
+        let mark = memoryIndex?.mark
         do {
             guard inBatchTransaction else {
                 let result = try connection.transaction(.immediate, body)
-                memoryGrants?.commit()
+                memoryIndex?.commit()
                 return result
             }
             return try connection.savepoint(body)
         } catch {
-            memoryGrants?.rollback(to: mark)
+            if let mark { memoryIndex?.rollback(to: mark) }
             throw error
         }
     }
@@ -311,14 +311,23 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 try writePendingIndexRows(connection)
                 return result
             }
-            memoryGrants?.commit()
+            memoryIndex?.commit()
             return result
         } catch {
             pendingIndexRows = PendingIndexRows()
-            memoryGrants?.rollback()
+            memoryIndex?.rollback()
             principalCache.invalidateAll()  // grants the batch recorded in the cache were rolled back
             throw Self.translate(error)
         }
+    }
+
+    /// A document's current revision and whether it is deleted, as a channel feed joins them (nil when absent).
+    static func revision(of id: String, _ connection: Connection) throws -> (revision: String, isDeleted: Bool)? {
+        let statement = try connection.cachedStatement(sql: "SELECT rev, deleted FROM documents WHERE id = ?")
+        defer { statement.reset() }
+        try statement.bind(id, at: 1)
+        guard try statement.step() else { return nil }
+        return (statement.string(at: 0), statement.bool(at: 1))
     }
 
     private func read(_ id: String, _ connection: Connection) throws -> StoredDocument? {
@@ -331,13 +340,13 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             metadata: statement.blob(at: 2))
     }
 
-    /// Writes index rows in the open transaction (``ChannelIndex``, and ``GrantIndex`` or ``MemoryGrantIndex``):
+    /// Writes index rows in the open transaction (``ChannelIndex`` and ``GrantIndex``, or ``MemoryIndex``):
     /// deletions first, then insertions.
     private func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
-        try ChannelIndex.write(rows, connection)
-        if memoryGrants != nil {
-            memoryGrants?.apply(rows)
+        if memoryIndex != nil {
+            memoryIndex?.apply(rows)
         } else {
+            try ChannelIndex.write(rows, connection)
             try GrantIndex.write(rows, connection)
         }
     }
@@ -412,6 +421,13 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         inChannels channels: Set<String>, since: UInt64, limit: Int?
     ) throws(GatewayError) -> [ChangeEntry] {
         guard !channels.isEmpty else { return [] }
+        if memoryIndex != nil {
+            return try withConnection { connection in
+                try memoryIndex?.channels.changes(inChannels: channels, since: since, limit: limit) { id in
+                    try Self.revision(of: id, connection)
+                } ?? []
+            }
+        }
         if channels.count > ChannelIndex.channelListLimit {
             return try withConnection { connection in
                 try ChannelIndex.changesBySequence(inChannels: channels, since: since, limit: limit, connection)
@@ -442,6 +458,32 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                     sequence: UInt64(row[1].int64Value ?? 0), documentID: row[0].stringValue ?? "",
                     revisionID: try RevisionID(parsing: row[3].stringValue ?? ""),
                     isDeleted: (row[4].int64Value ?? 0) != 0, removedFrom: removed)
+            }
+        }
+    }
+
+    /// ``changes(inChannels:since:limit:)`` read by sequence, the way feeds of users with many channels are, whatever
+    /// the channel count: for tests holding both readings to the same answers.
+    func changesBySequence(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError)
+        -> [ChangeEntry]
+    {
+        try withConnection { connection in
+            if let memoryIndex {
+                return try memoryIndex.channels.changes(
+                    inChannels: channels, since: since, limit: limit, bySequence: true
+                ) { id in try Self.revision(of: id, connection) }
+            }
+            return try ChannelIndex.changesBySequence(inChannels: channels, since: since, limit: limit, connection)
+        }
+    }
+
+    /// Every channel row as `channel@sequence`, `-` after a removal, in (sequence, channel) order: for tests.
+    func channelRowDescriptions() throws(GatewayError) -> [String] {
+        try withConnection { connection in
+            if let memoryIndex { return memoryIndex.channels.rowDescriptions() }
+            let sql = "SELECT channel, sequence, removed FROM channel_changes ORDER BY sequence, channel"
+            return try connection.query(sql).map { row in
+                "\(row[0].stringValue ?? "")@\(row[1].int64Value ?? 0)\((row[2].int64Value ?? 0) == 1 ? "-" : "")"
             }
         }
     }

@@ -1,0 +1,36 @@
+// MARK: - MemoryIndex
+
+/// The index of a database in memory (`walrus:`): its channel rows (``MemoryChannelIndex``) and grant rows
+/// (``MemoryGrantIndex``) instead of the `channel_changes` and `grants` tables a file keeps, applied, committed and
+/// rolled back together with the storage's transaction.
+struct MemoryIndex: Sendable {
+    /// A position in both journals, for ``rollback(to:)``.
+    struct Mark: Sendable {
+        var channels: Int
+        var grants: Int
+    }
+
+    var channels = MemoryChannelIndex()
+    var grants = MemoryGrantIndex()
+
+    /// Where the journals are now.
+    var mark: Mark { Mark(channels: channels.mark, grants: grants.mark) }
+
+    /// Applies a transaction's index rows.
+    mutating func apply(_ rows: PendingIndexRows) {
+        channels.apply(rows)
+        grants.apply(rows)
+    }
+
+    /// Makes the changes applied so far permanent.
+    mutating func commit() {
+        channels.commit()
+        grants.commit()
+    }
+
+    /// Takes back the changes applied since `mark` (all of them without one).
+    mutating func rollback(to mark: Mark? = nil) {
+        channels.rollback(to: mark?.channels ?? 0)
+        grants.rollback(to: mark?.grants ?? 0)
+    }
+}
