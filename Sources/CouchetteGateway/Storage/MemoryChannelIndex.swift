@@ -26,6 +26,22 @@ struct MemoryChannelIndex: Sendable {
         var sequences: [UInt64] = []
         var entries: [Entry?] = []
         var holes = 0
+
+        /// Sets (with nil, deletes) the row at `sequence`; returns the entry it had.
+        mutating func set(_ entry: Entry?, at sequence: UInt64) -> Entry? {
+            let index = SortedRows.firstIndex(in: sequences.count) { sequences[$0] < sequence }
+            guard index < sequences.count, sequences[index] == sequence else {
+                if let entry {
+                    sequences.insert(sequence, at: index)
+                    entries.insert(entry, at: index)
+                }
+                return nil
+            }
+            let previous = entries[index]
+            entries[index] = entry
+            holes += (previous != nil ? 1 : 0) - (entry != nil ? 1 : 0)
+            return previous
+        }
     }
 
     /// A row in (sequence, channel) order; a nil entry is a hole.
@@ -111,7 +127,7 @@ struct MemoryChannelIndex: Sendable {
             documents[entry.documentID] = document
         }
         if readBySequence ?? (selected.count > ChannelIndex.channelListLimit) {
-            var index = Self.firstIndex(in: bySequence.count, after: since) { bySequence[$0].sequence }
+            var index = SortedRows.firstIndex(in: bySequence.count) { bySequence[$0].sequence <= since }
             while index < bySequence.count {
                 let row = bySequence[index]
                 if let entry = row.entry, selected.contains(row.channel) {
@@ -122,7 +138,7 @@ struct MemoryChannelIndex: Sendable {
         } else {
             for channel in selected {
                 guard let rows = channels[channel] else { continue }
-                var index = Self.firstIndex(in: rows.sequences.count, after: since) { rows.sequences[$0] }
+                var index = SortedRows.firstIndex(in: rows.sequences.count) { rows.sequences[$0] <= since }
                 while index < rows.sequences.count {
                     if let entry = rows.entries[index] {
                         record(entry, channel: channel, sequence: rows.sequences[index])
@@ -164,37 +180,15 @@ struct MemoryChannelIndex: Sendable {
 
     /// Sets (with nil, deletes) the row of (`channel`, `sequence`) in both orders; returns the entry it had.
     private mutating func set(_ entry: Entry?, _ channel: String, _ sequence: UInt64) -> Entry? {
-        var rows = channels.removeValue(forKey: channel) ?? ChannelRows()
-        defer { if !rows.entries.isEmpty { channels[channel] = rows } }
-        var index = rows.sequences.count
-        if let last = rows.sequences.last, last >= sequence {
-            index = Self.firstIndex(in: rows.sequences.count, notBefore: sequence) { rows.sequences[$0] }
-        }
         let previous: Entry?
-        if index < rows.sequences.count, rows.sequences[index] == sequence {
-            previous = rows.entries[index]
-            rows.entries[index] = entry
-            rows.holes += (previous != nil ? 1 : 0) - (entry != nil ? 1 : 0)
+        if entry == nil, channels[channel] == nil {
+            previous = nil  // no row to delete: no empty channel left behind
         } else {
-            previous = nil
-            guard let entry else { return nil }
-            rows.sequences.insert(sequence, at: index)
-            rows.entries.insert(entry, at: index)
+            previous = channels[channel, default: ChannelRows()].set(entry, at: sequence)
         }
-        // The same row in (sequence, channel) order: at the end for a new sequence, else found by binary search.
-        var position = bySequence.count
-        if let last = bySequence.last, (last.sequence, last.channel) >= (sequence, channel) {
-            var low = 0
-            var high = bySequence.count
-            while low < high {
-                let middle = (low + high) / 2
-                if (bySequence[middle].sequence, bySequence[middle].channel) < (sequence, channel) {
-                    low = middle + 1
-                } else {
-                    high = middle
-                }
-            }
-            position = low
+        // The same row in (sequence, channel) order.
+        let position = SortedRows.firstIndex(in: bySequence.count) {
+            (bySequence[$0].sequence, bySequence[$0].channel) < (sequence, channel)
         }
         if position < bySequence.count, bySequence[position].sequence == sequence,
             bySequence[position].channel == channel
@@ -207,19 +201,4 @@ struct MemoryChannelIndex: Sendable {
         return previous
     }
 
-    /// The first of `count` ascending sequences (read by `sequenceAt`) greater than `sequence`.
-    private static func firstIndex(in count: Int, after sequence: UInt64, _ sequenceAt: (Int) -> UInt64) -> Int {
-        sequence == .max ? count : firstIndex(in: count, notBefore: sequence + 1, sequenceAt)
-    }
-
-    /// The first of `count` ascending sequences (read by `sequenceAt`) not less than `sequence`.
-    private static func firstIndex(in count: Int, notBefore sequence: UInt64, _ sequenceAt: (Int) -> UInt64) -> Int {
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if sequenceAt(middle) < sequence { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
 }

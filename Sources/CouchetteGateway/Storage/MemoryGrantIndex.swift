@@ -33,17 +33,8 @@ struct MemoryGrantIndex: Sendable {
 
         /// Sets (with nil, deletes) the row of `key`; returns the document it had.
         mutating func set(_ documentID: String?, at key: Key) -> String? {
-            // The rows of the key's sequence: at the end for a new grant, else found by binary search.
-            var position = rows.endIndex
-            if let last = rows.last, last.key.sequence >= key.sequence {
-                var low = 0
-                var high = rows.endIndex
-                while low < high {
-                    let middle = (low + high) / 2
-                    if rows[middle].key.sequence < key.sequence { low = middle + 1 } else { high = middle }
-                }
-                position = low
-            }
+            // The rows of the key's sequence (none yet, at the end, for a new grant).
+            var position = SortedRows.firstIndex(in: rows.count) { rows[$0].key.sequence < key.sequence }
             while position < rows.endIndex, rows[position].key.sequence == key.sequence {
                 if rows[position].key.kind == key.kind, rows[position].key.target == key.target {
                     let previous = rows[position].documentID

@@ -1,0 +1,17 @@
+// MARK: - SortedRows
+
+/// The search the in-memory indexes (``MemoryChannelIndex``, ``MemoryGrantIndex``) share over rows kept in order.
+enum SortedRows {
+    /// The first of `count` rows that is not before the one sought (`isBefore` tells, for a row's index, whether it
+    /// comes before): `count` when every row does. New rows usually go last, so the last row is tried first.
+    static func firstIndex(in count: Int, where isBefore: (Int) -> Bool) -> Int {
+        guard count > 0, !isBefore(count - 1) else { return count }
+        var low = 0
+        var high = count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if isBefore(middle) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
