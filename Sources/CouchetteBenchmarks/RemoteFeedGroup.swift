@@ -109,9 +109,26 @@ final class RemoteFeedGroup: @unchecked Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
                 group.addTask {
-                    try await ChangesBenchmark.follow(
-                        client, port: port, database: database, since: since, opened: { await printer.opened() }
-                    ) { id in await printer.record(id, at: monotonicNanoseconds()) }
+                    // 10,000 connections at once can overflow the listener's backlog: a feed that could not
+                    // open tries again; one that fails later ends the child, which the parent then reports.
+                    var isOpen = false
+                    for attempt in 1...5 {
+                        do {
+                            try await ChangesBenchmark.follow(
+                                client, port: port, database: database, since: since,
+                                opened: {
+                                    isOpen = true
+                                    await printer.opened()
+                                }
+                            ) { id in await printer.record(id, at: monotonicNanoseconds()) }
+                            return
+                        } catch where !isOpen && attempt < 5 {
+                            continue
+                        } catch {
+                            FileHandle.standardError.write(Data("feed client: \(error)\n".utf8))
+                            exit(1)
+                        }
+                    }
                 }
             }
             try await group.waitForAll()

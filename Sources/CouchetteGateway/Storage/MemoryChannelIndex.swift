@@ -31,7 +31,10 @@ struct MemoryChannelIndex: Sendable {
         mutating func set(_ entry: Entry?, at sequence: UInt64) -> Entry? {
             let index = SortedRows.firstIndex(in: sequences.count) { sequences[$0] < sequence }
             guard index < sequences.count, sequences[index] == sequence else {
-                if let entry {
+                if let entry, index == sequences.count {
+                    sequences.append(sequence)  // the usual case: a row at the newest sequence
+                    entries.append(entry)
+                } else if let entry {
                     sequences.insert(sequence, at: index)
                     entries.insert(entry, at: index)
                 }
@@ -65,15 +68,15 @@ struct MemoryChannelIndex: Sendable {
     /// A position in the journal, for ``rollback(to:)``.
     var mark: Int { journal.count }
 
-    /// Applies a transaction's channel rows: deletions first, then insertions (the order ``PendingIndexRows`` needs).
-    mutating func apply(_ pending: PendingIndexRows) {
-        for key in pending.deletedChannels {
-            let previous = set(nil, key.channel, key.sequence)
-            journal.append(UndoEntry(channel: key.channel, sequence: key.sequence, previous: previous))
+    /// Applies one document change's channel rows as it is written: its deletions, then its insertions (rows at the
+    /// change's own, newest, sequence, so each is an append).
+    mutating func apply(_ changes: IndexChanges) {
+        for row in changes.deletedChannelRows {
+            let previous = set(nil, row.channel, row.sequence)
+            journal.append(UndoEntry(channel: row.channel, sequence: row.sequence, previous: previous))
         }
-        for row in pending.insertedChannels.values {
-            let entry = Entry(documentID: row.documentID, removed: row.removed)
-            let previous = set(entry, row.channel, row.sequence)
+        for row in changes.insertedChannelRows {
+            let previous = set(Entry(documentID: row.documentID, removed: row.removed), row.channel, row.sequence)
             journal.append(UndoEntry(channel: row.channel, sequence: row.sequence, previous: previous))
         }
     }
@@ -196,7 +199,8 @@ struct MemoryChannelIndex: Sendable {
             bySequence[position].entry = entry
             bySequenceHoles += (previous != nil ? 1 : 0) - (entry != nil ? 1 : 0)
         } else if let entry {
-            bySequence.insert(SequenceRow(sequence: sequence, channel: channel, entry: entry), at: position)
+            let row = SequenceRow(sequence: sequence, channel: channel, entry: entry)
+            if position == bySequence.count { bySequence.append(row) } else { bySequence.insert(row, at: position) }
         }
         return previous
     }

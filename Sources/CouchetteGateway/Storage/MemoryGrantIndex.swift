@@ -45,7 +45,11 @@ struct MemoryGrantIndex: Sendable {
                 }
                 position += 1
             }
-            if let documentID { rows.insert((key, documentID), at: position) }
+            if let documentID, position == rows.count {
+                rows.append((key, documentID))  // the usual case: a grant at the newest sequence
+            } else if let documentID {
+                rows.insert((key, documentID), at: position)
+            }
             return nil
         }
 
@@ -65,14 +69,14 @@ struct MemoryGrantIndex: Sendable {
     /// A position in the journal, for ``rollback(to:)``.
     var mark: Int { journal.count }
 
-    /// Applies a transaction's grant rows: deletions first, then insertions (the order ``PendingIndexRows`` needs).
-    mutating func apply(_ pending: PendingIndexRows) {
-        for key in pending.deletedGrants {
+    /// Applies one document change's grant rows as it is written: its deletions, then its insertions.
+    mutating func apply(_ changes: IndexChanges) {
+        for row in changes.deletedGrantRows {
             set(
-                nil, principal: key.grant.principal,
-                key: Key(sequence: key.sequence, kind: key.grant.kind, target: key.grant.target))
+                nil, principal: row.grant.principal,
+                key: Key(sequence: row.sequence, kind: row.grant.kind, target: row.grant.target))
         }
-        for row in pending.insertedGrants.values {
+        for row in changes.insertedGrantRows {
             set(
                 row.documentID, principal: row.grant.principal,
                 key: Key(sequence: row.sequence, kind: row.grant.kind, target: row.grant.target))

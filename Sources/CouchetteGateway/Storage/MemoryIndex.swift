@@ -16,10 +16,11 @@ struct MemoryIndex: Sendable {
     /// Where the journals are now.
     var mark: Mark { Mark(channels: channels.mark, grants: grants.mark) }
 
-    /// Applies a transaction's index rows.
-    mutating func apply(_ rows: PendingIndexRows) {
-        channels.apply(rows)
-        grants.apply(rows)
+    /// Applies one document change's index rows, as it is written (a file's tables take a transaction's rows
+    /// together, netted by ``PendingIndexRows``, to save statements; arrays need no netting).
+    mutating func apply(_ changes: IndexChanges) {
+        channels.apply(changes)
+        grants.apply(changes)
     }
 
     /// Makes the changes applied so far permanent.

@@ -108,7 +108,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         guard !pendingIndexRows.isEmpty else { return }
         let rows = pendingIndexRows
         pendingIndexRows = PendingIndexRows()
-        try write(rows, connection)
+        try ChannelIndex.write(rows, connection)
+        try GrantIndex.write(rows, connection)
     }
 
     public func close() {
@@ -241,7 +242,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         do {
             sequence += 1
             let changes = rows.changes.settingPendingSequence(to: sequence)
-            pendingIndexRows.record(changes)
+            record(changes)
             // The grant rows inserted and deleted are exactly the grants the write adds and takes back.
             if !changes.insertedGrantRows.isEmpty || !changes.deletedGrantRows.isEmpty {
                 principalCache.apply(
@@ -340,22 +341,20 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             metadata: statement.blob(at: 2))
     }
 
-    /// Writes index rows in the open transaction (``ChannelIndex`` and ``GrantIndex``, or ``MemoryIndex``):
-    /// deletions first, then insertions.
-    private func write(_ rows: PendingIndexRows, _ connection: Connection) throws {
+    /// Records a change's index rows in the open transaction: in ``MemoryIndex`` at once, or for a file's tables
+    /// (``ChannelIndex`` and ``GrantIndex``) with the transaction's other rows, written before it commits or is read.
+    private func record(_ changes: IndexChanges) {
         if memoryIndex != nil {
-            memoryIndex?.apply(rows)
+            memoryIndex?.apply(changes)
         } else {
-            try ChannelIndex.write(rows, connection)
-            try GrantIndex.write(rows, connection)
+            pendingIndexRows.record(changes)
         }
     }
 
     /// Writes the index rows of `changes` at once.
     private func apply(_ changes: IndexChanges, _ connection: Connection) throws {
-        var rows = PendingIndexRows()
-        rows.record(changes)
-        try write(rows, connection)
+        record(changes)
+        try writePendingIndexRows(connection)
     }
 
     private func deleteRow(sequence: UInt64, _ connection: Connection) throws {

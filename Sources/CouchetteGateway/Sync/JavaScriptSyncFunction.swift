@@ -175,23 +175,21 @@ public final class JavaScriptSyncFunction: ChannelRouter {
             for index in indices { run([index], of: calls, user: user, into: &outcomes) }
         case .outputs(let bytes):
             pool.giveBack(runner, reusable: true)
-            guard let values = try? JSONValue(parsing: bytes).arrayValue, values.count == indices.count else {
+            guard let outputs = SyncFunctionOutputReader.read(bytes), outputs.count == indices.count else {
                 for index in indices {
                     outcomes[index] = .failed(.syncFunctionException, detail: "the sync function's output is malformed")
                 }
                 return
             }
             var threw: [Int] = []
-            for (index, value) in zip(indices, values) {
-                guard value != .null else {
+            for (index, output) in zip(indices, outputs) {
+                switch output {
+                case nil:
                     threw.append(index)
-                    continue
-                }
-                do {
-                    let output = try SyncFunctionOutput(value)
+                case .success(let output):
                     for line in output.logs { console.write(line.level, line.message) }
                     outcomes[index] = output.outcome(now: now)
-                } catch {
+                case .failure(let error):
                     outcomes[index] = .failed(.syncFunctionException, detail: error.description)
                 }
             }

@@ -4,7 +4,8 @@ import Foundation
 // MARK: - SyncFunctionOutput
 
 /// The calls one sync function invocation made, as the JavaScript wrapper reports them (see
-/// ``SyncFunctionScript``), and their validation into a ``SyncFunctionOutcome`` (spec: sync-function.md §3, §4, §6).
+/// ``SyncFunctionScript``; read by ``SyncFunctionOutputReader``), and their validation into a
+/// ``SyncFunctionOutcome`` (spec: sync-function.md §3, §4, §6).
 ///
 /// Checks run in Sync Gateway's order: invalid channel names and `role()` values without the `role:` prefix fail
 /// the call first (500 `Exception in JS sync function`, even when the function also rejected the document), then a
@@ -28,70 +29,58 @@ struct SyncFunctionOutput {
     /// Creates an empty output.
     init() {}
 
-    /// Decodes one call's output, an element of the wrapper's output array.
-    ///
-    /// - Throws: A description of what is malformed (which only a function tampering with the runtime causes).
-    init(_ value: JSONValue) throws(JavaScriptException) {
-        guard case .array(let fields) = value, fields.count == 6, let channels = Self.strings(fields[0]),
-            let access = Self.pairs(fields[1]), let roles = Self.pairs(fields[2]), let expiry = fields[3].arrayValue
-        else {
-            throw JavaScriptException(message: "the sync function's output is malformed")
-        }
-        self.channels = channels
-        self.expiry = expiry
-        self.access = access.map { (principals: $0.0, channels: $0.1) }
-        self.roles = roles.map { (users: $0.0, roles: $0.1) }
-        logs = (fields[5].arrayValue ?? []).compactMap { entry in
-            guard let pair = entry.arrayValue, pair.count == 2, let level = pair[0].stringValue,
-                let message = pair[1].stringValue
-            else { return nil }
-            return (level, message)
-        }
-        if let reject = fields[4].arrayValue, reject.count == 2, let status = reject[0].intValue,
-            let message = reject[1].stringValue
-        {
-            rejection = (Int(status), message)
-        }
-    }
-
     // MARK: - Outcome
 
     /// Validates the calls and builds the outcome.
     ///
     /// - Parameter now: The time relative expiries count from.
     func outcome(now: Date) -> SyncFunctionOutcome {
+        // Plain loops rather than lazy chains of closures: this runs for every write.
         // 1. Values Sync Gateway refuses while collecting the output (sync_runner.go `After`).
-        if let invalid = channels.first(where: { !PrincipalName.isValidChannel($0) }) {
-            return .failed(.syncFunctionException, detail: "channel() was given an invalid channel name \(quoted(invalid))")
+        for channel in channels where !PrincipalName.isValidChannel(channel) {
+            return .failed(.syncFunctionException, detail: "channel() was given an invalid channel name \(quoted(channel))")
         }
-        if let invalid = access.lazy.flatMap(\.channels).first(where: { !PrincipalName.isValidChannel($0) }) {
-            return .failed(.syncFunctionException, detail: "access() was given an invalid channel name \(quoted(invalid))")
+        for call in access {
+            for channel in call.channels where !PrincipalName.isValidChannel(channel) {
+                return .failed(
+                    .syncFunctionException, detail: "access() was given an invalid channel name \(quoted(channel))")
+            }
         }
-        if let invalid = roles.lazy.flatMap(\.roles).first(where: { !$0.hasPrefix(Self.rolePrefix) }) {
-            return .failed(
-                .syncFunctionException, detail: "role() was given \(quoted(invalid)), which does not begin with \"role:\"")
+        for call in roles {
+            for role in call.roles where !role.hasPrefix(Self.rolePrefix) {
+                return .failed(
+                    .syncFunctionException, detail: "role() was given \(quoted(role)), which does not begin with \"role:\"")
+            }
         }
         // 2. A rejection discards everything else.
         if let rejection {
             return .rejected(Self.error(status: rejection.status, message: rejection.message))
         }
         // 3. Principal names, checked when grants are applied (crud.go).
-        for principal in access.lazy.flatMap(\.principals) where !Self.isValidPrincipal(principal) {
-            return .failed(.syncFunctionError, detail: "access() was given an invalid user or role name \(quoted(principal))")
+        for call in access {
+            for principal in call.principals where !Self.isValidPrincipal(principal) {
+                return .failed(
+                    .syncFunctionError, detail: "access() was given an invalid user or role name \(quoted(principal))")
+            }
         }
-        for user in roles.lazy.flatMap(\.users) where !PrincipalName.isValid(user) {
-            return .failed(.syncFunctionError, detail: "role() was given an invalid user name \(quoted(user))")
+        for call in roles {
+            for user in call.users where !PrincipalName.isValid(user) {
+                return .failed(.syncFunctionError, detail: "role() was given an invalid user name \(quoted(user))")
+            }
         }
-        for role in roles.lazy.flatMap(\.roles) where !PrincipalName.isValid(String(role.dropFirst(Self.rolePrefix.count))) {
-            return .failed(.syncFunctionError, detail: "role() was given an invalid role name \(quoted(role))")
+        for call in roles {
+            for role in call.roles where !PrincipalName.isValid(String(role.dropFirst(Self.rolePrefix.count))) {
+                return .failed(.syncFunctionError, detail: "role() was given an invalid role name \(quoted(role))")
+            }
         }
         return .routed(routingResult(now: now))
     }
 
     private func routingResult(now: Date) -> RoutingResult {
         var result = RoutingResult()
-        let channelSet = Set(channels)
-        result.channels = channelSet.contains(PrincipalName.allChannels) ? [PrincipalName.allChannels] : channelSet
+        result.channels = Set(minimumCapacity: channels.count)
+        for channel in channels { result.channels.insert(channel) }
+        if result.channels.contains(PrincipalName.allChannels) { result.channels = [PrincipalName.allChannels] }
         // Inserted one by one into the result's sets (no intermediate sets: this runs for every write).
         for call in access {
             for principal in call.principals {
@@ -105,7 +94,9 @@ struct SyncFunctionOutput {
                 for role in call.roles { result.roles[user, default: []].insert(String(role.dropFirst(Self.rolePrefix.count))) }
             }
         }
-        result.expiry = expiry.reversed().lazy.compactMap { SyncExpiry($0, now: now) }.first?.date
+        if !expiry.isEmpty {
+            result.expiry = expiry.reversed().lazy.compactMap { SyncExpiry($0, now: now) }.first?.date
+        }
         return result
     }
 
@@ -128,23 +119,5 @@ struct SyncFunctionOutput {
 
     private func quoted(_ text: String) -> String {
         JSONValue.string(text).serializedString()
-    }
-
-    private static func strings(_ value: JSONValue) -> [String]? {
-        guard let elements = value.arrayValue else { return nil }
-        let strings = elements.compactMap(\.stringValue)
-        return strings.count == elements.count ? strings : nil
-    }
-
-    private static func pairs(_ value: JSONValue) -> [([String], [String])]? {
-        guard let elements = value.arrayValue else { return nil }
-        var pairs: [([String], [String])] = []
-        for element in elements {
-            guard let pair = element.arrayValue, pair.count == 2, let names = strings(pair[0]),
-                let values = strings(pair[1])
-            else { return nil }
-            pairs.append((names, values))
-        }
-        return pairs
     }
 }
