@@ -198,9 +198,16 @@ actor BLIPReplicationPeer: ReplicationPeer {
 
     /// Answers the batch's `changes` message on the connection it came on: the wanted revisions with their known
     /// ancestors, the others `0`; then waits for each wanted one's `rev` (left out when a `norev` came instead).
+    ///
+    /// - Throws: The closed connection's error when the batch can no longer be answered — its connection is gone, or
+    ///   a new subscription replaced it (the pass lists the next batch meanwhile, and a cut makes that open a new
+    ///   connection): the pass must then fail and go again from its checkpoint. Answering with no revisions would
+    ///   have it store nothing and checkpoint past the batch, whose changes no later pass would bring.
     func revisions(_ wanted: [WantedRevision], of changes: ReplicationChanges) async throws -> [ReplicatedRevision] {
-        guard let handle = changes.handle, let (link, batch) = unanswered.removeValue(forKey: handle) else { return [] }
-        guard await !link.blip.isClosed else { throw BLIPRevisionMessage.closedError }
+        guard let handle = changes.handle else { return [] }
+        guard let (link, batch) = unanswered.removeValue(forKey: handle), await !link.blip.isClosed else {
+            throw BLIPRevisionMessage.closedError
+        }
         var known: [String: [String]] = [:]
         for item in wanted { known[BLIPReplicatorInbox.key(item.documentID, item.revisionID)] = item.knownAncestors }
         let answers: [JSONValue] = batch.entries.map { entry in
