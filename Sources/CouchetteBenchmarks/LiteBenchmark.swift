@@ -202,28 +202,29 @@ struct LiteBenchmark {
         }
     }
 
-    /// How much the peak resident memory rises above its level at the start while inserting 10k and then
-    /// 100k documents into fresh databases: it should not grow with the count.
+    /// How much the peak anonymous resident memory (``PeakMemory``) rises above its level at the start while
+    /// inserting 10k and then 100k documents into fresh databases: it should not grow with the count.
     private func reportPeakMemory(properties: [[String: Any]]) throws {
         var peaks: [Int: Double] = [:]
         for size in [min(10_000, count), count] {
-            guard PeakMemory.reset() else {
-                print("# peak memory: not measurable here (/proc/self/clear_refs)")
-                return
-            }
-            let before = PeakMemory.megabytes(field: "VmRSS")
-            let db = try freshDatabase("memory-\(size)")
-            let collection = try db.defaultCollection()
-            for start in stride(from: 0, to: size, by: 1_000) {
-                try db.inBatch {
-                    for index in start..<min(start + 1_000, size) {
-                        try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
+            let (_, rise) = try PeakMemory.rise {
+                let db = try freshDatabase("memory-\(size)")
+                let collection = try db.defaultCollection()
+                for start in stride(from: 0, to: size, by: 1_000) {
+                    try db.inBatch {
+                        for index in start..<min(start + 1_000, size) {
+                            try collection.save(document: MutableDocument(id: samples[index].id, data: properties[index]))
+                        }
                     }
                 }
+                try db.close()
             }
-            try db.close()
-            peaks[size] = max(PeakMemory.megabytes(field: "VmHWM") - before, 0.01)
-            print("BENCH lite.memory.peak.\(size / 1_000)k \(Benchmark.format(peaks[size]!))MB info")
+            guard let rise else {
+                print("# peak memory: not measurable here (/proc/self/status)")
+                return
+            }
+            peaks[size] = rise
+            print("BENCH lite.memory.peak.\(size / 1_000)k \(Benchmark.format(rise))MB info")
         }
         if let small = peaks[min(10_000, count)], let large = peaks[count], small > 0 {
             print("BENCH lite.memory.growth \(Benchmark.format(large / small)) <=1.5")
