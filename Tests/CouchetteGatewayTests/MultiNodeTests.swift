@@ -254,6 +254,38 @@ struct MultiNodeTests {
         #expect(try woken.jsonValue()["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["late"])
     }
 
+    @Test("Feeds share their reads: a read after a commit — the node's own or one another node announced — returns it, however many identical reads came before")
+    func sharedFeedReadsSeeEveryCommit() async throws {
+        let location = try await StorageBackend.postgres.newLocation()
+        let config = DatabaseConfig(name: "db", server: location)
+        let nodeA = try await offCooperativeThreads { try GatewayDatabase(config: config, startTime: 0) }
+        let nodeB = try await offCooperativeThreads { try GatewayDatabase(config: config, startTime: 0) }
+        defer {
+            nodeA.close()
+            nodeB.close()
+        }
+        for round in 0..<20 {
+            // Identical reads on both nodes (the second is the kept answer), then a write on A.
+            let before = try await offCooperativeThreads { () throws -> Int in
+                _ = try nodeB.storage.changes(since: 0, limit: nil)
+                _ = try nodeA.storage.changes(since: 0, limit: nil)
+                return try nodeB.storage.changes(since: 0, limit: nil).count
+            }
+            let written = try await offCooperativeThreads { () throws -> UInt64 in
+                try nodeA.documents.put(id: "doc\(round)", body: ["round": .int(Int64(round))])
+                return try nodeA.storage.lastSequence
+            }
+            // A's own commit: its next read has it.
+            let onA = try await offCooperativeThreads { try nodeA.storage.changes(since: 0, limit: nil) }
+            #expect(onA.count == before + 1 && onA.last?.sequence == written, "round \(round) on A")
+            // B once its notifier has heard of the commit, as its feeds read then.
+            var heard = nodeB.changeNotifier.lastSequence
+            while heard < written { heard = await nodeB.changeNotifier.wait(after: heard) ?? heard }
+            let onB = try await offCooperativeThreads { try nodeB.storage.changes(since: 0, limit: nil) }
+            #expect(onB.count == before + 1 && onB.last?.sequence == written, "round \(round) on B")
+        }
+    }
+
     @Test("A document written with _exp on one node is purged by another node's sweep once it expires")
     func expiryAcrossNodes() async throws {
         let location = try await StorageBackend.postgres.newLocation()

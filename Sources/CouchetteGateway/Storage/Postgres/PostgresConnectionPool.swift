@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 // MARK: - PostgresConnectionPool
 
@@ -31,6 +32,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
     private var closed = false
     /// The connection of the transaction each thread has open.
     private var transactions: [UInt: Transaction] = [:]
+    private let commits = Atomic<UInt64>(0)
 
     /// An open transaction and what storage code keeps with it until it ends.
     final class Transaction: @unchecked Sendable {
@@ -141,6 +143,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
                 defer { condition.withLock { transactions[thread] = nil } }
                 let result = try body(connection, transaction)
                 try connection.execute("COMMIT")
+                noteCommit()
                 giveBack(connection)
                 return result
             } catch {
@@ -151,6 +154,16 @@ final class PostgresConnectionPool: @unchecked Sendable {
                 guard transient, attempt <= retries else { throw error }
             }
         }
+    }
+
+    /// How many commits this process knows of: its own transactions', and those ``noteCommit()`` is told of (other
+    /// nodes' notifications). Read before a query, it tells whether a commit could have come after the query began
+    /// (``PostgresFeedReads``).
+    var commitCount: UInt64 { commits.load(ordering: .acquiring) }
+
+    /// Counts a commit: called after each of this process's `COMMIT`s and before anything it wakes runs.
+    func noteCommit() {
+        commits.add(1, ordering: .releasing)
     }
 
     /// The transaction the calling thread has open, if any.

@@ -20,6 +20,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// The PostgreSQL schema holding this database's tables.
     let schema: String
     private let listener = PostgresChangeListener.Slot()
+    /// Feed reads the feeds woken by one commit share.
+    private let feedReads = PostgresFeedReads()
 
     /// Opens (creating its tables if needed) the storage of database `databaseName` at `location`.
     ///
@@ -45,8 +47,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Calls `handler` with every commit of any node (a `NOTIFY`, or the counter and settings read every
     /// `pollInterval`), until the storage closes.
     public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void) {
+        let pool = pool
         listener.start(
-            PostgresChangeListener(pool: pool, schema: schema, pollInterval: pollInterval, handler: handler))
+            PostgresChangeListener(pool: pool, schema: schema, pollInterval: pollInterval) { commit in
+                pool.noteCommit()  // before the feeds it wakes read: none may take an answer from before it
+                handler(commit)
+            })
     }
 
     // MARK: - Shared settings
@@ -232,6 +238,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Feeds
 
     public func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
+        try feedReads.read(channels: nil, since: since, limit: limit, commits: pool.commitCount) {
+            () throws(GatewayError) in try queryChanges(since: since, limit: limit)
+        }
+    }
+
+    private func queryChanges(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
         try pool.withConnection { link throws(GatewayError) in
             let rows = try link.query(
                 """
@@ -254,6 +266,14 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         -> [ChangeEntry]
     {
         guard !channels.isEmpty else { return [] }
+        return try feedReads.read(channels: channels, since: since, limit: limit, commits: pool.commitCount) {
+            () throws(GatewayError) in try queryChanges(inChannels: channels, since: since, limit: limit)
+        }
+    }
+
+    private func queryChanges(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError)
+        -> [ChangeEntry]
+    {
         // As SQLite's query: per document its rows after `since`, still in a channel when one row is not a removal.
         return try pool.withConnection { link throws(GatewayError) in
             let rows = try link.query(
