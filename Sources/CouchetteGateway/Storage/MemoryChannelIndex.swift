@@ -31,12 +31,9 @@ struct MemoryChannelIndex: Sendable {
         mutating func set(_ entry: Entry?, at sequence: UInt64) -> Entry? {
             let index = SortedRows.firstIndex(in: sequences.count) { sequences[$0] < sequence }
             guard index < sequences.count, sequences[index] == sequence else {
-                if let entry, index == sequences.count {
-                    sequences.append(sequence)  // the usual case: a row at the newest sequence
-                    entries.append(entry)
-                } else if let entry {
-                    sequences.insert(sequence, at: index)
-                    entries.insert(entry, at: index)
+                if let entry {
+                    SortedRows.insert(sequence, at: index, into: &sequences)
+                    SortedRows.insert(entry, at: index, into: &entries)
                 }
                 return nil
             }
@@ -200,7 +197,7 @@ struct MemoryChannelIndex: Sendable {
             bySequenceHoles += (previous != nil ? 1 : 0) - (entry != nil ? 1 : 0)
         } else if let entry {
             let row = SequenceRow(sequence: sequence, channel: channel, entry: entry)
-            if position == bySequence.count { bySequence.append(row) } else { bySequence.insert(row, at: position) }
+            SortedRows.insert(row, at: position, into: &bySequence)
         }
         return previous
     }

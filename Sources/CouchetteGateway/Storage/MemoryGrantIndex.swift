@@ -45,11 +45,7 @@ struct MemoryGrantIndex: Sendable {
                 }
                 position += 1
             }
-            if let documentID, position == rows.count {
-                rows.append((key, documentID))  // the usual case: a grant at the newest sequence
-            } else if let documentID {
-                rows.insert((key, documentID), at: position)
-            }
+            if let documentID { SortedRows.insert((key, documentID), at: position, into: &rows) }
             return nil
         }
 

@@ -1,6 +1,7 @@
 // MARK: - SortedRows
 
-/// The search the in-memory indexes (``MemoryChannelIndex``, ``MemoryGrantIndex``) share over rows kept in order.
+/// The search and insertion the in-memory indexes (``MemoryChannelIndex``, ``MemoryGrantIndex``) share over rows kept
+/// in order.
 enum SortedRows {
     /// The first of `count` rows that is not before the one sought (`isBefore` tells, for a row's index, whether it
     /// comes before): `count` when every row does. New rows usually go last, so the last row is tried first.
@@ -13,5 +14,11 @@ enum SortedRows {
             if isBefore(middle) { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+
+    /// Puts `element` at `index` of rows kept in order: an append in the usual case, a row at the newest sequence
+    /// (`Array.insert(_:at:)` goes through `replaceSubrange` even at the end).
+    static func insert<Element>(_ element: Element, at index: Int, into rows: inout [Element]) {
+        if index == rows.count { rows.append(element) } else { rows.insert(element, at: index) }
     }
 }

@@ -78,9 +78,7 @@ struct SyncFunctionOutput {
 
     private func routingResult(now: Date) -> RoutingResult {
         var result = RoutingResult()
-        result.channels = Set(minimumCapacity: channels.count)
-        for channel in channels { result.channels.insert(channel) }
-        if result.channels.contains(PrincipalName.allChannels) { result.channels = [PrincipalName.allChannels] }
+        result.channels = PrincipalName.collapsingWildcard(Set(channels))
         // Inserted one by one into the result's sets (no intermediate sets: this runs for every write).
         for call in access {
             for principal in call.principals {
