@@ -103,6 +103,13 @@ public struct JSONWriter: Sendable {
         serializer.write(value)
     }
 
+    /// Writes a value already serialized, as it is: `text` must be one whole JSON value (a stored body passed on
+    /// without parsing it).
+    public mutating func json(_ text: [UInt8]) {
+        separate()
+        serializer.output.append(contentsOf: text)
+    }
+
     /// The comma before a value or key that follows another in its container.
     private mutating func separate() {
         if afterKey {

@@ -230,16 +230,22 @@ final class BLIPPullFeed: Sendable {
         let id = row.json["id"]?.stringValue ?? ""
         let revisionText = row.json["changes"]?[0]?["rev"]?.stringValue ?? ""
         let sequence = Self.sequenceValue(row.sequence).serializedString()
-        let revision: DocumentRevision
+        // The stored body as it is when no delta can replace it and no attachment needs allowing, else the revision.
+        let stored: (text: [UInt8], history: [RevisionID])?
+        let revision: DocumentRevision?
         do throws(GatewayError) {
             let revisionID = try DocumentValidation.parseRevision(revisionText)
             let knownIDs = Set(known.compactMap { try? RevisionID(parsing: $0) })
-            revision = try reader.revision(
-                id: id, revision: revisionID,
-                options: ReadOptions(
-                    includeRevisions: true, revisionsLimit: maxHistory + 1,
-                    revisionsFrom: knownIDs.isEmpty ? nil : knownIDs),
-                in: snapshots)
+            let options = ReadOptions(
+                includeRevisions: true, revisionsLimit: maxHistory + 1,
+                revisionsFrom: knownIDs.isEmpty ? nil : knownIDs)
+            stored =
+                target.database.config.deltaSync
+                ? nil
+                : reader.storedText(id: id, revision: revisionID, options: options, in: snapshots)
+                    .flatMap { DocumentStore.mayHaveAttachments($0.text) ? nil : $0 }
+            revision =
+                stored == nil ? try reader.revision(id: id, revision: revisionID, options: options, in: snapshots) : nil
         } catch {
             try await connection.post(properties: [
                 "Profile": "norev", "id": id, "rev": revisionText, "sequence": sequence,
@@ -248,7 +254,14 @@ final class BLIPPullFeed: Sendable {
             return
         }
         var properties: BLIPProperties = ["Profile": "rev", "id": id, "rev": revisionText, "sequence": sequence]
-        guard let body = BLIPRevisionBody.properties(of: revision.body) else { return }
+        if let (text, history) = stored {
+            if history.count > 1 {
+                properties["history"] = history.dropFirst().map(\.description).joined(separator: ",")
+            }
+            try await connection.post(properties: properties, body: text, compressed: true)
+            return
+        }
+        guard let revision, let body = BLIPRevisionBody.properties(of: revision.body) else { return }
         if revision.body["_deleted"] == true { properties["deleted"] = "1" }
         let history = ((try? RevisionHistory(json: revision.body["_revisions"] ?? .null))?.revisionIDs ?? []).dropFirst()
         if !history.isEmpty { properties["history"] = history.map(\.description).joined(separator: ",") }

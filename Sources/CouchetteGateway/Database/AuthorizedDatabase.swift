@@ -55,9 +55,28 @@ public struct AuthorizedDatabase: Sendable {
         try documents.openRevisionResults(id: id, revisions: revisions, as: caller, options: options, latest: latest)
     }
 
-    /// The stored documents with these IDs, read in one transaction, for ``revision(id:revision:options:in:)``.
+    /// The stored documents with these IDs, read in one transaction, for ``revision(id:revision:options:in:)`` and
+    /// ``revisionText(id:revision:options:in:)`` (current bodies kept as their stored text until a read parses them).
     func snapshots(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
-        try database.storage.documents(ids: ids)
+        try database.storage.documents(ids: ids, winnerAsText: true)
+    }
+
+    /// A read's JSON text spliced from the stored body, when the caller may see it and the read adds no attachment
+    /// bodies (``DocumentStore/revisionText(id:revision:as:options:in:)``); nil otherwise: read the revision.
+    func revisionText(
+        id: String, revision: RevisionID?, options: ReadOptions, in snapshots: [String: StoredDocument]
+    ) -> [UInt8]? {
+        documents.revisionText(id: id, revision: revision, as: caller, options: options, in: snapshots)
+    }
+
+    /// The current revision's stored body, when a read of `revision` by the caller would send it as it is
+    /// (``DocumentStore/storedText(of:revision:as:)``), with the history `options` send.
+    func storedText(id: String, revision: RevisionID?, options: ReadOptions, in snapshots: [String: StoredDocument]?)
+        -> (text: [UInt8], history: [RevisionID])?
+    {
+        guard let (document, node, text) = documents.storedText(of: snapshots?[id], revision: revision, as: caller)
+        else { return nil }
+        return (text, documents.sentHistory(of: node, in: document, options: options))
     }
 
     /// An attachment's bytes and metadata, if the caller may see its revision.

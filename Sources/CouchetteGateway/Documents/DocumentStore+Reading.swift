@@ -89,7 +89,11 @@ extension DocumentStore {
         throws(GatewayError) -> (StoredDocument, RevisionTree.Node)
     {
         let stored: StoredDocument?
-        if let snapshots { stored = snapshots[id] } else { stored = try storage.document(id: id) }
+        if let snapshots {
+            stored = try snapshots[id]?.parsingWinnerText()
+        } else {
+            stored = try storage.document(id: id)
+        }
         guard let document = stored, let winner = document.winner else {
             throw .notFound("missing")
         }
@@ -179,22 +183,29 @@ extension DocumentStore {
         return bodies
     }
 
-    private func addHistory(
+    /// The part of a revision's history a read sends (`_revisions`): the revision first, at most
+    /// `options.revisionsLimit` of them, ending at the first of `options.revisionsFrom` the reader has.
+    func sentHistory(of node: RevisionTree.Node, in document: StoredDocument, options: ReadOptions) -> [RevisionID] {
+        var kept = document.tree.history(of: node.id)
+        if let limit = options.revisionsLimit { kept = Array(kept.prefix(max(limit, 1))) }
+        if let stopAt = options.revisionsFrom, let index = kept.firstIndex(where: { stopAt.contains($0) }) {
+            kept = Array(kept.prefix(through: index))
+        }
+        return kept
+    }
+
+    func addHistory(
         to members: inout [String: JSONValue], of node: RevisionTree.Node, in document: StoredDocument,
         options: ReadOptions
     ) {
-        let history = document.tree.history(of: node.id)
-        if options.includeRevisions {
-            var kept = history
-            if let limit = options.revisionsLimit { kept = Array(kept.prefix(max(limit, 1))) }
-            if let stopAt = options.revisionsFrom, let index = kept.firstIndex(where: { stopAt.contains($0) }) {
-                kept = Array(kept.prefix(through: index))
-            }
-            if let revisions = try? RevisionHistory(revisionIDs: kept) { members["_revisions"] = revisions.json }
+        if options.includeRevisions,
+            let revisions = try? RevisionHistory(revisionIDs: sentHistory(of: node, in: document, options: options))
+        {
+            members["_revisions"] = revisions.json
         }
         if options.includeRevisionsInfo {
             members["_revs_info"] = .array(
-                history.map { revision in
+                document.tree.history(of: node.id).map { revision in
                     let status: String
                     switch document.tree[revision] {
                     case let node? where node.isDeleted: status = "deleted"
@@ -208,7 +219,7 @@ extension DocumentStore {
 
     /// CouchDB's `_conflicts` and `_deleted_conflicts` (losing leaves, in winning order; only on the winner, and
     /// only when there are some) and `_local_seq`.
-    private func addConflicts(
+    func addConflicts(
         to members: inout [String: JSONValue], of node: RevisionTree.Node, in document: StoredDocument,
         options: ReadOptions
     ) {
@@ -226,7 +237,7 @@ extension DocumentStore {
     }
 
     /// `_exp` as RFC 3339 (`show_exp=true`), when the document expires.
-    private func addExpiry(to members: inout [String: JSONValue], of document: StoredDocument, options: ReadOptions) {
+    func addExpiry(to members: inout [String: JSONValue], of document: StoredDocument, options: ReadOptions) {
         guard options.includeExpiry, let expiry = document.expiry else { return }
         members["_exp"] = .string(expiry.formatted(Date.ISO8601FormatStyle()))
     }

@@ -34,10 +34,15 @@ extension DocumentRevision {
         var part =
             attachmentBodies.isEmpty
             ? MIMEPart.json(body) : MIMEPart(nested: multipartRelated(inlineLimit: inlineLimit))
-        if let documentID, let name = HTTPField.Name("X-Doc-ID") { part.headers[name] = documentID }
-        if let revisionID, let name = HTTPField.Name("X-Rev-ID") { part.headers[name] = revisionID }
+        if let documentID { part.headers[Self.documentIDHeader] = documentID }
+        if let revisionID { part.headers[Self.revisionIDHeader] = revisionID }
         return part
     }
+
+    /// `X-Doc-ID`, a `multipart/mixed` revision part's document ID.
+    static let documentIDHeader = HTTPField.Name("X-Doc-ID")!
+    /// `X-Rev-ID`, a `multipart/mixed` revision part's revision ID.
+    static let revisionIDHeader = HTTPField.Name("X-Rev-ID")!
 }
 
 // MARK: - OpenRevision

@@ -17,7 +17,10 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 
     /// The stored documents among `ids`, read at one point in time (absent ones are left out): the snapshots of a
     /// `_bulk_docs` request, read at once rather than each waiting for concurrent writes.
-    func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument]
+    ///
+    /// - Parameter winnerAsText: Leave each current revision's body as its stored text
+    ///   (``StoredDocument/winnerText``), for reads that send it on as it is (`_bulk_get`, BLIP `rev`).
+    func documents(ids: [String], winnerAsText: Bool) throws(GatewayError) -> [String: StoredDocument]
 
     /// The leaf revisions of the stored documents among `ids`, each in winning order (the winner first), read at
     /// one point in time without their bodies: a `_changes` page with `style=all_docs` (absent ones are left out).
@@ -164,6 +167,12 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 }
 
 extension GatewayStorage {
+    /// The stored documents among `ids`, read at one point in time, their bodies parsed
+    /// (``documents(ids:winnerAsText:)``).
+    public func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
+        try documents(ids: ids, winnerAsText: false)
+    }
+
     /// No rows worked out ahead: ``store(_:)`` goes through ``update(documentID:_:)``.
     public var encodesWritesAhead: Bool { false }
 

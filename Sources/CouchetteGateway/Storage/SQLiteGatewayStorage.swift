@@ -102,6 +102,16 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// ``withConnection(_:)`` in one read transaction (unless a batch's transaction is open): a read of many rows
+    /// takes SQLite's locks once, where each statement outside a transaction takes and releases them (`fcntl` calls
+    /// that cost as much as the reads of a `_bulk_get` or a `_changes` page's leaves).
+    func withReadTransaction<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
+        try withConnection { connection in
+            guard try !connection.isInTransaction else { return try body(connection) }
+            return try connection.transaction(.deferred, body)
+        }
+    }
+
     /// Writes the index rows recorded since the last time (``ChannelIndex``, ``GrantIndex``), in the open
     /// transaction: a batch's rows go in together, once the batch's netting (``PendingIndexRows``) is done.
     private func writePendingIndexRows(_ connection: Connection) throws {
@@ -144,18 +154,18 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         try withConnection { connection in try read(id, connection) }
     }
 
-    public func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
-        try withConnection { connection in
+    public func documents(ids: [String], winnerAsText: Bool) throws(GatewayError) -> [String: StoredDocument] {
+        try withReadTransaction { connection in
             var documents: [String: StoredDocument] = [:]
             for id in ids where documents[id] == nil {
-                if let document = try read(id, connection) { documents[id] = document }
+                if let document = try read(id, connection, winnerAsText: winnerAsText) { documents[id] = document }
             }
             return documents
         }
     }
 
     public func leafRevisions(ids: [String]) throws(GatewayError) -> [String: [RevisionID]] {
-        try withConnection { connection in
+        try withReadTransaction { connection in
             let statement = try connection.cachedStatement(sql: "SELECT metadata FROM documents WHERE id = ?")
             defer { statement.reset() }
             var leaves: [String: [RevisionID]] = [:]
@@ -331,14 +341,14 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         return (statement.string(at: 0), statement.bool(at: 1))
     }
 
-    private func read(_ id: String, _ connection: Connection) throws -> StoredDocument? {
+    private func read(_ id: String, _ connection: Connection, winnerAsText: Bool = false) throws -> StoredDocument? {
         let statement = try connection.cachedStatement(sql: "SELECT sequence, body, metadata FROM documents WHERE id = ?")
         defer { statement.reset() }
         try statement.bind(id, at: 1)
         guard try statement.step() else { return nil }
         return try StoredDocumentCodec.decode(
             id: id, sequence: UInt64(statement.int64(at: 0)), winnerBody: statement.blob(at: 1),
-            metadata: statement.blob(at: 2))
+            metadata: statement.blob(at: 2), winnerAsText: winnerAsText)
     }
 
     /// Records a change's index rows in the open transaction: in ``MemoryIndex`` at once, or for a file's tables
@@ -421,7 +431,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     ) throws(GatewayError) -> [ChangeEntry] {
         guard !channels.isEmpty else { return [] }
         if memoryIndex != nil {
-            return try withConnection { connection in
+            return try withReadTransaction { connection in
                 try memoryIndex?.channels.changes(inChannels: channels, since: since, limit: limit) { id in
                     try Self.revision(of: id, connection)
                 } ?? []

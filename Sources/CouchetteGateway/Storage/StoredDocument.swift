@@ -27,6 +27,10 @@ public struct StoredDocument: Sendable, Hashable {
     /// The sequence of the change that first made each of ``grants`` (Sync Gateway's `_sync.access` sequences):
     /// a grant a new revision repeats keeps its sequence. Kept by the storage.
     public var grantSequences: [DocumentGrant: UInt64]
+    /// The current revision's body as stored (the JSON text of an object), when the document was read for sending
+    /// (``GatewayStorage/documents(ids:winnerAsText:)``): the tree's winner then has no body until
+    /// ``parsingWinnerText()`` reads it. Nil otherwise.
+    public var winnerText: [UInt8]?
 
     /// A document with no revision yet.
     public init(id: String) {
@@ -39,6 +43,22 @@ public struct StoredDocument: Sendable, Hashable {
         self.sequence = 0
         self.channelRemovals = [:]
         self.grantSequences = [:]
+        self.winnerText = nil
+    }
+
+    /// The document with ``winnerText`` parsed into the tree's winner, as ``GatewayStorage/document(id:)`` reads it.
+    ///
+    /// - Throws: 500 when the text is no JSON.
+    public func parsingWinnerText() throws(GatewayError) -> StoredDocument {
+        guard let text = winnerText, let winner else { return self }
+        var document = self
+        do {
+            document.tree.setBody(try JSONValue(parsing: text), of: winner.id)
+        } catch {
+            throw .internalError("A stored document is corrupt: \(id)")
+        }
+        document.winnerText = nil
+        return document
     }
 
     /// The current (winning) revision.

@@ -98,8 +98,11 @@ enum StoredDocumentCodec {
         return .object(json)
     }
 
+    /// A document from its row.
+    ///
+    /// - Parameter winnerAsText: Keep the winner's body as its text (``StoredDocument/winnerText``), unparsed.
     static func decode(
-        id: String, sequence: UInt64, winnerBody: [UInt8], metadata: [UInt8]
+        id: String, sequence: UInt64, winnerBody: [UInt8], metadata: [UInt8], winnerAsText: Bool = false
     ) throws(GatewayError) -> StoredDocument {
         do {
             let json = try JSONValue(parsing: metadata)
@@ -108,7 +111,9 @@ enum StoredDocumentCodec {
             document.sequence = sequence
             let nodes = try Self.nodes(of: history, id: id) { revision, channels in document.channels[revision] = channels }
             document.tree = RevisionTree(nodes: nodes)
-            if let winner = document.tree.winner {
+            if winnerAsText {
+                document.winnerText = winnerBody
+            } else if let winner = document.tree.winner {
                 document.tree.setBody(try JSONValue(parsing: winnerBody), of: winner.id)
             }
             document.access = readGrants(json["access"], .channel, into: &document)

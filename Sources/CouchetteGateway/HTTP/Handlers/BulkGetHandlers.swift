@@ -32,7 +32,20 @@ struct BulkGetHandlers: Sendable {
         if accept.namesMultipart || (accept.allowsMultipart && !accept.namesJSON) {
             return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()
         }
-        return environment.renderer.response(json: ["results": .array(results.map(\.json))])
+        if environment.renderer.pretty {
+            return environment.renderer.response(json: ["results": .array(results.map(\.json))])
+        }
+        // {"results":[…]}, the stored bodies written as they are.
+        var writer = JSONWriter(reservingCapacity: 256 * results.count)
+        writer.beginObject()
+        writer.key("results")
+        writer.beginArray()
+        for result in results { result.write(to: &writer) }
+        writer.endArray()
+        writer.endObject()
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes)))
     }
 
     /// Reads one entry as the caller.
@@ -43,9 +56,15 @@ struct BulkGetHandlers: Sendable {
             return .failure(
                 id: item.id, revision: item.revisionText, error: .badRequest("Invalid doc/rev ID in _bulk_get"))
         }
+        let options = item.options(base)
+        if let snapshots, let revisionText = snapshots[id]?.winner?.id.description,
+            let text = target.revisionText(id: id, revision: item.revision, options: options, in: snapshots)
+        {
+            return .text(id: id, revision: revisionText, body: text)
+        }
         do {
             let revision = try target.revision(
-                id: id, revision: item.revision, options: item.options(base), in: snapshots)
+                id: id, revision: item.revision, options: options, in: snapshots)
             return .success(revision)
         } catch {
             return .failure(id: id, revision: item.revisionText, error: error)

@@ -117,7 +117,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try pool.withConnection { link throws(GatewayError) in try read(id, link) }
     }
 
-    public func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
+    public func documents(ids: [String], winnerAsText: Bool) throws(GatewayError) -> [String: StoredDocument] {
         guard !ids.isEmpty else { return [:] }
         return try pool.withConnection { link throws(GatewayError) in
             var documents: [String: StoredDocument] = [:]
@@ -126,7 +126,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
             for row in rows.rows {
                 let (id, sequence, body, metadata) = try PostgresLink.decode(
                     row, as: (String, Int64, ByteBuffer, ByteBuffer).self)
-                documents[id] = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: metadata)
+                documents[id] = try Self.decodeDocument(
+                    id: id, sequence: sequence, body: body, metadata: metadata, winnerAsText: winnerAsText)
             }
             return documents
         }
@@ -147,12 +148,13 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try read(id, link)
     }
 
-    static func decodeDocument(id: String, sequence: Int64, body: ByteBuffer, metadata: ByteBuffer)
-        throws(GatewayError) -> StoredDocument
-    {
+    static func decodeDocument(
+        id: String, sequence: Int64, body: ByteBuffer, metadata: ByteBuffer, winnerAsText: Bool = false
+    ) throws(GatewayError) -> StoredDocument {
         do {
             return try StoredDocumentCodec.decode(
-                id: id, sequence: UInt64(sequence), winnerBody: body.bytes, metadata: metadata.bytes)
+                id: id, sequence: UInt64(sequence), winnerBody: body.bytes, metadata: metadata.bytes,
+                winnerAsText: winnerAsText)
         } catch {
             throw .internalError("A stored document is corrupt: \(id)")
         }
