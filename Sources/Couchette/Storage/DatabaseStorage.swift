@@ -289,9 +289,11 @@ final class DatabaseStorage {
         UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, expiration = ?, modified = ?
         WHERE collection = ? AND doc_id = ?
         """
+    /// The row found by its sequence (`+` keeps SQLite off the document ID index): a descent of the integer index
+    /// instead of the text keys' (the update pass of `lite.update.batched`: 2.8–3.2 → 2.3–2.4 s).
     private static let updateDocumentIfUnchanged = """
         UPDATE documents SET sequence = ?, flags = ?, rev = ?, body = ?, tree = ?, modified = ?
-        WHERE collection = ? AND doc_id = ? AND +sequence = ? AND tree = ?
+        WHERE +collection = ? AND +doc_id = ? AND sequence = ? AND tree = ?
         """
 
     /// How ``write(_:mode:)`` writes a row.

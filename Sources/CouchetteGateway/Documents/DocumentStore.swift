@@ -418,9 +418,11 @@ public final class DocumentStore: Sendable {
     /// `_revs_diff`: for each document, the revisions missing here and possible ancestors.
     public func revsDiff(_ request: [String: [String]]) throws(GatewayError) -> JSONValue {
         var result: [String: JSONValue] = [:]
+        // The trees at once, bodies unread.
+        let stored = try storage.documents(ids: Array(request.keys), winnerAsText: true)
         for (id, texts) in request {
             let revisions = texts.compactMap { try? RevisionID(parsing: $0) }
-            let tree = try storage.document(id: id)?.tree ?? RevisionTree()
+            let tree = stored[id]?.tree ?? RevisionTree()
             let diff = tree.revsDiff(revisions)
             let invalid = texts.filter { (try? RevisionID(parsing: $0)) == nil }
             let missing = diff.missing.map(\.description) + invalid
@@ -438,8 +440,9 @@ public final class DocumentStore: Sendable {
     /// (`{"missing_revs": {"doc": ["2-b"]}}`), documents lacking none left out.
     public func missingRevisions(_ request: [String: [String]]) throws(GatewayError) -> JSONValue {
         var missing: [String: JSONValue] = [:]
+        let stored = try storage.documents(ids: Array(request.keys), winnerAsText: true)
         for (id, texts) in request {
-            let tree = try storage.document(id: id)?.tree ?? RevisionTree()
+            let tree = stored[id]?.tree ?? RevisionTree()
             let lacking = texts.filter { text in
                 guard let revision = try? RevisionID(parsing: text) else { return true }
                 return !tree.contains(revision)
