@@ -168,35 +168,46 @@ struct LiteBenchmark {
         precondition(found == 2 * count)
         Benchmark.report("lite.read.byid", baselineSeconds: rawReadTime, measuredSeconds: readTime, goal: ">=0.5")
 
-        // An update pass in batches of 1,000: read, change one property, save.
-        let updatedBodies = samples.map { sample -> [UInt8] in
-            var properties = sample.properties
-            properties["complete"] = !sample.complete
-            return try! JSONValue(foundationObject: properties).serialized()
-        }
-        let rawUpdateTime = Benchmark.timed {
-            for start in stride(from: 0, to: count, by: 1_000) {
-                raw.execute("BEGIN")
-                for index in start..<min(start + 1_000, count) {
-                    _ = raw.read(id: samples[index].id)
-                    raw.update(id: samples[index].id, body: updatedBodies[index])
-                }
-                raw.execute("COMMIT")
+        // Update passes in batches of 1,000: read, change one property, save. Three rounds of a raw pass then ours,
+        // back to back, each flipping `complete` again, and the median round's ratio: a raw pass lasts ~0.6 s, and
+        // this machine's speed wanders by more than the figure's margin within seconds.
+        let updatedBodies = [true, false].map { flipped in
+            samples.map { sample -> [UInt8] in
+                var properties = sample.properties
+                properties["complete"] = flipped != sample.complete
+                return try! JSONValue(foundationObject: properties).serialized()
             }
         }
-        let updateTime = try Benchmark.timed { try updatePass(db, collection) }
+        var rounds: [(raw: Double, ours: Double)] = []
+        for round in 0..<3 {
+            let flipped = round % 2 == 0
+            let rawUpdateTime = Benchmark.timed {
+                for start in stride(from: 0, to: count, by: 1_000) {
+                    raw.execute("BEGIN")
+                    for index in start..<min(start + 1_000, count) {
+                        _ = raw.read(id: samples[index].id)
+                        raw.update(id: samples[index].id, body: updatedBodies[flipped ? 0 : 1][index])
+                    }
+                    raw.execute("COMMIT")
+                }
+            }
+            let updateTime = try Benchmark.timed { try updatePass(db, collection, flipped: flipped) }
+            rounds.append((rawUpdateTime, updateTime))
+        }
         try db.close()
-        Benchmark.report("lite.update.batched", baselineSeconds: rawUpdateTime, measuredSeconds: updateTime, goal: ">=0.3")
+        let update = rounds.sorted { $0.raw / $0.ours < $1.raw / $1.ours }[rounds.count / 2]
+        Benchmark.report("lite.update.batched", baselineSeconds: update.raw, measuredSeconds: update.ours, goal: ">=0.3")
     }
 
-    /// The update pass: each document read, one property changed, saved; batches of 1,000.
-    private func updatePass(_ db: Database, _ collection: Couchette.Collection) throws {
+    /// An update pass: each document read, `complete` set (to the opposite of the sample's when `flipped`), saved;
+    /// batches of 1,000.
+    private func updatePass(_ db: Database, _ collection: Couchette.Collection, flipped: Bool = true) throws {
         for start in stride(from: 0, to: count, by: 1_000) {
             try db.inBatch {
                 for index in start..<min(start + 1_000, count) {
                     let sample = samples[index]
                     guard let document = try collection.document(id: sample.id)?.toMutable() else { continue }
-                    try collection.save(document: document.setBoolean(!sample.complete, forKey: "complete"))
+                    try collection.save(document: document.setBoolean(flipped != sample.complete, forKey: "complete"))
                 }
             }
         }
