@@ -135,6 +135,26 @@ import Testing
         #expect(store.revisionText(id: "empty", revision: nil, as: Self.user, options: options, in: snapshots) == nil)
     }
 
+    @Test func theTextBelongsToItsRevisionAndIsNeverWritten() async throws {
+        let store = DocumentStore(storage: try SQLiteGatewayStorage(location: .memory, databaseName: "db"))
+        let first = try store.put(id: "d", body: ["v": 1])
+        var document = try #require(try store.storage.documents(ids: ["d"], winnerAsText: true)["d"])
+        #expect(document.winnerText?.revision == first)
+        // A revision added after the read wins; the text is still the first one's body.
+        let second = try document.tree.addLocalEdit(parent: first, body: ["v": 2], deleted: false)
+        let parsed = try document.parsingWinnerText()
+        #expect(parsed.tree[first]?.body == ["v": 1] && parsed.tree[second]?.body == ["v": 2])
+        let sent = store.revisionText(id: "d", revision: nil, as: .admin, options: ReadOptions(), in: ["d": document])
+        #expect(sent == nil)
+        // Writing a document read as text would store it without its body: the storage stops instead.
+        await #expect(processExitsWith: .failure) {
+            let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "db")
+            try DocumentStore(storage: storage).put(id: "d", body: ["v": 1])
+            let read = try storage.documents(ids: ["d"], winnerAsText: true)["d"]
+            try storage.update(documentID: "d") { _ throws(GatewayError) in read }
+        }
+    }
+
     @Test func attachmentsAreFoundInTheText() {
         func check(_ text: String) -> Bool { DocumentStore.mayHaveAttachments(Array(text.utf8)) }
         #expect(check(#"{"_attachments":{}}"#))

@@ -14,10 +14,11 @@ extension DocumentStore {
         -> (document: StoredDocument, node: RevisionTree.Node, text: [UInt8])?
     {
         guard let document, let text = document.winnerText, let winner = document.winner, !winner.isDeleted,
-            revision == nil || revision == winner.id, caller.canSee(document.visibilityChannels(of: winner.id)),
-            text.first == UInt8(ascii: "{"), text.last == UInt8(ascii: "}")
+            text.revision == winner.id, revision == nil || revision == winner.id,
+            caller.canSee(document.visibilityChannels(of: winner.id)),
+            text.bytes.first == UInt8(ascii: "{"), text.bytes.last == UInt8(ascii: "}")
         else { return nil }
-        return (document, winner, text)
+        return (document, winner, text.bytes)
     }
 
     /// A read's JSON text (``revision(id:revision:as:options:in:)``'s body) spliced from the stored text: the

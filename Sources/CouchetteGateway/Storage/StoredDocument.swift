@@ -27,10 +27,19 @@ public struct StoredDocument: Sendable, Hashable {
     /// The sequence of the change that first made each of ``grants`` (Sync Gateway's `_sync.access` sequences):
     /// a grant a new revision repeats keeps its sequence. Kept by the storage.
     public var grantSequences: [DocumentGrant: UInt64]
-    /// The current revision's body as stored (the JSON text of an object), when the document was read for sending
-    /// (``GatewayStorage/documents(ids:winnerAsText:)``): the tree's winner then has no body until
-    /// ``parsingWinnerText()`` reads it. Nil otherwise.
-    public var winnerText: [UInt8]?
+    /// The current revision's body as stored, when the document was read for sending
+    /// (``GatewayStorage/documents(ids:winnerAsText:)``): that revision then has no body in the tree until
+    /// ``parsingWinnerText()`` reads it. Nil otherwise. Such a document is for reading only: storages refuse to
+    /// write it (its tree lacks a body).
+    public var winnerText: BodyText?
+
+    /// A revision's body as stored, unparsed.
+    public struct BodyText: Sendable, Hashable {
+        /// The revision whose body it is.
+        public var revision: RevisionID
+        /// The JSON text of an object.
+        public var bytes: [UInt8]
+    }
 
     /// A document with no revision yet.
     public init(id: String) {
@@ -50,10 +59,10 @@ public struct StoredDocument: Sendable, Hashable {
     ///
     /// - Throws: 500 when the text is no JSON.
     public func parsingWinnerText() throws(GatewayError) -> StoredDocument {
-        guard let text = winnerText, let winner else { return self }
+        guard let text = winnerText else { return self }
         var document = self
         do {
-            document.tree.setBody(try JSONValue(parsing: text), of: winner.id)
+            document.tree.setBody(try JSONValue(parsing: text.bytes), of: text.revision)
         } catch {
             throw .internalError("A stored document is corrupt: \(id)")
         }

@@ -11,6 +11,8 @@ import Foundation
 enum StoredDocumentCodec {
     /// The metadata's JSON text, written straight from the document (it is encoded on every write).
     static func encodeMetadata(_ document: StoredDocument) -> [UInt8] {
+        // Its winner's body is elsewhere: written, it would be lost.
+        precondition(document.winnerText == nil, "A document read for sending cannot be written")
         let nodes = document.tree.nodes
         var index: [RevisionID: Int] = [:]
         if nodes.count > 1 {
@@ -111,8 +113,8 @@ enum StoredDocumentCodec {
             document.sequence = sequence
             let nodes = try Self.nodes(of: history, id: id) { revision, channels in document.channels[revision] = channels }
             document.tree = RevisionTree(nodes: nodes)
-            if winnerAsText {
-                document.winnerText = winnerBody
+            if winnerAsText, let winner = document.tree.winner {
+                document.winnerText = StoredDocument.BodyText(revision: winner.id, bytes: winnerBody)
             } else if let winner = document.tree.winner {
                 document.tree.setBody(try JSONValue(parsing: winnerBody), of: winner.id)
             }
