@@ -59,9 +59,15 @@ public struct JSONRenderer: Sendable {
 
     /// A response with a ``JSONValue`` body, serialized with sorted keys (pretty when configured).
     public func response(json: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        response(jsonText: json.serialized(prettyPrinted: pretty), status: status, headers: headers)
+    }
+
+    /// A response with a body already written as JSON text (``JSONWriter``), as it is.
+    public func response(jsonText bytes: [UInt8], status: HTTPResponse.Status = .ok, headers: HTTPFields = [:])
+        -> Response
+    {
         var fields = headers
         fields[.contentType] = "application/json"
-        let bytes = json.serialized(prettyPrinted: pretty)
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 

@@ -43,9 +43,7 @@ struct BulkGetHandlers: Sendable {
         for result in results { result.write(to: &writer) }
         writer.endArray()
         writer.endObject()
-        return Response(
-            status: .ok, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes)))
+        return environment.renderer.response(jsonText: writer.bytes)
     }
 
     /// Reads one entry as the caller.
@@ -57,10 +55,10 @@ struct BulkGetHandlers: Sendable {
                 id: item.id, revision: item.revisionText, error: .badRequest("Invalid doc/rev ID in _bulk_get"))
         }
         let options = item.options(base)
-        if let snapshots, let revisionText = snapshots[id]?.winner?.id.description,
+        if let snapshots, let current = snapshots[id]?.winner?.id.description,
             let text = target.revisionText(id: id, revision: item.revision, options: options, in: snapshots)
         {
-            return .text(id: id, revision: revisionText, body: text)
+            return .text(id: id, revision: current, body: text)
         }
         do {
             let revision = try target.revision(
