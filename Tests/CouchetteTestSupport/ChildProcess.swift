@@ -67,9 +67,22 @@ public final class ChildProcess: @unchecked Sendable {
         let environmentStrings = environment.map { $0.map { "\($0.key)=\($0.value)" } }
         let envp: [UnsafeMutablePointer<CChar>?]? = environmentStrings.map { $0.map { strdup($0) } + [nil] }
         defer { envp?.forEach { free($0) } }
+        // The child starts with no signal blocked and every signal's default action: a child inherits the spawning
+        // thread's mask, and the runtime's threads block nearly all signals, so a tmux server spawned from one could
+        // not hang up its panes and outlived `kill-server`, and a server told to stop by SIGTERM never heard it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = envp.map { envp in posix_spawn(&pid, executable.path, &actions, nil, argv, envp) }
-            ?? posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        let spawned = envp.map { envp in posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp) }
+            ?? posix_spawn(&pid, executable.path, &actions, &attributes, argv, environ)
         close(output[1])
         if separateErrors { close(errorOutput[1]) }
         guard spawned == 0 else {
