@@ -51,17 +51,8 @@ extension DocumentStore {
 
     /// Whether a body's text may hold an `_attachments` member (a string of that name anywhere says yes).
     static func mayHaveAttachments(_ text: [UInt8]) -> Bool {
-        let needle = Array(#""_attachments""#.utf8)
-        guard text.count >= needle.count else { return false }
-        return text.withUnsafeBufferPointer { bytes in
-            var start = 0
-            while start + needle.count <= bytes.count {
-                guard let quote = bytes[start...].firstIndex(of: needle[0]) else { return false }
-                if quote + needle.count > bytes.count { return false }
-                if bytes[quote..<quote + needle.count].elementsEqual(needle) { return true }
-                start = quote + 1
-            }
-            return false
-        }
+        text.contains(attachmentsKey)
     }
+
+    private static let attachmentsKey = Array(#""_attachments""#.utf8)
 }

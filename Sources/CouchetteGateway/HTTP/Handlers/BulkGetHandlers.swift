@@ -55,8 +55,9 @@ struct BulkGetHandlers: Sendable {
                 id: item.id, revision: item.revisionText, error: .badRequest("Invalid doc/rev ID in _bulk_get"))
         }
         let options = item.options(base)
-        if let snapshots, let current = snapshots[id]?.winner?.id.description,
-            let text = target.revisionText(id: id, revision: item.revision, options: options, in: snapshots)
+        if let snapshots,
+            let text = target.revisionText(id: id, revision: item.revision, options: options, in: snapshots),
+            let current = snapshots[id]?.winner?.id.description
         {
             return .text(id: id, revision: current, body: text)
         }
