@@ -192,4 +192,28 @@ import Testing
             #expect(try await client.send(port: ports.adminPort, path: "/todo/known").jsonValue()["v"] == 2)
         }
     }
+
+    @Test("The revs a proposeChanges asked for are answered and stored: some sent, a norev for the rest")
+    func askedForRevisionsWithANorev() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
+                let proposal: JSONValue = [["p1", "1-0a01"], ["p2", "1-0a02"], ["p3", "1-0a03"]]
+                let reply = try await connection.send(
+                    properties: ["Profile": "proposeChanges"], body: proposal.serialized())
+                #expect(try JSONValue(parsing: reply.body) == [])
+                var sent: [UInt64] = []
+                for id in ["p1", "p2"] {
+                    sent.append(try await connection.queue(
+                        properties: ["Profile": "rev", "id": id, "rev": "1-0a0\(id.suffix(1))", "noconflicts": "true"],
+                        body: Array(#"{"channels":["a"]}"#.utf8)))
+                }
+                try await connection.post(properties: ["Profile": "norev", "id": "p3", "rev": "1-0a03", "error": "404"])
+                for number in sent { #expect(try await connection.response(to: number).type == .response) }
+            }
+            for id in ["p1", "p2"] {
+                #expect(try await client.send(port: ports.adminPort, path: "/todo/\(id)").status == 200)
+            }
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/p3").status == 404)
+        }
+    }
 }

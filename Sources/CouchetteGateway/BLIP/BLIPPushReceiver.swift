@@ -29,9 +29,9 @@ struct BLIPPushReceiver: Sendable {
         } catch {
             return BLIPSyncSession.errorReply(to: request, error)
         }
-        return reply(
-            to: request,
-            answers: entries.map { entry in status(of: entry, in: snapshots, includesRev: includesRev) })
+        let answers = entries.map { entry in status(of: entry, in: snapshots, includesRev: includesRev) }
+        batcher?.expect(answers.count { $0 == 0 })
+        return reply(to: request, answers: answers)
     }
 
     /// `changes` from a pushing client (Couchbase Lite 2.x): for each `[sequence, docID, revID, …]`, the revisions
@@ -52,14 +52,14 @@ struct BLIPPushReceiver: Sendable {
             offered[id, default: []].append(revision)
         }
         let diff = (try? target.revsDiff(offered)) ?? [:]
-        return reply(
-            to: request,
-            answers: entries.map { entry in
-                guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue, let missing = diff[id],
-                    missing["missing"]?.arrayValue?.contains(.string(revision)) == true
-                else { return 0 }
-                return .array(missing["possible_ancestors"]?.arrayValue ?? [])
-            })
+        let answers = entries.map { entry -> JSONValue in
+            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue, let missing = diff[id],
+                missing["missing"]?.arrayValue?.contains(.string(revision)) == true
+            else { return 0 }
+            return .array(missing["possible_ancestors"]?.arrayValue ?? [])
+        }
+        batcher?.expect(answers.count { $0.arrayValue != nil })
+        return reply(to: request, answers: answers)
     }
 
     /// The reply to `proposeChanges` or `changes`, with delta sync on saying `deltas: true` (the client may then send
@@ -94,6 +94,9 @@ struct BLIPPushReceiver: Sendable {
     /// `ERR HTTP/403` with its reason. Attachment stubs whose digest the database does not hold are fetched from the
     /// client first (`getAttachment`) and checked against their digest and length.
     func revision(_ request: BLIPMessage, on connection: BLIPConnection) async -> BLIPMessage {
+        // A revision that does not reach the batcher still arrived: it is not to be waited for.
+        var queued = false
+        defer { if !queued { batcher?.settle() } }
         let properties = request.properties
         guard let id = properties["id"], let revisionText = properties["rev"] else {
             return request.errorReply(domain: "HTTP", code: 400, message: "rev needs id and rev")
@@ -126,6 +129,7 @@ struct BLIPPushReceiver: Sendable {
                     id: id, body: .object(body), attachmentBodies: attachmentBodies, noConflicts: noConflicts)
                 return request.reply()
             }
+            queued = true
             let result = await batcher.store(.object(body), as: target, noConflicts: noConflicts)
             if let error = result["error"] {
                 throw GatewayError(

@@ -3,10 +3,16 @@ import Synchronization
 
 // MARK: - BLIPRevisionBatcher
 
-/// Stores a push's `rev`s in batches (group commit): a client sends a batch's `rev`s all at once and their handlers
-/// run concurrently, so while one write is under way the revisions arriving queue, and the next write takes them all
-/// — one transaction and one sync-function call per batch (``AuthorizedDatabase/bulkDocs(_:newEdits:)``, as
-/// `_bulk_docs?new_edits=false` stores them) instead of one per revision. Each revision still gets its own result.
+/// Stores a push's `rev`s in batches (group commit): one transaction and one sync-function call per batch
+/// (``AuthorizedDatabase/bulkDocs(_:newEdits:)``, as `_bulk_docs?new_edits=false` stores them) instead of one per
+/// revision. Each revision still gets its own result.
+///
+/// A client sends the `rev`s of a batch one after another, as fast as it reads and encodes them: more slowly than a
+/// write takes them here, so taking whatever is queued would write them one or two at a time. The batcher knows how
+/// many are coming: the reply to the client's `proposeChanges` or `changes` asked for them (``expect(_:)``). Queued
+/// revisions wait until every one asked for by the oldest such reply has arrived (stored, or settled otherwise:
+/// ``settle()``, a `norev`), or until a write would be full; a client that stops sending what it was asked for is
+/// waited for no longer than ``stallTimeout`` after its last `rev`.
 final class BLIPRevisionBatcher: Sendable {
     private struct Pending {
         var body: JSONValue
@@ -18,12 +24,72 @@ final class BLIPRevisionBatcher: Sendable {
     private struct State {
         var pending: [Pending] = []
         var writing = false
+        /// The revisions still to arrive of each batch the client was asked for, oldest first.
+        var awaited: [Int] = []
+        /// Set when the oldest batch asked for has all arrived: what is queued is then written even while a later
+        /// batch is arriving.
+        var batchArrived = false
+        /// Revisions arrived so far (the stall watch compares it between its ticks).
+        var arrivals = 0
+        var watchingForStall = false
+        var writes = 0
+
+        /// Whether a write should take what is queued now.
+        var isReady: Bool {
+            !pending.isEmpty && (awaited.isEmpty || batchArrived || pending.count >= BLIPRevisionBatcher.maximumBatch)
+        }
+
+        /// Counts one revision of the oldest awaited batch as arrived.
+        mutating func noteArrival() {
+            arrivals += 1
+            guard !awaited.isEmpty else { return }
+            awaited[0] -= 1
+            if awaited[0] <= 0 {
+                awaited.removeFirst()
+                batchArrived = true
+            }
+        }
+
+        /// Whether the caller is to start writing: a write is due and none is under way (which would take it).
+        mutating func claimWriting() -> Bool {
+            guard isReady, !writing else { return false }
+            writing = true
+            return true
+        }
     }
 
     private let state = Mutex(State())
 
     /// The most revisions one write takes.
     static let maximumBatch = 500
+
+    /// How long queued revisions wait for the rest of their batch without another revision arriving before they
+    /// are written anyway (the client did not send all it was asked for).
+    let stallTimeout: Duration
+
+    /// - Parameter stallTimeout: See ``stallTimeout``.
+    init(stallTimeout: Duration = .milliseconds(5)) {
+        self.stallTimeout = stallTimeout
+    }
+
+    /// How many writes stored the revisions so far.
+    var writeCount: Int { state.withLock { $0.writes } }
+
+    /// The client was asked for `count` revisions (the reply to its `proposeChanges` or `changes`, before it is sent).
+    func expect(_ count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.awaited.append(count) }
+    }
+
+    /// A revision the client was asked for arrived and will not be stored through ``store(_:as:noConflicts:)``
+    /// (refused before, stored alone, or a `norev`).
+    func settle() {
+        let startsWriting = state.withLock { state in
+            state.noteArrival()
+            return state.claimWriting()
+        }
+        if startsWriting { Task { write() } }
+    }
 
     /// Stores `body` (a revision with `_id`, `_rev` and `_revisions`) as `target`'s caller, with the revisions
     /// queued beside it; returns its `_bulk_docs` result (`{"id", "rev"}`, or `{"error", "reason", "status"}`).
@@ -32,27 +98,33 @@ final class BLIPRevisionBatcher: Sendable {
     ///   (409) by the write itself. Consecutive revisions with the same setting share a write.
     func store(_ body: JSONValue, as target: AuthorizedDatabase, noConflicts: Bool) async -> JSONValue {
         await withCheckedContinuation { continuation in
-            let startsWriting = state.withLock { state in
+            let (startsWriting, watches) = state.withLock { state in
                 state.pending.append(
                     Pending(body: body, target: target, noConflicts: noConflicts, continuation: continuation))
-                defer { state.writing = true }
-                return !state.writing
+                state.noteArrival()
+                let startsWriting = state.claimWriting()
+                let watches = !state.isReady && !state.watchingForStall
+                if watches { state.watchingForStall = true }
+                return (startsWriting, watches)
             }
             if startsWriting { Task { write() } }
+            if watches { Task { await watchForStall() } }
         }
     }
 
-    /// Writes what is queued, batch after batch, until nothing is.
+    /// Writes what is due, batch after batch, until nothing is.
     private func write() {
         while true {
             let batch: [Pending] = state.withLock { state in
-                guard !state.pending.isEmpty else {
+                guard state.isReady else {
                     state.writing = false
                     return []
                 }
                 let noConflicts = state.pending[0].noConflicts
                 let taken = Array(state.pending.prefix(Self.maximumBatch).prefix { $0.noConflicts == noConflicts })
                 state.pending.removeFirst(taken.count)
+                if state.pending.isEmpty { state.batchArrived = false }
+                state.writes += 1
                 return taken
             }
             guard let first = batch.first else { return }
@@ -61,6 +133,35 @@ final class BLIPRevisionBatcher: Sendable {
                 item.continuation.resume(
                     returning: index < results.count ? results[index] : ["error": "internal", "status": 500])
             }
+        }
+    }
+
+    /// While revisions are queued and not due, checks every ``stallTimeout`` that more arrived since; when none did,
+    /// stops waiting for the batches asked for and writes what is queued.
+    private func watchForStall() async {
+        var seen = -1
+        while true {
+            try? await Task.sleep(for: stallTimeout)
+            // nil: stop watching; false: still arriving, watch on; true: gave up waiting, write.
+            let writes: Bool? = state.withLock { state in
+                guard !state.pending.isEmpty, !state.isReady else {
+                    state.watchingForStall = false
+                    return nil
+                }
+                guard state.arrivals == seen else {
+                    seen = state.arrivals
+                    return false
+                }
+                state.awaited.removeAll()
+                state.watchingForStall = false
+                return state.claimWriting() ? true : nil
+            }
+            switch writes {
+            case false?: continue
+            case true?: write()
+            case nil: break
+            }
+            return
         }
     }
 }

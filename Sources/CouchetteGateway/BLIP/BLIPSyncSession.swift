@@ -57,9 +57,13 @@ struct BLIPSyncSession: Sendable {
         case "getCheckpoint": return getCheckpoint(request)
         case "setCheckpoint": return setCheckpoint(request)
         case "subChanges": return await subChanges(request, on: connection)
-        case "proposeChanges": return BLIPPushReceiver(target: target).proposeChanges(request)
-        case "changes": return BLIPPushReceiver(target: target).changes(request)
+        case "proposeChanges": return BLIPPushReceiver(target: target, batcher: revisions).proposeChanges(request)
+        case "changes": return BLIPPushReceiver(target: target, batcher: revisions).changes(request)
         case "rev": return await BLIPPushReceiver(target: target, batcher: revisions).revision(request, on: connection)
+        case "norev":
+            // A revision asked for that the client cannot send (§3.7).
+            revisions.settle()
+            return request.reply()
         case "getAttachment": return await getAttachment(request)
         default: return request.unhandledReply()
         }

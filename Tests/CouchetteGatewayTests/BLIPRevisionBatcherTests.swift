@@ -1,0 +1,81 @@
+import CouchetteCore
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+/// The group commit of pushed `rev`s: the revisions a `proposeChanges` reply asked for are written together, and a
+/// client that does not send them all is still answered.
+@Suite(.timeLimit(.minutes(1))) struct BLIPRevisionBatcherTests {
+    /// A new document's first revision as a `rev` handler hands it over.
+    static func revision(_ id: String) -> JSONValue {
+        ["_id": .string(id), "_rev": "1-0a0b", "_revisions": ["start": 1, "ids": ["0a0b"]], "title": .string(id)]
+    }
+
+    static func admin() throws -> AuthorizedDatabase {
+        let database = try GatewayDatabase(config: DatabaseConfig(name: "todo"), startTime: 0)
+        return AuthorizedDatabase(database: database, caller: .admin)
+    }
+
+    /// Stores each ID's revision concurrently, as a connection's `rev` handlers do; the results in ID order.
+    static func storeConcurrently(_ ids: [String], in batcher: BLIPRevisionBatcher, as target: AuthorizedDatabase)
+        async -> [JSONValue]
+    {
+        await withTaskGroup(of: (Int, JSONValue).self) { group in
+            for (index, id) in ids.enumerated() {
+                group.addTask { (index, await batcher.store(revision(id), as: target, noConflicts: true)) }
+            }
+            var results = [JSONValue](repeating: .null, count: ids.count)
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+    }
+
+    @Test("The revisions a reply asked for are stored in one write, however they trickle in")
+    func askedForRevisionsShareOneWrite() async throws {
+        let target = try Self.admin()
+        // No stall gives up on the batch while the test runs: only its last revision's arrival writes it.
+        let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
+        let ids = (0..<20).map { "doc\($0)" }
+        batcher.expect(ids.count)
+        let results = await Self.storeConcurrently(ids, in: batcher, as: target)
+        #expect(results.allSatisfy { $0["error"] == nil }, "\(results)")
+        #expect(batcher.writeCount == 1)
+        for id in ids { #expect(try target.revision(id: id).body["title"] == .string(id)) }
+    }
+
+    @Test("A revision settled without being stored (refused early, a norev) counts as arrived: the rest are written")
+    func settledRevisionsCompleteTheirBatch() async throws {
+        let target = try Self.admin()
+        let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
+        batcher.expect(3)
+        batcher.settle()
+        batcher.settle()
+        let result = await batcher.store(Self.revision("only"), as: target, noConflicts: true)
+        #expect(result["error"] == nil)
+        #expect(batcher.writeCount == 1)
+    }
+
+    @Test("Revisions of a client that stops sending what it was asked for are written once none arrive for a while")
+    func stalledBatchIsWritten() async throws {
+        let target = try Self.admin()
+        let batcher = BLIPRevisionBatcher(stallTimeout: .milliseconds(20))
+        batcher.expect(5)
+        let results = await Self.storeConcurrently(["a", "b"], in: batcher, as: target)
+        #expect(results.allSatisfy { $0["error"] == nil }, "\(results)")
+        #expect(try target.revision(id: "b").body["title"] == "b")
+        // The batches asked for were given up: the next revision is written as it comes.
+        let alone = await batcher.store(Self.revision("c"), as: target, noConflicts: true)
+        #expect(alone["error"] == nil)
+    }
+
+    @Test("Without a batch asked for, each revision is written as it comes (a client sending rev without proposing)")
+    func unannouncedRevisionsAreWrittenAtOnce() async throws {
+        let target = try Self.admin()
+        let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
+        for id in ["x", "y"] {
+            #expect(await batcher.store(Self.revision(id), as: target, noConflicts: true)["error"] == nil)
+        }
+        #expect(batcher.writeCount == 2)
+    }
+}
