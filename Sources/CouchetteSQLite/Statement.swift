@@ -80,7 +80,7 @@ public final class Statement {
     }
 
     /// Finalizes the statement now; later calls throw a closed-connection error.
-    func finalize() {
+    public func finalize() {
         database.withLock {
             sqlite3_finalize(handle)
             handle = nil

@@ -63,18 +63,22 @@ public class Document: DictionaryProtocol, Sequence, Hashable, @unchecked Sendab
 
     /// A mutable copy.
     public func toMutable() -> MutableDocument {
-        let copy = lock.withLock {
-            if _body == nil, let _rawBody {
-                // Not parsed yet: the copy parses it when needed, or patches it when saved.
-                return MutableDocument(
-                    id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection, storedBody: _rawBody,
-                    storedTree: _storedTree)
-            }
-            return MutableDocument(
-                id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection, members: bodyLocked())
+        lock.withLock {
+            let copy =
+                if _body == nil, let _rawBody {
+                    // Not parsed yet: the copy parses it when needed, or patches it when saved.
+                    MutableDocument(
+                        id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection,
+                        storedBody: _rawBody, storedTree: _storedTree)
+                } else {
+                    MutableDocument(
+                        id: id, revisionID: _revisionID, sequence: _sequence, collection: _collection,
+                        members: bodyLocked())
+                }
+            // Not shared yet: no need for its lock.
+            copy._timestamp = _timestamp
+            return copy
         }
-        copy.didLoad(revisionID: revisionID, sequence: sequence, collection: collection, timestamp: timestamp)
-        return copy
     }
 
     // MARK: - Reading

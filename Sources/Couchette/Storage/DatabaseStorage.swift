@@ -11,6 +11,10 @@ final class DatabaseStorage {
     /// The SQLite connection; only this type and its extensions in `Storage/` use it.
     let connection: Connection
 
+    /// The statements of a document read and a save's write, by their SQL, prepared once: the connection's cache
+    /// hashes the text and clears the bindings on every call. Used by one caller at a time, as the storage is.
+    private var hotStatements: [Statement?] = []
+
     /// Opens (creating if allowed) the SQLite file and migrates its schema.
     ///
     /// - Throws: `.notFound` when missing and `create` is false, `.wrongEncryptionKey` (401) when the file is
@@ -75,6 +79,8 @@ final class DatabaseStorage {
     static let encryptedCheckpointPages = 8_000
 
     func close() {
+        for statement in hotStatements { statement?.finalize() }
+        hotStatements = []
         connection.close()
     }
 
@@ -254,9 +260,8 @@ final class DatabaseStorage {
     func document(
         collectionID: Int64, id: String, withTree: Bool, parseWinnerBody: Bool = true, decodeTree: Bool = true
     ) throws(CouchetteError) -> DocumentRecord? {
-        let sql = withTree ? Self.selectDocumentWithTree : Self.selectDocument
         let found: (DocumentRecord, [UInt8]?)? = try run {
-            let statement = try connection.cachedStatement(sql: sql)
+            let statement = try hotStatement(withTree ? .selectDocumentWithTree : .selectDocument)
             defer { statement.reset() }
             try statement.bind(collectionID, at: 1)
             try statement.bind(id, at: 2)
@@ -296,6 +301,35 @@ final class DatabaseStorage {
         WHERE +collection = ? AND +doc_id = ? AND sequence = ? AND tree = ?
         """
 
+    /// The statements ``hotStatement(_:)`` keeps.
+    private enum HotStatement: Int, CaseIterable {
+        case selectDocument, selectDocumentWithTree, insertDocument, insertDocumentIfAbsent, updateDocument
+        case updateDocumentIfUnchanged
+
+        var sql: String {
+            switch self {
+            case .selectDocument: DatabaseStorage.selectDocument
+            case .selectDocumentWithTree: DatabaseStorage.selectDocumentWithTree
+            case .insertDocument: DatabaseStorage.insertDocument
+            case .insertDocumentIfAbsent: DatabaseStorage.insertDocumentIfAbsent
+            case .updateDocument: DatabaseStorage.updateDocument
+            case .updateDocumentIfUnchanged: DatabaseStorage.updateDocumentIfUnchanged
+            }
+        }
+    }
+
+    /// A hot statement, reset (its caller binds every parameter); a new one while the kept one is still running.
+    private func hotStatement(_ which: HotStatement) throws -> Statement {
+        if hotStatements.isEmpty { hotStatements = Array(repeating: nil, count: HotStatement.allCases.count) }
+        if let statement = hotStatements[which.rawValue] {
+            guard !statement.isBusy else { return try connection.makeStatement(sql: which.sql) }
+            return statement
+        }
+        let statement = try connection.makeStatement(sql: which.sql)
+        hotStatements[which.rawValue] = statement
+        return statement
+    }
+
     /// How ``write(_:mode:)`` writes a row.
     enum WriteMode {
         /// A new row (the document does not exist).
@@ -318,14 +352,13 @@ final class DatabaseStorage {
     ) throws(CouchetteError) -> Bool {
         let treeBytes = encodedTree ?? RevisionTreeCodec.encode(record.tree!, rawBodies: rawBodies)
         return try run {
-            let sql =
+            let statement: Statement =
                 switch mode {
-                case .insert: Self.insertDocument
-                case .insertIfAbsent: Self.insertDocumentIfAbsent
-                case .update: Self.updateDocument
-                case .updateIfUnchanged: Self.updateDocumentIfUnchanged
+                case .insert: try hotStatement(.insertDocument)
+                case .insertIfAbsent: try hotStatement(.insertDocumentIfAbsent)
+                case .update: try hotStatement(.updateDocument)
+                case .updateIfUnchanged: try hotStatement(.updateDocumentIfUnchanged)
                 }
-            let statement = try connection.cachedStatement(sql: sql)
             defer { statement.reset() }
             var index = 0
             func next() -> Int {
