@@ -69,6 +69,13 @@ import Testing
         #expect(alone["error"] == nil)
     }
 
+    @Test("Batches asked for and never sent are forgotten past a bound instead of piling up")
+    func awaitedBatchesAreBounded() async throws {
+        let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
+        for _ in 0..<(BLIPRevisionBatcher.maximumAwaitedBatches * 10) { batcher.expect(1_000) }
+        #expect(batcher.awaitedBatchCount == BLIPRevisionBatcher.maximumAwaitedBatches)
+    }
+
     @Test("Without a batch asked for, each revision is written as it comes (a client sending rev without proposing)")
     func unannouncedRevisionsAreWrittenAtOnce() async throws {
         let target = try Self.admin()

@@ -75,10 +75,20 @@ final class BLIPRevisionBatcher: Sendable {
     /// How many writes stored the revisions so far.
     var writeCount: Int { state.withLock { $0.writes } }
 
+    /// How many batches asked for are still arriving.
+    var awaitedBatchCount: Int { state.withLock { $0.awaited.count } }
+
+    /// The most batches awaited at once: a client proposing without sending (or faster than it sends) makes the
+    /// oldest be forgotten rather than the list grow (LiteCore keeps at most 4 `changes` messages in flight).
+    static let maximumAwaitedBatches = 16
+
     /// The client was asked for `count` revisions (the reply to its `proposeChanges` or `changes`, before it is sent).
     func expect(_ count: Int) {
         guard count > 0 else { return }
-        state.withLock { $0.awaited.append(count) }
+        state.withLock { state in
+            if state.awaited.count >= Self.maximumAwaitedBatches { state.awaited.removeFirst() }
+            state.awaited.append(count)
+        }
     }
 
     /// A revision the client was asked for arrived and will not be stored through ``store(_:as:noConflicts:)``
