@@ -24,8 +24,20 @@ extension Connection {
     /// - Returns: The shared statement; see the thread-safety notes on ``Connection``.
     /// - Throws: ``SQLiteError`` when SQLite cannot compile `sql`, or the connection is closed.
     public func cachedStatement(sql: String) throws -> Statement {
+        try cachedStatement(.text(sql), sql: sql)
+    }
+
+    /// ``cachedStatement(sql:)`` for the SQL of `key`, found in the cache by the key's identity instead of its text.
+    ///
+    /// - Returns: The shared statement; see the thread-safety notes on ``Connection``.
+    /// - Throws: ``SQLiteError`` when SQLite cannot compile the SQL, or the connection is closed.
+    public func cachedStatement(_ key: StatementKey) throws -> Statement {
+        try cachedStatement(.key(key), sql: key.sql)
+    }
+
+    private func cachedStatement(_ cacheKey: StatementCacheKey, sql: String) throws -> Statement {
         try database.withOpenHandle(sql: sql) { _ in
-            if let statement = statementCache[sql] {
+            if let statement = statementCache[cacheKey] {
                 if statement.isBusy {
                     return try Statement(database: database, sql: sql, persistent: false)
                 }
@@ -34,7 +46,7 @@ extension Connection {
                 return statement
             }
             let statement = try Statement(database: database, sql: sql, persistent: true)
-            statementCache[sql] = statement
+            statementCache[cacheKey] = statement
             return statement
         }
     }
@@ -45,4 +57,11 @@ extension Connection {
             statementCache.removeAll()
         }
     }
+}
+
+/// How the statement cache finds a statement: by its SQL text, or by a ``StatementKey``'s identity (held, so that
+/// its address is not reused while cached).
+enum StatementCacheKey: Hashable {
+    case text(String)
+    case key(StatementKey)
 }

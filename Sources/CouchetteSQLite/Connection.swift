@@ -41,7 +41,7 @@ public final class Connection: @unchecked Sendable {
     let database: DatabaseHandle
 
     /// Prepared statements by SQL text. Guarded by `database`'s lock.
-    var statementCache: [String: Statement] = [:]
+    var statementCache: [StatementCacheKey: Statement] = [:]
 
     /// The number of ``savepoint(_:)`` closures running. Guarded by `database`'s lock.
     var savepointDepth = 0

@@ -80,7 +80,7 @@ public final class Statement {
     }
 
     /// Finalizes the statement now; later calls throw a closed-connection error.
-    public func finalize() {
+    func finalize() {
         database.withLock {
             sqlite3_finalize(handle)
             handle = nil

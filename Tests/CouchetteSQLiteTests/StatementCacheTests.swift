@@ -29,6 +29,27 @@ struct StatementCacheTests {
         }
     }
 
+    @Test("A statement key finds its own cached statement by identity: reused, reset, apart from its text's")
+    func keyedStatements() throws {
+        let connection = try Connection(path: ":memory:")
+        defer { connection.close() }
+        try connection.execute("CREATE TABLE t (a); INSERT INTO t VALUES (1), (2), (3);")
+        let sql = "SELECT a FROM t ORDER BY a"
+        let key = StatementKey(sql)
+
+        let first = try connection.cachedStatement(key)
+        #expect(try first.step())
+        let again = try connection.cachedStatement(key)
+        // Still running: a fresh one, as for text.
+        #expect(again !== first)
+        first.reset()
+        #expect(try connection.cachedStatement(key) === first)
+        #expect(try connection.cachedStatement(key).rows().map { $0[0] } == [1, 2, 3])
+        // Another key with the same text, and the text itself, have statements of their own.
+        #expect(try connection.cachedStatement(StatementKey(sql)) !== first)
+        #expect(try connection.cachedStatement(sql: sql) !== first)
+    }
+
     @Test("A cached query can be abandoned mid-iteration and reused from the start")
     func resetBeforeReuse() throws {
         let connection = try Connection(path: ":memory:")
