@@ -1,9 +1,13 @@
+import CouchetteSQLite
 import Foundation
 
 // `make bench`: every figure is a ratio against a baseline run in this process, printed as
 // `BENCH <figure> <value> <goal>` (higher is better). `BENCH_DOCUMENTS` changes the document count.
 try await RemoteFeedGroup.runClientIfAsked()  // the child side of the 10,000-feed benchmark
 try await BLIPIdleClients.runChildIfAsked()  // the child side of blip.feeds-kb
+// SQLite's memory statistics are a process-wide setting: off (as Couchette's first connection sets them) before the
+// raw SQLite baselines open their files, so that both sides of every figure run with the same.
+Connection.turnOffMemoryStatistics()
 print("# Couchette benchmarks: BENCH <figure> <ratio against baseline> <goal>")
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
 if only == nil || only == "json" { try JSONBenchmark().run() }

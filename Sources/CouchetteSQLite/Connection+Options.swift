@@ -26,6 +26,10 @@ extension Connection {
         /// key for a plain file, or none for an encrypted one) fails the open with `SQLITE_NOTADB`. Default `nil`.
         public var encryptionKey: EncryptionKey?
 
+        /// Whether SQLite takes a mutex of its own around each call on the connection. Default
+        /// ``ThreadingMode/serialized``.
+        public var threadingMode: ThreadingMode
+
         /// Creates options; every parameter has the default documented on its property.
         ///
         /// - Parameters:
@@ -35,13 +39,15 @@ extension Connection {
         ///   - busyTimeout: How long to wait for locks.
         ///   - foreignKeys: Enforces foreign keys.
         ///   - encryptionKey: The key of an encrypted database.
+        ///   - threadingMode: Whether SQLite serializes calls on the connection itself.
         public init(
             readOnly: Bool = false,
             create: Bool = true,
             journalMode: JournalMode? = .wal,
             busyTimeout: Duration = .seconds(5),
             foreignKeys: Bool = true,
-            encryptionKey: EncryptionKey? = nil
+            encryptionKey: EncryptionKey? = nil,
+            threadingMode: ThreadingMode = .serialized
         ) {
             self.readOnly = readOnly
             self.create = create
@@ -49,7 +55,25 @@ extension Connection {
             self.busyTimeout = busyTimeout
             self.foreignKeys = foreignKeys
             self.encryptionKey = encryptionKey
+            self.threadingMode = threadingMode
         }
+    }
+
+    /// How SQLite guards one connection against use from several threads at once. See
+    /// <https://www.sqlite.org/threadsafe.html>.
+    ///
+    /// The connection's own lock serializes running SQL in both modes; the difference is what
+    /// happens around it.
+    public enum ThreadingMode: Sendable, Hashable {
+        /// `SQLITE_OPEN_FULLMUTEX`: SQLite locks the connection's mutex in every call, so a
+        /// statement's column getters are safe while another thread steps another statement.
+        case serialized
+        /// `SQLITE_OPEN_NOMUTEX`: SQLite takes no connection mutex (two fewer lock operations per
+        /// bind, step, reset and column read). The caller uses the connection from one thread at a
+        /// time, and reads a statement's columns on the thread that stepped it, before another
+        /// thread uses the connection: inside ``Connection/withExclusiveAccess(_:)``, or under a
+        /// lock of its own.
+        case multiThread
     }
 
     /// An SQLite journal mode. See <https://www.sqlite.org/pragma.html#pragma_journal_mode>.

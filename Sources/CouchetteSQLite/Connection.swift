@@ -15,13 +15,18 @@ import CSQLite
 /// A connection may be shared between threads and tasks: every operation takes the connection's
 /// recursive lock, so calls are serialised, and ``transaction(_:_:)``, ``savepoint(_:)`` and
 /// ``withExclusiveAccess(_:)`` hold the lock for their whole closure, so no other thread can
-/// slip statements into a transaction. The handle is also opened with `SQLITE_OPEN_FULLMUTEX`,
-/// which makes column reads from a ``Statement`` safe while another thread steps another one.
+/// slip statements into a transaction. The handle is also opened with `SQLITE_OPEN_FULLMUTEX`
+/// (``ThreadingMode/serialized``), which makes column reads from a ``Statement`` safe while
+/// another thread steps another one; a caller that uses the connection from one thread at a time
+/// can open it in ``ThreadingMode/multiThread`` instead.
 /// A closure that holds the lock must not wait for another thread that uses the same connection.
 /// For parallel work open several connections: in WAL mode readers do not block the writer.
 ///
 /// Statements are not `Sendable`; a statement from ``cachedStatement(sql:)`` is shared, so use it
 /// inside ``withExclusiveAccess(_:)`` (or a transaction) when other threads use the connection.
+///
+/// The first connection opened turns SQLite's memory statistics off for the process
+/// (``turnOffMemoryStatistics()``).
 ///
 /// ## Closing
 ///
@@ -59,11 +64,13 @@ public final class Connection: @unchecked Sendable {
     ///   `SQLITE_NOTADB` when it is not a database (or its key is wrong), `SQLITE_BUSY` when it is
     ///   locked longer than the busy timeout.
     public init(path: String, options: Options = Options()) throws {
+        Self.turnOffMemoryStatistics()
         var flags = options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if options.create && !options.readOnly {
             flags |= SQLITE_OPEN_CREATE
         }
-        flags |= SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
+        flags |= options.threadingMode == .serialized ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX
 
         let (opened, code) =
             if let key = options.encryptionKey {
@@ -115,6 +122,28 @@ public final class Connection: @unchecked Sendable {
     public var isClosed: Bool {
         !database.isOpen
     }
+
+    /// Whether SQLite guards the handle with a mutex of its own (``ThreadingMode/serialized``):
+    /// `sqlite3_db_mutex` is NULL in ``ThreadingMode/multiThread``.
+    var hasSQLiteMutex: Bool {
+        (try? database.withOpenHandle { sqlite3_db_mutex($0) != nil }) ?? false
+    }
+
+    /// Turns off SQLite's memory statistics (`SQLITE_CONFIG_MEMSTATUS`) for the whole process: with
+    /// them on, every allocation SQLite makes locks one global mutex to count it (SQLite recommends
+    /// building with them off; ~6 % of an update's time here). `sqlite3_memory_used` and the soft
+    /// heap limit then no longer work. Only possible before SQLite initializes: the first
+    /// ``init(path:options:)`` calls it, so it takes effect unless other code in the process
+    /// opened a database first.
+    ///
+    /// - Returns: Whether the statistics are off: false when SQLite was already initialized with
+    ///   them on.
+    @discardableResult
+    public static func turnOffMemoryStatistics() -> Bool {
+        memoryStatisticsOff
+    }
+
+    private static let memoryStatisticsOff: Bool = couchette_sqlite_memory_statistics_off() == SQLITE_OK
 
     /// Runs `body` while holding the connection's lock, so that no other thread uses the
     /// connection in the meantime.

@@ -18,7 +18,8 @@ import CSQLite
 ///
 /// `Statement` is not `Sendable`: use it from the isolation domain that created it. Calls that
 /// run SQL (`step`, `bind…`, `reset`) take the connection's lock; column getters rely on SQLite's
-/// serialized threading mode. After the connection closes, those calls throw
+/// serialized threading mode (or, in ``Connection/ThreadingMode/multiThread``, on the caller).
+/// After the connection closes, those calls throw
 /// ``SQLiteError/connectionClosed(sql:)``.
 public final class Statement {
     // MARK: - Properties
@@ -75,8 +76,10 @@ public final class Statement {
     }
 
     deinit {
-        // sqlite3_finalize(NULL) is a harmless no-op; its result repeats the last step error.
-        sqlite3_finalize(handle)
+        // sqlite3_finalize(NULL) is a harmless no-op; its result repeats the last step error. Under the connection's
+        // lock: a statement may be released on another thread than the one using the connection, and SQLite guards
+        // nothing itself in multi-thread mode.
+        database.withLock { _ = sqlite3_finalize(handle) }
     }
 
     /// Finalizes the statement now; later calls throw a closed-connection error.

@@ -3,7 +3,9 @@ import CouchetteSQLite
 import Foundation
 
 /// One SQLite connection to a database's file: the only code that runs SQL. The writer's callers hold the
-/// database's lock; readers (``ReaderPool``) are used by one read at a time.
+/// database's lock; readers (``ReaderPool``) are used by one read at a time. Either way one thread at a time uses
+/// a connection, statements and column reads included, so connections are opened in SQLite's multi-thread mode
+/// (no mutex of SQLite's own).
 ///
 /// Storage never interprets bodies beyond the revision tree: a ``DocumentRecord`` is key, body, tree,
 /// sequence, flags and expiration.
@@ -18,7 +20,7 @@ final class DatabaseStorage {
     init(path: String, options config: StorageOptions) throws {
         let options = Connection.Options(
             readOnly: config.readOnly, create: config.create && !config.readOnly,
-            journalMode: config.readOnly ? nil : .wal, encryptionKey: config.key)
+            journalMode: config.readOnly ? nil : .wal, encryptionKey: config.key, threadingMode: .multiThread)
         do {
             connection = try Connection(path: path, options: options)
             try connection.execute("PRAGMA synchronous = \(config.fullSync ? "FULL" : "NORMAL")")
@@ -41,7 +43,9 @@ final class DatabaseStorage {
     /// Opens a read connection to the file a writer has open (and migrated): no schema change, and every write
     /// refused (`PRAGMA query_only`). See ``ReaderPool``.
     init(readerOf path: String, options config: StorageOptions) throws {
-        let options = Connection.Options(readOnly: config.readOnly, create: false, journalMode: nil, encryptionKey: config.key)
+        let options = Connection.Options(
+            readOnly: config.readOnly, create: false, journalMode: nil, encryptionKey: config.key,
+            threadingMode: .multiThread)
         do {
             connection = try Connection(path: path, options: options)
             try Self.prepare(connection, config)
