@@ -175,6 +175,33 @@ import Testing
         }
     }
 
+    @Test("A malformed request gets 400, 414 or 431 and a closed connection; the listener goes on serving")
+    func malformedRequestsAreAnswered() async throws {
+        try await withDatabases("phone", "tablet") { _, tablet in
+            let listener = try await listener(serving: tablet, tls: false)
+            let port = Int(try #require(listener.port))
+            let longURL = "GET /tablet/\(String(repeating: "a", count: 80_000)) HTTP/1.1\r\nHost: x\r\n\r\n"
+            let manyHeaders = "GET / HTTP/1.1\r\nHost: x\r\n" + (0..<1000).map { "X-H\($0): v\r\n" }.joined() + "\r\n"
+            let negativeLength = "PUT /tablet/d HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n"
+            let requests: [(name: String, bytes: [UInt8], status: Int)] = [
+                ("an 80 KB URL", Array(longURL.utf8), 414), ("1,000 header lines", Array(manyHeaders.utf8), 431),
+                ("Content-Length: -5", Array(negativeLength.utf8), 400),
+                ("bytes that are not HTTP", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0xFC, 0x0D, 0x0A, 0x0D, 0x0A], 400),
+            ]
+            for request in requests {
+                let connection = try RawConnection(port: port)
+                try connection.send(request.bytes)
+                let reply = await connection.readUntilClosed(within: .seconds(30))
+                #expect(reply.status == request.status, "\(request.name): \(reply.text.prefix(200))")
+                #expect(reply.closed, "\(request.name): the connection stayed open")
+            }
+            let healthy = try RawConnection(port: port)
+            try healthy.send("GET /tablet/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(await healthy.readUntilClosed(within: .seconds(30)).status == 200)
+            await listener.stop()
+        }
+    }
+
     @Test func aBLIPUpgradeWithoutAcceptedCredentialsGetsTheBasicChallengeBeforeUpgrading() async throws {
         try await withDatabases("phone", "tablet") { _, tablet in
             let listener = try await listener(serving: tablet, tls: false) {

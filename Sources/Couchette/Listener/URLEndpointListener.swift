@@ -85,22 +85,24 @@ public final class URLEndpointListener: Sendable {
         // Stopping cancels the server, which Hummingbird reports as errors; failures to start are thrown.
         logger.logLevel = .critical
         // Plain HTTP, and `/{db}/_blipsync` upgraded to BLIP replication connections (their credentials checked before,
-        // so that a refusal is a 401 challenge); every connection tracked.
+        // so that a refusal is a 401 challenge), behind the gateway's connection guard (malformed requests answered,
+        // idle and slow clients closed); every connection tracked.
         let connections = ListenerConnections()
         let tlsConfiguration = identity?.serverConfiguration
-        let idleTimeout = TimeAmount(config.idleTimeout)
+        let limits = ConnectionLimits(idleTimeout: config.idleTimeout)
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: idleTimeout), ws: WebSocketServerConfiguration())
+            http1: limits.http1Configuration, ws: WebSocketServerConfiguration())
         let server = HTTPServerBuilder { respond in
-            let http = ListenerConnections.Tracked(
+            let guarded = GuardedHTTPChannel(
                 base: HTTP1WebSocketUpgradeChannel(responder: respond, configuration: channelConfiguration) {
                     head, channel, _ in responder.blipUpgrade(head, channel: channel)
                 },
-                connections: connections,
-                gate: {
+                limits: limits,
+                upgradeGate: {
                     UpgradeGate(applies: ListenerResponder.isBLIPUpgrade) { head, _ in responder.blipRefusal(head) }
-                },
-                firstRequestTimeout: idleTimeout)
+                }
+            ) { line in Log.shared.emit(.warning, .listener, line) }
+            let http = ListenerConnections.Tracked(base: guarded, connections: connections)
             guard let tlsConfiguration else { return http }
             return try TLSChannel(http, tlsConfiguration: tlsConfiguration)
         }

@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import CouchetteCore
 // MARK: - GatewayConfig
 

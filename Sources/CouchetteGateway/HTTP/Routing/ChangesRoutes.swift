@@ -42,12 +42,7 @@ enum ChangesRoutes {
         let webSocket = ChangesWebSocket(environment: environment)
         let blip = BLIPSyncUpgrade(environment: environment)
         let log = environment.log
-        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(
-                idleTimeout: TimeAmount(limits.idleTimeout),
-                httpDecoderConfiguration: .init(
-                    maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
-                    maxHeaderFieldCount: limits.maxHeaderCount)))
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: limits.http1Configuration)
         return HTTPServerBuilder { responder in
             let http = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration) {
                 head, channel, logger in
@@ -56,12 +51,14 @@ enum ChangesRoutes {
                 }
                 return await webSocket.shouldUpgrade(head, channel: channel, logger: logger)
             }
-            var guarded = GuardedHTTPChannel(base: http, limits: limits) { line in log.logger.warning("HTTP: \(line)") }
-            guarded.upgradeGate = {
-                UpgradeGate(applies: BLIPSyncUpgrade.isCheckedUpgrade) { head, channel in
-                    await blip.refusal(of: head, channel: channel).map(BLIPSyncUpgrade.answer)
+            let guarded = GuardedHTTPChannel(
+                base: http, limits: limits,
+                upgradeGate: {
+                    UpgradeGate(applies: BLIPSyncUpgrade.isCheckedUpgrade) { head, channel in
+                        await blip.refusal(of: head, channel: channel).map(BLIPSyncUpgrade.answer)
+                    }
                 }
-            }
+            ) { line in log.logger.warning("HTTP: \(line)") }
             guard let tls else { return guarded }
             return try TLSChannel(guarded, tlsConfiguration: tls)
         }

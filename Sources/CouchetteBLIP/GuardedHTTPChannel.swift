@@ -1,4 +1,3 @@
-import CouchetteBLIP
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -9,9 +8,10 @@ import NIOHTTP1
 /// An HTTP/1 child channel with a ``ConnectionGuard`` right after its request decoder: what the decoder cannot
 /// parse gets an answer, and idle or slow connections close; then, when given, an ``UpgradeGate``.
 ///
-/// Wraps any HTTP/1 child channel (the gateway's is Hummingbird's WebSocket-upgrading one); TLS wraps this one.
-struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Base.Value
+/// Wraps any HTTP/1 child channel (the gateway's and a Lite listener's are Hummingbird's WebSocket-upgrading one); TLS
+/// wraps this one.
+public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
+    public typealias Value = Base.Value
 
     /// The channel whose pipeline is guarded.
     let base: Base
@@ -20,9 +20,26 @@ struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
     /// Where the guard's lines go.
     let log: @Sendable (String) -> Void
     /// Makes each connection's ``UpgradeGate``, placed after the guard; nil for none.
-    var upgradeGate: (@Sendable () -> UpgradeGate)? = nil
+    var upgradeGate: (@Sendable () -> UpgradeGate)?
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    /// Guards `base`'s connections.
+    ///
+    /// - Parameters:
+    ///   - base: The HTTP/1 child channel; its pipeline must hold an HTTP request decoder.
+    ///   - limits: The limits to enforce (give `base` the same, ``ConnectionLimits/http1Configuration``).
+    ///   - upgradeGate: Makes each connection's ``UpgradeGate``; nil for none.
+    ///   - log: Where the one line about a refused or timed-out connection goes.
+    public init(
+        base: Base, limits: ConnectionLimits, upgradeGate: (@Sendable () -> UpgradeGate)? = nil,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.base = base
+        self.limits = limits
+        self.upgradeGate = upgradeGate
+        self.log = log
+    }
+
+    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let limits = limits
         let log = log
         let upgradeGate = upgradeGate
@@ -43,7 +60,7 @@ struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
         AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536)
     }
 
-    func handle(value: Value, logger: Logger) async {
+    public func handle(value: Value, logger: Logger) async {
         await base.handle(value: value, logger: logger)
     }
 }

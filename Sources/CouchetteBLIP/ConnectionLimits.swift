@@ -1,9 +1,13 @@
+import HummingbirdCore
+import NIOCore
+
 // MARK: - ConnectionLimits
 
-/// How long a client may take, and how large a request head may be, before the gateway answers and closes the
-/// connection: the defence against idle, slow and malformed clients (spec: gateway-rest-api.md §1.5).
+/// How long a client may take, and how large a request head may be, before a server (the gateway, a Lite
+/// `URLEndpointListener`) answers and closes the connection: the defence against idle, slow and malformed clients
+/// (spec: gateway-rest-api.md §1.5), enforced by a ``GuardedHTTPChannel``.
 ///
-/// The timeouts take Sync Gateway's configuration names, in seconds:
+/// The gateway's timeouts take Sync Gateway's configuration names, in seconds:
 ///
 /// ```json
 /// {"ServerReadTimeout": 200, "ServerWriteTimeout": 200, "ServerIdleTimeout": 90, "ServerShutdownTimeout": 10}
@@ -55,9 +59,13 @@ public struct ConnectionLimits: Sendable, Equatable {
         self.maxHeaderCount = maxHeaderCount
     }
 
-    /// The configuration keys of the timeouts, with the key paths they set.
-    static let timeoutKeys: [(key: String, path: any WritableKeyPath<ConnectionLimits, Duration> & Sendable)] = [
-        ("ServerReadTimeout", \.readTimeout), ("ServerWriteTimeout", \.writeTimeout),
-        ("ServerIdleTimeout", \.idleTimeout), ("ServerShutdownTimeout", \.shutdownTimeout),
-    ]
+    /// Hummingbird's HTTP/1 settings for these limits: the idle timeout between requests, and a request decoder that
+    /// overflows (431) at the head limits.
+    public var http1Configuration: HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(
+            idleTimeout: TimeAmount(idleTimeout),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: maxHeaderBytes, maxHeaderListSize: maxHeaderBytes,
+                maxHeaderFieldCount: maxHeaderCount))
+    }
 }
