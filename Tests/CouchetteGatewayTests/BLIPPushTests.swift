@@ -13,20 +13,28 @@ import Testing
         try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
             let first = try await ChangesTests.put(client, port: ports.adminPort, "mine", ["channels": ["a"]])
             let second = try await ChangesTests.put(client, port: ports.adminPort, "mine", ["channels": ["a"]], rev: first)
+            let hidden = try await ChangesTests.put(client, port: ports.adminPort, "bobs", ["channels": ["b"]])
             try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass")) { connection in
                 let proposal: JSONValue = [
                     ["new", "1-0a1b"],  // new document: send it
                     ["mine", "3-0c0d", .string(second)],  // knows the current revision: send it
                     ["mine", .string(second), .string(first)],  // already here: 304
                     ["mine", "3-0e0f", .string(first)],  // knows an older one: conflict
+                    ["bobs", "1-0f0f"],  // a current revision alice cannot see: a conflict all the same, its ID untold
                     ["also-new", "1-0a1c"],  // trailing zero, left out
                 ]
                 let reply = try await connection.send(
                     properties: ["Profile": "proposeChanges", "conflictIncludesRev": "true"], body: proposal.serialized())
-                #expect(try JSONValue(parsing: reply.body) == [0, 0, 304, ["status": 409, "rev": .string(second)]])
+                #expect(try JSONValue(parsing: reply.body) == [0, 0, 304, ["status": 409, "rev": .string(second)], 409])
                 let plain = try await connection.send(properties: ["Profile": "proposeChanges"], body: proposal.serialized())
-                #expect(try JSONValue(parsing: plain.body) == [0, 0, 304, 409])
+                #expect(try JSONValue(parsing: plain.body) == [0, 0, 304, 409, 409])
+                // The rev it would have sent is refused the same way.
+                let pushed = try await connection.send(
+                    properties: ["Profile": "rev", "id": "bobs", "rev": "1-0f0f", "noconflicts": "true"],
+                    body: Array(#"{"channels":["a"]}"#.utf8))
+                #expect(pushed.error?.code == 409)
             }
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/bobs").jsonValue()["_rev"] == .string(hidden))
         }
     }
 

@@ -14,9 +14,10 @@ struct BLIPPushReceiver: Sendable {
     /// Where the connection's `rev`s are stored together; nil stores each alone.
     var batcher: BLIPRevisionBatcher? = nil
 
-    /// `proposeChanges`: for each `[docID, revID, serverRevID?]`, `0` (send it) when the document is new or the
-    /// client knows its current revision, `304` when the revision is already here, else `409` (written
-    /// `{"status":409,"rev":current}` when the client asked with `conflictIncludesRev`); trailing zeros left out.
+    /// `proposeChanges`: for each `[docID, revID, serverRevID?]`, `0` (send it) when the document is new (or deleted)
+    /// or the client knows its current revision, `304` when the revision is already here, else `409` (written
+    /// `{"status":409,"rev":current}` when the client asked with `conflictIncludesRev` and may see that revision);
+    /// trailing zeros left out.
     func proposeChanges(_ request: BLIPMessage) -> BLIPMessage {
         guard case .array(let entries)? = try? JSONValue(parsing: request.body) else {
             return request.errorReply(domain: "HTTP", code: 400, message: "proposeChanges needs a JSON array")
@@ -76,17 +77,12 @@ struct BLIPPushReceiver: Sendable {
         let known = entry[2]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         let document = snapshots[id]
         if let parsed = try? RevisionID(parsing: revision), document?.tree.contains(parsed) == true { return 304 }
-        guard let current = document.flatMap(visibleCurrentRevision) else { return 0 }
+        guard let document, let winner = document.winner, !winner.isDeleted else { return 0 }
+        let current = winner.id.description
         if known == current { return 0 }
-        return includesRev ? ["status": 409, "rev": .string(current)] : 409
-    }
-
-    /// The document's current revision as the caller sees it; nil when it is deleted or not visible to the caller.
-    private func visibleCurrentRevision(of document: StoredDocument) -> String? {
-        guard let winner = document.winner, !winner.isDeleted,
-            target.caller.canSee(document.visibilityChannels(of: winner.id))
-        else { return nil }
-        return winner.id.description
+        // A current revision the caller cannot see conflicts all the same (its `rev` would get 409), but is not told.
+        let visible = target.caller.canSee(document.visibilityChannels(of: winner.id))
+        return includesRev && visible ? ["status": 409, "rev": .string(current)] : 409
     }
 
     /// `rev`: stores the revision with its `history`; with `noconflicts`, only when it descends from the document's
