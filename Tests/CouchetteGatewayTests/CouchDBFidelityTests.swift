@@ -30,11 +30,18 @@ struct CouchDBFidelityTests {
             for id in ["a", "b", "c"] {
                 #expect(try await client.send("PUT", port: port, path: "/db/\(id)", json: ["v": .string(id)]).status == 201)
             }
+            // Read before each change too: the counts are kept between reads until the storage changes a row.
+            let first = try await client.send(port: ports.publicPort, path: "/db/").jsonValue()
+            #expect(first["doc_count"] == 3 && first["doc_del_count"] == 0)
             let rev = try await client.send(port: port, path: "/db/c").jsonValue()["_rev"]?.stringValue ?? ""
             #expect(try await client.send("DELETE", port: port, path: "/db/c?rev=\(rev)").status == 200)
             let info = try await client.send(port: ports.publicPort, path: "/db/").jsonValue()
             #expect(info["doc_count"] == 2)
             #expect(info["doc_del_count"] == 1)
+            #expect(try await client.send("POST", port: port, path: "/db/_purge", json: ["a": ["*"]]).status == 200)
+            let purged = try await client.send(port: ports.publicPort, path: "/db/").jsonValue()
+            #expect(purged["doc_count"] == 1 && purged["doc_del_count"] == 1)
+            #expect(try #require(purged["sizes"]?["external"]?.intValue) < (info["sizes"]?["external"]?.intValue ?? 0))
             let sizes = try #require(info["sizes"])
             let file = try #require(sizes["file"]?.intValue)
             let active = try #require(sizes["active"]?.intValue)

@@ -25,6 +25,9 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// The channel and grant rows of a database in memory (only touched under `lock`); nil in a file, which keeps
     /// them in its `channel_changes` and `grants` tables.
     private(set) var memoryIndex: MemoryIndex?
+    /// The document counts and body bytes ``statistics`` last read, and the connection's total change count then
+    /// (only touched under `lock`).
+    private var counted: (atChanges: Int, statistics: StorageStatistics)?
 
     /// Opens the storage of database `name` at `location`.
     ///
@@ -392,13 +395,24 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     public var statistics: StorageStatistics {
         get throws(GatewayError) {
             try withConnection { connection in
+                // The counts scan every row (~5 ms at 40,000 documents): read again only after the connection changed
+                // a row since (its total change count moved: any write, rolled back or not, and maintenance).
+                let changes = try connection.totalChanges
                 var statistics = StorageStatistics()
-                if let row = try connection.firstRow(
-                    "SELECT count(*) - coalesce(sum(deleted != 0), 0), coalesce(sum(deleted != 0), 0), coalesce(sum(length(body)), 0) FROM documents"
-                ) {
-                    statistics.documentCount = Int(row[0].int64Value ?? 0)
-                    statistics.deletedDocumentCount = Int(row[1].int64Value ?? 0)
-                    statistics.externalSize = Int(row[2].int64Value ?? 0)
+                if let counted, counted.atChanges == changes {
+                    statistics = counted.statistics
+                } else {
+                    if let row = try connection.firstRow(
+                        """
+                        SELECT count(*) - coalesce(sum(deleted != 0), 0), coalesce(sum(deleted != 0), 0),
+                            coalesce(sum(length(body)), 0) FROM documents
+                        """
+                    ) {
+                        statistics.documentCount = Int(row[0].int64Value ?? 0)
+                        statistics.deletedDocumentCount = Int(row[1].int64Value ?? 0)
+                        statistics.externalSize = Int(row[2].int64Value ?? 0)
+                    }
+                    counted = (changes, statistics)
                 }
                 let pageSize = Int(try connection.firstValue("PRAGMA page_size")?.int64Value ?? 0)
                 let pages = Int(try connection.firstValue("PRAGMA page_count")?.int64Value ?? 0)
