@@ -204,6 +204,31 @@ import Testing
         }
     }
 
+    @Test("A user's cached channels and grant sequences follow the grants documents add and take back, as reloaded")
+    func cachedPrincipalsFollowGrants() throws {
+        let storage = try SQLiteGatewayStorage(path: ":memory:")
+        try storage.putUser(User(name: "u", adminChannels: ["own"], adminRoles: ["r"]))
+        try storage.putRole(Role(name: "r", adminChannels: ["shared"]))
+        var generator = SplitMix64(state: 25)
+        for step in 0..<200 {
+            // Loaded (and cached) before each write, so that the write changes the cached entries in place.
+            let before = try #require(try storage.user(named: "u"))
+            _ = try storage.allChannels(of: before)
+            _ = try storage.channelGrantSequences(of: before)
+            let grants = Set((0..<10).filter { _ in Bool.random(using: &generator) }.map { "c\($0)" })
+            let principal = step % 7 == 0 ? "role:r" : "u"
+            try write(storage, "d\(Int.random(in: 0..<4, using: &generator))", channels: [], grants: [principal: grants])
+            let cached = try #require(try storage.user(named: "u"))
+            let cachedChannels = try storage.allChannels(of: cached)
+            let cachedSequences = try storage.channelGrantSequences(of: cached)
+            storage.lock.withLock { storage.principalCache.invalidateAll() }
+            let reloaded = try #require(try storage.user(named: "u"))
+            #expect(cached == reloaded, "step \(step)")
+            #expect(cachedChannels == (try storage.allChannels(of: reloaded)), "step \(step)")
+            #expect(cachedSequences == (try storage.channelGrantSequences(of: reloaded)), "step \(step)")
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain(backend: StorageBackend) async throws {
         try await backend.withStorage(databaseName: "db") { storage in
