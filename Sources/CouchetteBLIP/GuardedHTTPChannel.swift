@@ -20,7 +20,7 @@ public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
     /// Where the guard's lines go.
     let log: @Sendable (String) -> Void
     /// Makes each connection's ``UpgradeGate``, placed after the guard; nil for none.
-    var upgradeGate: (@Sendable () -> UpgradeGate)?
+    let upgradeGate: (@Sendable () -> UpgradeGate)?
 
     /// Guards `base`'s connections.
     ///

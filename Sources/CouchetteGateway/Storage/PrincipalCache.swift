@@ -97,16 +97,16 @@ final class PrincipalCache {
         }
         cached.user.channelsFromGrants.insert(channel)
         users[name] = cached
-        if effective != nil {
-            effective!.channels.insert(channel)
+        // `take()` moves each entry out, leaving no second holder of its collection.
+        if var entry = effective.take() {
+            entry.channels.insert(channel)
             channels[name] = Channels(
-                user: cached.user, stamp: effective!.stamp,
-                channels: PrincipalName.collapsingWildcard(effective!.channels))
+                user: cached.user, stamp: entry.stamp, channels: PrincipalName.collapsingWildcard(entry.channels))
         }
-        if sequences != nil {
-            sequences!.sequences[channel] = min(sequences!.sequences[channel] ?? .max, max(sequence, 1))
+        if var entry = sequences.take() {
+            entry.sequences[channel] = min(entry.sequences[channel] ?? .max, max(sequence, 1))
             grantSequences[name] = Channels(
-                user: cached.user, stamp: sequences!.stamp, channels: [], sequences: sequences!.sequences)
+                user: cached.user, stamp: entry.stamp, channels: [], sequences: entry.sequences)
         }
     }
 
