@@ -6,12 +6,22 @@ import NIOHTTP1
 // MARK: - GuardedHTTPChannel
 
 /// An HTTP/1 child channel with a ``ConnectionGuard`` right after its request decoder: what the decoder cannot
-/// parse gets an answer, and idle or slow connections close; then, when given, an ``UpgradeGate``.
+/// parse gets an answer, and idle or slow connections close; then, when given, an ``UpgradeGate`` and a
+/// ``DetachingGate``.
 ///
 /// Wraps any HTTP/1 child channel (the gateway's and a Lite listener's are Hummingbird's WebSocket-upgrading one); TLS
 /// wraps this one.
 public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
-    public typealias Value = Base.Value
+    /// A connection: the base channel's value, and whether its first request was detached (when a rule is given).
+    public struct Value: ServerChildChannelValue {
+        /// What the base channel made of the connection.
+        let base: Base.Value
+        /// Succeeds with the first request when the ``DetachingGate`` took it; nil without a gate.
+        let detached: EventLoopFuture<DetachingGate.Detached?>?
+
+        /// The connection.
+        public var channel: any Channel { base.channel }
+    }
 
     /// The channel whose pipeline is guarded.
     let base: Base
@@ -21,6 +31,8 @@ public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
     let log: @Sendable (String) -> Void
     /// Makes each connection's ``UpgradeGate``, placed after the guard; nil for none.
     let upgradeGate: (@Sendable () -> UpgradeGate)?
+    /// Which first requests are served without the connection's task; nil for none.
+    let detaching: DetachingGate.Rule?
 
     /// Guards `base`'s connections.
     ///
@@ -28,14 +40,17 @@ public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
     ///   - base: The HTTP/1 child channel; its pipeline must hold an HTTP request decoder.
     ///   - limits: The limits to enforce (give `base` the same, ``ConnectionLimits/http1Configuration``).
     ///   - upgradeGate: Makes each connection's ``UpgradeGate``; nil for none.
+    ///   - detaching: Which first requests a ``DetachingGate`` serves without the connection's task; nil for none.
+    ///     `base` must set up its request handling on the first request (Hummingbird's WebSocket-upgrading channel).
     ///   - log: Where the one line about a refused or timed-out connection goes.
     public init(
         base: Base, limits: ConnectionLimits, upgradeGate: (@Sendable () -> UpgradeGate)? = nil,
-        log: @escaping @Sendable (String) -> Void
+        detaching: DetachingGate.Rule? = nil, log: @escaping @Sendable (String) -> Void
     ) {
         self.base = base
         self.limits = limits
         self.upgradeGate = upgradeGate
+        self.detaching = detaching
         self.log = log
     }
 
@@ -43,14 +58,22 @@ public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
         let limits = limits
         let log = log
         let upgradeGate = upgradeGate
+        let detaching = detaching
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
             try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            let connectionGuard = ConnectionGuard(limits: limits, log: log)
-            try pipeline.addHandler(connectionGuard, position: .after(decoder))
-            if let upgradeGate { try pipeline.addHandler(upgradeGate(), position: .after(connectionGuard)) }
-            return value
+            var last: any ChannelHandler = ConnectionGuard(limits: limits, log: log)
+            try pipeline.addHandler(last, position: .after(decoder))
+            if let upgradeGate {
+                let gate = upgradeGate()
+                try pipeline.addHandler(gate, position: .after(last))
+                last = gate
+            }
+            guard let detaching else { return Value(base: value, detached: nil) }
+            let decided = channel.eventLoop.makePromise(of: DetachingGate.Detached?.self)
+            try pipeline.addHandler(DetachingGate(rule: detaching, decided: decided), position: .after(last))
+            return Value(base: value, detached: decided.futureResult)
         }
     }
 
@@ -60,7 +83,14 @@ public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
         AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536)
     }
 
+    /// Hands the connection to the base channel, unless its first request was detached: then the connection's task
+    /// serves it (its task locals and cancellation reach the rule's `serve`) and ends, and the connection lives on in
+    /// its pipeline.
     public func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+        if let detaching, let decided = value.detached, let detached = try? await decided.get() {
+            await detaching.serve(detached.request, detached.exchange)
+            return
+        }
+        await base.handle(value: value.base, logger: logger)
     }
 }

@@ -40,17 +40,14 @@ final class BLIPPullFeed: Sendable {
     static let maximumBatchesInFlight = 5
 
     private struct State {
-        /// The feed, while no task runs it.
-        var feed: ChangesFeed?
-        /// The notifier registration waiting for the next change.
-        var registration: UInt64?
-        var stopped = false
         /// Whether the feed ended (caught up when one-shot, the connection closed, the database went offline).
         var ended = false
         var sentCaughtUp = false
     }
 
-    private let state: Mutex<State>
+    /// The feed between runs, and its registration with the notifier.
+    private let parking: ChangesFeedParking
+    private let state = Mutex(State())
     private let slots = BatchSlots(count: BLIPPullFeed.maximumBatchesInFlight)
 
     /// A subscription sending `feed` on `connection`.
@@ -65,7 +62,7 @@ final class BLIPPullFeed: Sendable {
         self.allowance = allowance
         self.deltas = deltas
         self.continuous = continuous
-        state = Mutex(State(feed: feed))
+        parking = ChangesFeedParking(feed)
     }
 
     /// Sends the changes there are now, then goes on (continuous) until ``stop()``, the connection closes or the
@@ -76,26 +73,22 @@ final class BLIPPullFeed: Sendable {
 
     /// Ends the subscription: no more changes are sent (a batch under way finishes).
     func stop() {
-        let registration = state.withLock { state in
-            state.stopped = true
-            return state.registration.take()
-        }
-        if let registration { target.database.changeNotifier.cancelWait(registration) }
+        parking.stop()
     }
 
     /// Whether the subscription is over (``stop()``, or its feed ended).
     var isOver: Bool {
-        state.withLock { $0.stopped || $0.ended }
+        parking.isStopped || state.withLock(\.ended)
     }
 
     /// Runs the feed from where it stopped (after the wait ending with `outcome`) until it must wait again or ends.
     private func pump(after outcome: ChangeNotifier.WaitOutcome?) async {
-        guard var feed = state.withLock({ $0.stopped ? nil : $0.feed.take() }) else { return }
+        guard var feed = parking.take() else { return }
         if let outcome { _ = feed.resume(after: outcome) }
         var parked = false
         defer { if !parked { state.withLock { $0.ended = true } } }
         do {
-            while !state.withLock({ $0.stopped }) {
+            while !parking.isStopped {
                 switch try feed.step() {
                 case .event(.entries(let rows)):
                     try await send(rows, readingAs: feed.reader.caller)
@@ -108,32 +101,17 @@ final class BLIPPullFeed: Sendable {
                     return
                 case .wait(let sequence, let deadline):
                     parked = true
-                    park(feed, after: sequence, deadline: deadline)
+                    // Detached: the writer whose commit wakes the feed has its own task locals, which this does not
+                    // need.
+                    parking.park(feed, after: sequence, deadline: deadline) { [self] outcome in
+                        Task.detached { await self.pump(after: outcome) }
+                    }
                     return
                 }
             }
         } catch {
             // The connection closed, or the feed failed to read: the subscription ends.
         }
-    }
-
-    /// Keeps `feed` and asks the notifier to start the next pump when the database passes `sequence`.
-    private func park(_ feed: ChangesFeed, after sequence: UInt64, deadline: ContinuousClock.Instant?) {
-        let notifier = target.database.changeNotifier
-        let id = notifier.newWaiterID()
-        state.withLock { state in
-            state.feed = feed
-            state.registration = id
-        }
-        notifier.whenChanged(id, after: sequence, deadline: deadline) { [self] outcome in
-            state.withLock { state in
-                if state.registration == id { state.registration = nil }
-            }
-            // Detached: the writer whose commit wakes the feed has its own task locals, which this does not need.
-            Task.detached { await self.pump(after: outcome) }
-        }
-        // A stop() that came before the registration found nothing to cancel.
-        if state.withLock({ $0.stopped }) { notifier.cancelWait(id) }
     }
 
     /// `changes []`, once: the client is caught up.

@@ -16,6 +16,10 @@ public struct GatewayRequestContext: RequestContext {
     /// The client's IP address, for throttling failed logins; nil when the connection has none (e.g. a Unix socket).
     public let clientAddress: String?
 
+    /// Where a continuous `_changes` feed is left for the ``ContinuousFeedDetacher`` serving the request; nil when
+    /// Hummingbird serves it (the feed then streams as the response body).
+    var feedHandoff: ChangesFeedHandoff?
+
     /// Creates a context for a new request.
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -205,10 +205,15 @@ public final class GatewayServer: Service, Sendable {
         var applicationLogger = logger
         applicationLogger.logLevel = max(logger.logLevel, .warning)
         let lifecycle = lifecycle
+        let responder = router.buildResponder()
+        let detacher = ContinuousFeedDetacher(
+            respond: { try await responder.respond(to: $0, context: $1) }, serverName: GatewayVersion.serverHeader,
+            logger: logger)
         let server = ChangesRoutes.server(
-            environment, limits: config.connectionLimits, tls: listener == .public ? publicTLS : nil)
+            environment, limits: config.connectionLimits, tls: listener == .public ? publicTLS : nil,
+            detacher: detacher)
         return Application(
-            responder: ChildTaskResponder(inner: router.buildResponder()),
+            responder: ChildTaskResponder(inner: responder),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port),

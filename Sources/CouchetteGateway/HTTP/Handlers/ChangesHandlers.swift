@@ -16,7 +16,8 @@ struct ChangesHandlers: Sendable {
     /// `GET /{db}/_changes`: parameters from the query.
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
-        return try await respond(to: target, parameters: Self.queryParameters(of: request.uri))
+        return try await respond(
+            to: target, parameters: Self.queryParameters(of: request.uri), handoff: context.feedHandoff)
     }
 
     /// `POST /{db}/_changes`: parameters from the JSON body, overridden by the query.
@@ -32,14 +33,18 @@ struct ChangesHandlers: Sendable {
             parameters = ChangesOptions.parameters(fromBody: body)
         }
         parameters.merge(Self.queryParameters(of: request.uri)) { _, query in query }
-        return try await respond(to: target, parameters: parameters)
+        return try await respond(to: target, parameters: parameters, handoff: context.feedHandoff)
     }
 
     // MARK: - Responses
 
     /// The response for a resolved request and its parameters. A streaming feed logs its failures with the gateway's
-    /// logger rather than the request's: an idle feed then keeps no copy of the request's logger and metadata.
-    private func respond(to target: AuthorizedDatabase, parameters: [String: String]) async throws -> Response {
+    /// logger rather than the request's: an idle feed then keeps no copy of the request's logger and metadata. A
+    /// continuous feed is left in `handoff` when there is one (``ContinuousFeedDetacher``), with a response without
+    /// a body.
+    private func respond(
+        to target: AuthorizedDatabase, parameters: [String: String], handoff: ChangesFeedHandoff?
+    ) async throws -> Response {
         let logger = environment.log.logger
         let notifier = target.database.changeNotifier
         let options = try ChangesOptions(
@@ -60,6 +65,10 @@ struct ChangesHandlers: Sendable {
                 contentType: ChangesFraming.jsonContentType,
                 body: Self.longpoll(feed, sequenceInterval: options.sequenceInterval, logger: logger))
         case .continuous:
+            if let handoff {
+                handoff.hold(feed)
+                return Self.response(contentType: ChangesFraming.continuousContentType, body: ResponseBody())
+            }
             return Self.response(
                 contentType: ChangesFraming.continuousContentType, body: Self.continuous(feed, logger: logger))
         case .websocket:

@@ -35,9 +35,11 @@ enum ChangesRoutes {
 
     /// HTTP/1 with the WebSocket upgrades of `GET /{db}/_changes?feed=websocket` and `GET /{db}/_blipsync` (other
     /// upgrades are refused),
-    /// behind a ``ConnectionGuard`` enforcing `limits`, and over TLS when `tls` is set (HTTPS and WSS).
+    /// behind a ``ConnectionGuard`` enforcing `limits`, and over TLS when `tls` is set (HTTPS and WSS); a connection
+    /// whose first request is a continuous feed is served by `detacher`, without a task of its own.
     static func server(
-        _ environment: RouteEnvironment, limits: ConnectionLimits, tls: TLSConfiguration?
+        _ environment: RouteEnvironment, limits: ConnectionLimits, tls: TLSConfiguration?,
+        detacher: ContinuousFeedDetacher
     ) -> HTTPServerBuilder {
         let webSocket = ChangesWebSocket(environment: environment)
         let blip = BLIPSyncUpgrade(environment: environment)
@@ -57,7 +59,8 @@ enum ChangesRoutes {
                     UpgradeGate(applies: BLIPSyncUpgrade.isCheckedUpgrade) { head, channel in
                         await blip.refusal(of: head, channel: channel).map(BLIPSyncUpgrade.answer)
                     }
-                }
+                },
+                detaching: detacher.rule
             ) { line in log.logger.warning("HTTP: \(line)") }
             guard let tls else { return guarded }
             return try TLSChannel(guarded, tlsConfiguration: tls)

@@ -1,0 +1,137 @@
+import CouchetteCore
+import CouchetteTestSupport
+import Foundation
+import Testing
+
+@testable import CouchetteGateway
+
+// MARK: - Detached feeds
+
+extension ChangesTests {
+    /// Continuous feeds asked for by a connection's first request, served without the connection's task
+    /// (``ContinuousFeedDetacher``), over raw sockets: the same lines as a streamed feed, `Connection: close`, and
+    /// every way such a feed ends. A feed asked for later on a kept-alive connection streams as before.
+    @Suite("_changes continuous feeds without a connection task", .timeLimit(.minutes(5)))
+    struct Detached {
+        /// `GET path` as a connection's request, with Basic credentials when given.
+        static func request(_ path: String, user: (String, String)? = nil) -> String {
+            let authorization = user.map { name, password in
+                "Authorization: Basic \(Data("\(name):\(password)".utf8).base64EncodedString())\r\n"
+            }
+            return "GET \(path) HTTP/1.1\r\nHost: x\r\n\(authorization ?? "")\r\n"
+        }
+
+        /// The response head's header lines, lowercased.
+        static func headerLines(_ reply: RawConnection.Reply) -> [String] {
+            let head = reply.text.components(separatedBy: "\r\n\r\n").first ?? ""
+            return head.components(separatedBy: "\r\n").dropFirst().map { $0.lowercased() }
+        }
+
+        @Test("A first request's continuous feed: entries, heartbeats, new writes as lines, then its end and a close")
+        func firstRequestFeed() async throws {
+            try await StreamingGateway.run { server, client, ports in
+                try await ChangesTests.put(client, port: ports.adminPort, "a", [:])
+                let notifier = try await StreamingGateway.database(server).changeNotifier
+                let connection = try RawConnection(port: ports.adminPort)
+                try connection.send(Self.request("/todo/_changes?feed=continuous&heartbeat=50&limit=3"))
+                // The entry there is, then heartbeats: the feed caught up and waits on the notifier.
+                let opened = await connection.read(within: .seconds(30)) { bytes in
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    return text.contains(#""id":"a""#) && text.components(separatedBy: "\r\n1\r\n\n\r\n").count > 2
+                }
+                #expect(opened.status == 200, "\(opened.text.prefix(300))")
+                let headers = Self.headerLines(opened)
+                #expect(headers.contains("connection: close"))
+                #expect(headers.contains("transfer-encoding: chunked"))
+                #expect(headers.contains("content-type: application/octet-stream"))
+                #expect(headers.contains("cache-control: private, max-age=0, no-cache, no-store"))
+                #expect(headers.contains { $0.hasPrefix("server: ") } && headers.contains { $0.hasPrefix("date: ") })
+                #expect(!headers.contains { $0.hasPrefix("content-length") })
+                #expect(try await BLIPPullTests.waitUntil { notifier.waiterCount == 1 })
+
+                // New writes arrive as lines; the third entry reaches the limit: the body ends, the connection closes.
+                try await ChangesTests.put(client, port: ports.adminPort, "b", [:])
+                try await ChangesTests.put(client, port: ports.adminPort, "c", [:])
+                let rest = await connection.readUntilClosed(within: .seconds(30))
+                #expect(rest.closed)
+                #expect(rest.text.contains(#""id":"b""#) && rest.text.contains(#""id":"c""#), "\(rest.text)")
+                #expect(rest.text.hasSuffix("0\r\n\r\n"))
+                #expect(notifier.waiterCount == 0)
+            }
+        }
+
+        @Test("A client leaving a detached feed ends it: its registration with the notifier goes")
+        func clientLeaves() async throws {
+            try await StreamingGateway.run { server, client, ports in
+                let notifier = try await StreamingGateway.database(server).changeNotifier
+                do {
+                    let connection = try RawConnection(port: ports.adminPort)
+                    try connection.send(Self.request("/todo/_changes?feed=continuous"))
+                    let opened = await connection.read(within: .seconds(30)) { $0.count > 20 }
+                    #expect(opened.status == 200)
+                    #expect(try await BLIPPullTests.waitUntil { notifier.waiterCount == 1 })
+                }
+                // The connection was closed by its deinit.
+                #expect(try await BLIPPullTests.waitUntil { notifier.waiterCount == 0 })
+                // The server goes on.
+                #expect(try await client.send(port: ports.adminPort, path: "/todo/").status == 200)
+            }
+        }
+
+        @Test("A user's detached feed sends their channels only; without credentials it is a 401 and a close")
+        func publicPort() async throws {
+            try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+                try await ChangesTests.put(client, port: ports.adminPort, "mine", ["channels": ["a"]])
+                try await ChangesTests.put(client, port: ports.adminPort, "theirs", ["channels": ["b"]])
+                try await ChangesTests.put(client, port: ports.adminPort, "also-mine", ["channels": ["a"]])
+
+                let alice = try RawConnection(port: ports.publicPort)
+                try alice.send(Self.request("/todo/_changes?feed=continuous&limit=2", user: ("alice", "pass")))
+                let feed = await alice.readUntilClosed(within: .seconds(30))
+                #expect(feed.status == 200 && feed.closed)
+                #expect(feed.text.contains(#""id":"mine""#) && feed.text.contains(#""id":"also-mine""#))
+                #expect(!feed.text.contains("theirs"))
+
+                let anonymous = try RawConnection(port: ports.publicPort)
+                try anonymous.send(Self.request("/todo/_changes?feed=continuous"))
+                let refused = await anonymous.readUntilClosed(within: .seconds(30))
+                #expect(refused.status == 401 && refused.closed, "\(refused.text)")
+                #expect(Self.headerLines(refused).contains { $0.hasPrefix("www-authenticate: basic") })
+                #expect(refused.text.hasSuffix(#""reason":"Login required"}"#), "\(refused.text)")
+            }
+        }
+
+        @Test("A feed asked for after another request on a kept-alive connection streams as before")
+        func laterRequestStreams() async throws {
+            try await StreamingGateway.run { _, client, ports in
+                try await ChangesTests.put(client, port: ports.adminPort, "a", [:])
+                let connection = try RawConnection(port: ports.adminPort)
+                try connection.send(Self.request("/todo/"))
+                let first = await connection.read(within: .seconds(30)) { $0.last == UInt8(ascii: "}") }
+                #expect(first.status == 200)
+                #expect(!Self.headerLines(first).contains("connection: close"))
+                try connection.send(Self.request("/todo/_changes?feed=continuous&limit=1"))
+                let lastChunk = Array("0\r\n\r\n".utf8)
+                let feed = await connection.read(within: .seconds(30)) { Array($0.suffix(5)) == lastChunk }
+                #expect(feed.status == 200 && !feed.closed)
+                #expect(!Self.headerLines(feed).contains("connection: close"))
+                #expect(feed.text.contains(#""id":"a""#))
+            }
+        }
+
+        @Test("Graceful shutdown ends a detached feed that has no heartbeat and no timeout")
+        func shutdownEndsDetachedFeed() async throws {
+            try await StreamingGateway.run { server, _, ports in
+                let notifier = try await StreamingGateway.database(server).changeNotifier
+                let connection = try RawConnection(port: ports.adminPort)
+                try connection.send(Self.request("/todo/_changes?feed=continuous&timeout=0"))
+                #expect(await connection.read(within: .seconds(30)) { $0.count > 20 }.status == 200)
+                #expect(try await BLIPPullTests.waitUntil { notifier.waiterCount == 1 })
+                await server.triggerGracefulShutdown()
+                let rest = await connection.readUntilClosed(within: .seconds(30))
+                #expect(rest.closed && rest.text.hasSuffix("0\r\n\r\n"), "\(rest.text)")
+                // StreamingGateway then checks that `run` returns, within the deadline.
+            }
+        }
+    }
+}
