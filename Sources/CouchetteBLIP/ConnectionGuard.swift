@@ -39,6 +39,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var closing = false
     /// Whether inbound parts are dropped (after a refused request).
     private var discarding = false
+    /// Whether a request head arrived already: only the first can be upgraded.
+    private var sawRequest = false
 
     private var idleTimer: Scheduled<Void>?
     private var readTimer: Scheduled<Void>?
@@ -88,10 +90,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 refuse(context, status: .uriTooLong, reason: "request target of \(head.uri.utf8.count) bytes")
                 return
             }
-            if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) {
+            defer { sawRequest = true }
+            let asksUpgrade = head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+            if !sawRequest, asksUpgrade {
                 // A WebSocket upgrade: the upgrader takes the connection over (and replaces the HTTP handlers),
                 // so the guard leaves before it answers. An upgrade it refuses goes on as plain HTTP/1, whose
-                // idle timeout Hummingbird's connection handler enforces.
+                // idle timeout Hummingbird's connection handler enforces. Only a connection's first request can be
+                // upgraded (the upgrader leaves after it): a later one asking is an HTTP request like any other.
                 context.fireChannelRead(data)
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
                 return

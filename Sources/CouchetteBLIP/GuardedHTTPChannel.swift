@@ -6,8 +6,8 @@ import NIOHTTP1
 // MARK: - GuardedHTTPChannel
 
 /// An HTTP/1 child channel with a ``ConnectionGuard`` right after its request decoder: what the decoder cannot
-/// parse gets an answer, and idle or slow connections close; then, when given, an ``UpgradeGate`` and a
-/// ``DetachingGate``.
+/// parse gets an answer, and idle or slow connections close; then, when given, a ``DetachingGate`` and an
+/// ``UpgradeGate``.
 ///
 /// Wraps any HTTP/1 child channel (the gateway's and a Lite listener's are Hummingbird's WebSocket-upgrading one); TLS
 /// wraps this one.
@@ -63,17 +63,26 @@ public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
             try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            var last: any ChannelHandler = ConnectionGuard(limits: limits, log: log)
-            try pipeline.addHandler(last, position: .after(decoder))
-            if let upgradeGate {
-                let gate = upgradeGate()
-                try pipeline.addHandler(gate, position: .after(last))
+            let connectionGuard = ConnectionGuard(limits: limits, log: log)
+            try pipeline.addHandler(connectionGuard, position: .after(decoder))
+            var last: any ChannelHandler = connectionGuard
+            var decided: EventLoopFuture<DetachingGate.Detached?>?
+            if let detaching {
+                // First after the guard: what a client sends after a detached request goes no further (an upgrade
+                // request pipelined behind a feed never reaches the upgrade gate).
+                let promise = channel.eventLoop.makePromise(of: DetachingGate.Detached?.self)
+                let gate = DetachingGate(rule: detaching, decided: promise)
+                do {
+                    try pipeline.addHandler(gate, position: .after(last))
+                } catch {
+                    promise.fail(error)
+                    throw error
+                }
+                decided = promise.futureResult
                 last = gate
             }
-            guard let detaching else { return Value(base: value, detached: nil) }
-            let decided = channel.eventLoop.makePromise(of: DetachingGate.Detached?.self)
-            try pipeline.addHandler(DetachingGate(rule: detaching, decided: decided), position: .after(last))
-            return Value(base: value, detached: decided.futureResult)
+            if let upgradeGate { try pipeline.addHandler(upgradeGate(), position: .after(last)) }
+            return Value(base: value, detached: decided)
         }
     }
 

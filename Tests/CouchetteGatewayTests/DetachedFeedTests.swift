@@ -125,12 +125,63 @@ extension ChangesTests {
                 let notifier = try await StreamingGateway.database(server).changeNotifier
                 let connection = try RawConnection(port: ports.adminPort)
                 try connection.send(Self.request("/todo/_changes?feed=continuous&timeout=0"))
-                #expect(await connection.read(within: .seconds(30)) { $0.count > 20 }.status == 200)
+                let opened = await connection.read(within: .seconds(30)) { $0.count > 20 }
+                #expect(opened.status == 200 && Self.headerLines(opened).contains("connection: close"))
                 #expect(try await BLIPPullTests.waitUntil { notifier.waiterCount == 1 })
                 await server.triggerGracefulShutdown()
                 let rest = await connection.readUntilClosed(within: .seconds(30))
                 #expect(rest.closed && rest.text.hasSuffix("0\r\n\r\n"), "\(rest.text)")
                 // StreamingGateway then checks that `run` returns, within the deadline.
+            }
+        }
+
+        @Test("A detached answer larger than the socket takes arrives whole before the connection closes")
+        func largeAnswerArrivesWhole() async throws {
+            try await StreamingGateway.run { _, client, ports in
+                // ~4 MB of entries with their documents: more than loopback's socket buffers hold at once.
+                let padding = String(repeating: "x", count: 2_000)
+                for batch in 0..<4 {
+                    let docs = (0..<500).map { index in
+                        JSONValue.object(["_id": .string("doc\(batch)-\(index)"), "padding": .string(padding)])
+                    }
+                    let reply = try await client.send(
+                        "POST", port: ports.adminPort, path: "/todo/_bulk_docs", json: ["docs": .array(docs)])
+                    #expect(reply.status == 201)
+                }
+                // A later `feed` wins: the detached request gets a normal feed, written whole, then the close. The
+                // client's small window keeps most of it queued in the server when the close comes.
+                let connection = try RawConnection(port: ports.adminPort, receiveBuffer: 4_096)
+                try connection.send(Self.request("/todo/_changes?feed=continuous&include_docs=true&feed=normal"))
+                let reply = await connection.readUntilClosed(within: .seconds(60))
+                #expect(reply.status == 200 && reply.closed)
+                let parts = reply.text.components(separatedBy: "\r\n\r\n")
+                let length = Self.headerLines(reply).first { $0.hasPrefix("content-length: ") }?.dropFirst(16)
+                #expect(parts.count == 2 && length.flatMap { Int($0) } == parts.last?.utf8.count)
+                #expect(reply.bytes.count > 4_000_000)
+                #expect(reply.text.hasSuffix("\"last_seq\":\"2000\"}"), "\(reply.text.suffix(200))")
+            }
+        }
+
+        @Test("Requests pipelined behind a detached feed are dropped: an upgrade among them changes nothing")
+        func pipelinedRequestsAreDropped() async throws {
+            try await StreamingGateway.run { _, client, ports in
+                try await ChangesTests.put(client, port: ports.adminPort, "a", [:])
+                let connection = try RawConnection(port: ports.adminPort)
+                let upgrade = "GET /todo/_blipsync HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                    + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Protocol: BLIP_3+CBMobile_3\r\n\r\n"
+                try connection.send(
+                    Self.request("/todo/_changes?feed=continuous&limit=2") + upgrade + Self.request("/todo/"))
+                let opened = await connection.read(within: .seconds(30)) { bytes in
+                    String(decoding: bytes, as: UTF8.self).contains(#""id":"a""#)
+                }
+                #expect(opened.status == 200)
+                try await ChangesTests.put(client, port: ports.adminPort, "b", [:])
+                let rest = await connection.readUntilClosed(within: .seconds(30))
+                #expect(rest.closed && rest.text.hasSuffix("0\r\n\r\n"), "\(rest.text)")
+                let all = opened.text + rest.text
+                #expect(all.components(separatedBy: "HTTP/1.1").count == 2, "\(all)")
+                #expect(rest.text.contains(#""id":"b""#))
             }
         }
     }

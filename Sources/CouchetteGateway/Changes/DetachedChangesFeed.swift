@@ -40,7 +40,11 @@ final class DetachedChangesFeed: Sendable {
 
     /// Runs the feed from where it stopped (after the wait ending with `outcome`) until it must wait again or ends.
     private func pump(after outcome: ChangeNotifier.WaitOutcome?) async {
-        guard var feed = parking.take() else { return await end() }
+        guard var feed = parking.take() else {
+            // Stopped (the connection closed) while parked; otherwise another run holds the feed and goes on.
+            if parking.isStopped { end() }
+            return
+        }
         do {
             if let outcome, feed.resume(after: outcome) == .heartbeat {
                 try await exchange.write([.body(ChangesFraming.heartbeat)])
@@ -69,18 +73,17 @@ final class DetachedChangesFeed: Sendable {
         } catch {
             // The connection closed.
         }
-        await end()
+        end()
     }
 
-    /// Writes the response's end and closes the connection, once.
-    private func end() async {
+    /// Writes the response's end and closes the connection after it, once.
+    private func end() {
         let first = ended.withLock { ended in
             defer { ended = true }
             return !ended
         }
         guard first else { return }
         GatewayMetrics.shared.changesFeedClosed()
-        try? await exchange.write([.end(nil)])
-        exchange.close()
+        exchange.finish(nil)
     }
 }

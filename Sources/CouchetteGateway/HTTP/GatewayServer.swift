@@ -208,7 +208,7 @@ public final class GatewayServer: Service, Sendable {
         let responder = router.buildResponder()
         let detacher = ContinuousFeedDetacher(
             respond: { try await responder.respond(to: $0, context: $1) }, serverName: GatewayVersion.serverHeader,
-            logger: logger)
+            requestLogger: applicationLogger, logger: logger)
         let server = ChangesRoutes.server(
             environment, limits: config.connectionLimits, tls: listener == .public ? publicTLS : nil,
             detacher: detacher)

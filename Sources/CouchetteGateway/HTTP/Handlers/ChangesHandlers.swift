@@ -41,7 +41,7 @@ struct ChangesHandlers: Sendable {
     /// The response for a resolved request and its parameters. A streaming feed logs its failures with the gateway's
     /// logger rather than the request's: an idle feed then keeps no copy of the request's logger and metadata. A
     /// continuous feed is left in `handoff` when there is one (``ContinuousFeedDetacher``), with a response without
-    /// a body.
+    /// a body (the detacher writes the head without its `Content-Length: 0`, then the feed).
     private func respond(
         to target: AuthorizedDatabase, parameters: [String: String], handoff: ChangesFeedHandoff?
     ) async throws -> Response {

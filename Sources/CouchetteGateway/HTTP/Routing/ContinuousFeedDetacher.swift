@@ -18,12 +18,15 @@ import NIOHTTP1
 /// of streaming it, and the detacher writes the response's head and starts a ``DetachedChangesFeed``. Any other
 /// answer (an error, a feed the parameters made normal) is written whole. Either way the response says
 /// `Connection: close` and the connection closes after it: nothing serves a detached connection's next request.
+/// The context's logger is what Hummingbird would give the request (the application's, with a request ID).
 struct ContinuousFeedDetacher: Sendable {
     /// The listener's responder chain.
     let respond: @Sendable (Request, GatewayRequestContext) async throws -> Response
     /// The `Server` header's value.
     let serverName: String
-    /// The gateway's logger (a feed's failures, the requests' context).
+    /// The logger requests' contexts start from, as Hummingbird's application gives them (its level floored).
+    let requestLogger: Logger
+    /// The gateway's logger, for a feed's failures (an idle feed keeps no copy of the request's metadata).
     let logger: Logger
 
     /// The gate's rule.
@@ -31,9 +34,12 @@ struct ContinuousFeedDetacher: Sendable {
         DetachingGate.Rule(applies: Self.applies) { request, exchange in await serve(request, on: exchange) }
     }
 
-    /// Whether a request head asks for a continuous `_changes` feed with `GET` (no WebSocket upgrade).
+    /// Whether a request head asks for a continuous `_changes` feed with `GET` (and no protocol upgrade, which the
+    /// connection guard leaves the connection for).
     static func applies(_ head: HTTPRequestHead) -> Bool {
-        guard head.method == .GET, !head.headers.contains(name: "upgrade") else { return false }
+        guard head.method == .GET, !head.headers.contains(name: "upgrade"),
+            !head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" })
+        else { return false }
         let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].hasSuffix("/_changes") else { return false }
         return parts[1].split(separator: "&").contains { $0 == "feed=continuous" }
@@ -42,8 +48,10 @@ struct ContinuousFeedDetacher: Sendable {
     /// Runs `request` through the responder chain and answers on `exchange`.
     func serve(_ request: HTTPRequest, on exchange: DetachedExchange) async {
         let handoff = ChangesFeedHandoff()
+        var requestLogger = requestLogger
+        requestLogger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
         var context = GatewayRequestContext(
-            source: ApplicationRequestContextSource(channel: exchange.channel, logger: logger))
+            source: ApplicationRequestContextSource(channel: exchange.channel, logger: requestLogger))
         context.feedHandoff = handoff
         var response: Response
         do {
@@ -57,14 +65,15 @@ struct ContinuousFeedDetacher: Sendable {
         response.headers[.server] = serverName
         response.headers[.connection] = "close"
         do {
-            if let feed = handoff.take() {
+            // A middleware may have replaced the handler's answer: the feed goes out under its own 200 only.
+            if let feed = handoff.take(), response.status == .ok {
                 response.headers[.contentLength] = nil
                 try await exchange.write([.head(response.head)])
                 await DetachedChangesFeed(feed, exchange: exchange, logger: logger).start()
             } else {
                 try await exchange.write([.head(response.head)])
+                // The body writer's `finish` ends the response and then the connection.
                 try await response.body.write(ExchangeBodyWriter(exchange: exchange))
-                exchange.close()
             }
         } catch {
             exchange.close()
@@ -83,6 +92,6 @@ private struct ExchangeBodyWriter: ResponseBodyWriter {
     }
 
     consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
-        try await exchange.write([.end(trailingHeaders)])
+        exchange.finish(trailingHeaders)
     }
 }
