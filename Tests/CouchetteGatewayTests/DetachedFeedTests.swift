@@ -184,5 +184,24 @@ extension ChangesTests {
                 #expect(rest.text.contains(#""id":"b""#))
             }
         }
+
+        @Test("The admin port's credentials guard a detached feed as any request: 401 without them, the feed with them")
+        func adminCredentials() async throws {
+            var config = GatewayFixture.config()
+            config.adminCredentials = BasicCredentials(username: "admin", password: "letmein")
+            try await StreamingGateway.run(config) { _, _, ports in
+                let anonymous = try RawConnection(port: ports.adminPort)
+                try anonymous.send(Self.request("/todo/_changes?feed=continuous"))
+                let refused = await anonymous.readUntilClosed(within: .seconds(30))
+                #expect(refused.status == 401 && refused.closed, "\(refused.text)")
+                #expect(!refused.text.contains("\"results\"") && !refused.text.contains("\"seq\""))
+
+                let admin = try RawConnection(port: ports.adminPort)
+                try admin.send(Self.request("/todo/_changes?feed=continuous&timeout=100", user: ("admin", "letmein")))
+                let feed = await admin.readUntilClosed(within: .seconds(30))
+                #expect(feed.status == 200 && feed.closed, "\(feed.text)")
+                #expect(Self.headerLines(feed).contains("connection: close"))
+            }
+        }
     }
 }
