@@ -15,9 +15,9 @@ import NIOHTTP1
 /// - graceful shutdown (`ChannelShouldQuiesceEvent`) closes idle connections at once and busy ones once their
 ///   response ends, or after ``ConnectionLimits/shutdownTimeout``.
 ///
-/// Streaming responses (continuous and long-poll feeds) are requests in progress, never idle. A request asking for
-/// a protocol upgrade (a WebSocket) removes the guard: the upgrader replaces the HTTP handlers. Everything runs on
-/// the channel's event loop.
+/// Streaming responses (continuous and long-poll feeds) are requests in progress, never idle. A connection's first
+/// request asking for a protocol upgrade (a WebSocket) removes the guard: the upgrader replaces the HTTP handlers
+/// (later requests cannot be upgraded, and the guard stays). Everything runs on the channel's event loop.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
