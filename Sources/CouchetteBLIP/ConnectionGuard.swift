@@ -91,8 +91,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             defer { sawRequest = true }
-            let asksUpgrade = head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
-            if !sawRequest, asksUpgrade {
+            if !sawRequest, head.asksForUpgrade {
                 // A WebSocket upgrade: the upgrader takes the connection over (and replaces the HTTP handlers),
                 // so the guard leaves before it answers. An upgrade it refuses goes on as plain HTTP/1, whose
                 // idle timeout Hummingbird's connection handler enforces. Only a connection's first request can be

@@ -47,20 +47,26 @@ public final class DetachedExchange: Sendable {
     ///
     /// - Throws: `ChannelError.ioOnClosedChannel` once the connection closed.
     public func write(_ parts: [HTTPResponsePart]) async throws {
-        if !state.withLock(\.writable) {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let now: Result<Void, any Error>? = state.withLock { state in
-                    if state.closed { return .failure(ChannelError.ioOnClosedChannel) }
-                    if state.writable { return .success(()) }
-                    state.waiting.append(continuation)
-                    return nil
-                }
-                if let now { continuation.resume(with: now) }
-            }
+        // nil once closed; a write after the close goes nowhere (the gate let go of its context).
+        guard let writable = state.withLock({ $0.closed ? nil : $0.writable }) else {
+            throw ChannelError.ioOnClosedChannel
         }
-        guard !isClosed else { throw ChannelError.ioOnClosedChannel }
+        if !writable { try await untilWritable() }
         guard !parts.isEmpty else { return }
         enqueue(parts, then: nil)
+    }
+
+    /// Returns once the connection is writable again; throws once it closed.
+    private func untilWritable() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let now: Result<Void, any Error>? = state.withLock { state in
+                if state.closed { return .failure(ChannelError.ioOnClosedChannel) }
+                if state.writable { return .success(()) }
+                state.waiting.append(continuation)
+                return nil
+            }
+            if let now { continuation.resume(with: now) }
+        }
     }
 
     /// Ends the response with `trailers` and closes the connection once the end reached the socket (a close right

@@ -57,7 +57,7 @@ public final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         }
         guard applies(head) else {
             context.fireChannelRead(data)
-            if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) {
+            if head.asksForUpgrade {
                 leave(context)
             }
             return

@@ -182,33 +182,28 @@ extension ChangesTests {
 
         @Test("Over HTTPS (SSLCert/SSLKey) a first request's continuous feed is detached below TLS as over plain HTTP")
         func overTLS() async throws {
-            let certificate = try TestCertificates.selfSigned()
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let pem = try certificate.writePEM(in: folder)
-            var config = AdminGatewayFixture.config(guest: true)
-            config.sslCert = pem.certificate
-            config.sslKey = pem.key
-            try await StreamingGateway.run(config) { _, client, ports in
-                try await ChangesTests.put(client, port: ports.adminPort, "a", ["channels": ["x"]])
-                var tls = TLSConfiguration.makeClientConfiguration()
-                tls.certificateVerification = .none
-                let https = HTTPClient(
-                    eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
-                let url = "https://127.0.0.1:\(ports.publicPort)/todo/_changes?feed=continuous&limit=1"
-                let answer: Result<(HTTPClientResponse, String), any Error>
-                do {
-                    let response = try await https.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
-                    answer = .success((response, String(buffer: try await response.body.collect(upTo: 1 << 20))))
-                } catch {
-                    answer = .failure(error)
+            try await TestCertificates.selfSigned().withHTTPSConfig { config in
+                try await StreamingGateway.run(config) { _, client, ports in
+                    try await ChangesTests.put(client, port: ports.adminPort, "a", ["channels": ["x"]])
+                    var tls = TLSConfiguration.makeClientConfiguration()
+                    tls.certificateVerification = .none
+                    let https = HTTPClient(
+                        eventLoopGroupProvider: .singleton,
+                        configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+                    let url = "https://127.0.0.1:\(ports.publicPort)/todo/_changes?feed=continuous&limit=1"
+                    let answer: Result<(HTTPClientResponse, String), any Error>
+                    do {
+                        let response = try await https.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                        answer = .success((response, String(buffer: try await response.body.collect(upTo: 1 << 20))))
+                    } catch {
+                        answer = .failure(error)
+                    }
+                    try await https.shutdown()  // also when the request failed
+                    let (response, body) = try answer.get()
+                    #expect(response.status == .ok)
+                    #expect(response.headers.first(name: "Connection")?.lowercased() == "close")
+                    #expect(body.contains(#""id":"a""#), "\(body)")
                 }
-                try await https.shutdown()  // also when the request failed
-                let (response, body) = try answer.get()
-                #expect(response.status == .ok)
-                #expect(response.headers.first(name: "Connection")?.lowercased() == "close")
-                #expect(body.contains(#""id":"a""#), "\(body)")
             }
         }
     }

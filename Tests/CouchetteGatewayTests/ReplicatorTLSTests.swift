@@ -97,34 +97,29 @@ struct ReplicatorTLSTests {
         arguments: ReplicationProtocol.allCases)
     func gatewayServesHTTPS(transport: ReplicationProtocol) async throws {
         let server = try TestCertificates.selfSigned()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let pem = try server.writePEM(in: folder)
-        var config = AdminGatewayFixture.config(guest: true)
-        config.sslCert = pem.certificate
-        config.sslKey = pem.key
-        try await GatewayFixture.withRunningGateway(config) { client, ports in
-            let pushed = try await Self.push(port: ports.publicPort, over: transport) {
-                $0.pinnedServerCertificate = server.der
+        try await server.withHTTPSConfig { config in
+            try await GatewayFixture.withRunningGateway(config) { client, ports in
+                let pushed = try await Self.push(port: ports.publicPort, over: transport) {
+                    $0.pinnedServerCertificate = server.der
+                }
+                #expect(pushed.error == nil)
+                #expect(try await client.send(port: ports.adminPort, path: "/todo/list").status == 200)
+
+                let tablet = try LiteDatabase("tablet")
+                var pull = ReplicatorConfiguration(
+                    target: URLEndpoint(url: transport.url(port: ports.publicPort, secure: true)))
+                pull.addCollection(try tablet.lists)
+                pull.replicatorType = .pull
+                pull.acceptOnlySelfSignedServerCertificate = true
+                let replicator = Replicator(config: pull)
+                try await replicator.run()
+                #expect(try tablet.lists.document(id: "list")?.string(forKey: "name") == "Secure")
+
+                // Plain HTTP to the public port gets no answer as HTTP, and the system's authorities do not trust it.
+                await #expect(throws: (any Error).self) { _ = try await client.send(port: ports.publicPort, path: "/") }
+                let untrusted = try await Self.push(port: ports.publicPort, over: transport) { _ in }
+                #expect(untrusted.error?.code == .tlsCertificateUntrusted)
             }
-            #expect(pushed.error == nil)
-            #expect(try await client.send(port: ports.adminPort, path: "/todo/list").status == 200)
-
-            let tablet = try LiteDatabase("tablet")
-            var pull = ReplicatorConfiguration(
-                target: URLEndpoint(url: transport.url(port: ports.publicPort, secure: true)))
-            pull.addCollection(try tablet.lists)
-            pull.replicatorType = .pull
-            pull.acceptOnlySelfSignedServerCertificate = true
-            let replicator = Replicator(config: pull)
-            try await replicator.run()
-            #expect(try tablet.lists.document(id: "list")?.string(forKey: "name") == "Secure")
-
-            // Plain HTTP to the public port gets no answer as HTTP, and the system's authorities do not trust it.
-            await #expect(throws: (any Error).self) { _ = try await client.send(port: ports.publicPort, path: "/") }
-            let untrusted = try await Self.push(port: ports.publicPort, over: transport) { _ in }
-            #expect(untrusted.error?.code == .tlsCertificateUntrusted)
         }
     }
 }

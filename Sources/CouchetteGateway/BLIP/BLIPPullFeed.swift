@@ -101,11 +101,7 @@ final class BLIPPullFeed: Sendable {
                     return
                 case .wait(let sequence, let deadline):
                     parked = true
-                    // Detached: the writer whose commit wakes the feed has its own task locals, which this does not
-                    // need.
-                    parking.park(feed, after: sequence, deadline: deadline) { [self] outcome in
-                        Task.detached { await self.pump(after: outcome) }
-                    }
+                    parking.park(feed, after: sequence, deadline: deadline) { [self] in await pump(after: $0) }
                     return
                 }
             }

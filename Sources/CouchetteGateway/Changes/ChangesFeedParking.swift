@@ -9,7 +9,7 @@ import Synchronization
 /// ```swift
 /// guard var feed = parking.take() else { return }    // nil once stopped
 /// // … run the feed until it asks to wait …
-/// parking.park(feed, after: sequence, deadline: deadline) { outcome in Task.detached { await pump(after: outcome) } }
+/// parking.park(feed, after: sequence, deadline: deadline) { outcome in await pump(after: outcome) }
 /// parking.stop()  // the connection ended: the registration, if any, wakes with .closed
 /// ```
 final class ChangesFeedParking: Sendable {
@@ -40,11 +40,12 @@ final class ChangesFeedParking: Sendable {
         state.withLock { $0.stopped ? nil : $0.feed.take() }
     }
 
-    /// Keeps `feed` and registers `wake` with the notifier, called once when the database passes `sequence`,
-    /// `deadline` passes, the notifier closes or ``stop()`` comes. `wake` should only start a task.
+    /// Keeps `feed` and registers with the notifier to run `next` in a task of its own once the database passes
+    /// `sequence`, `deadline` passes, the notifier closes or ``stop()`` comes. The task is detached: the writer whose
+    /// commit wakes the feed has its own task locals, which the run does not need.
     func park(
         _ feed: ChangesFeed, after sequence: UInt64, deadline: ContinuousClock.Instant?,
-        wake: @escaping @Sendable (ChangeNotifier.WaitOutcome) -> Void
+        next: @escaping @Sendable (ChangeNotifier.WaitOutcome) async -> Void
     ) {
         let id = notifier.newWaiterID()
         state.withLock { state in
@@ -55,7 +56,7 @@ final class ChangesFeedParking: Sendable {
             state.withLock { state in
                 if state.registration == id { state.registration = nil }
             }
-            wake(outcome)
+            Task.detached { await next(outcome) }
         }
         // A stop() that came before the registration found nothing to cancel.
         if isStopped { notifier.cancelWait(id) }

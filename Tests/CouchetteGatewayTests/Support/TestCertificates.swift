@@ -3,6 +3,8 @@ import Foundation
 import NIOSSL
 import X509
 
+@testable import CouchetteGateway
+
 // MARK: - TestCertificates
 
 /// Certificates made for TLS tests, in memory: self-signed ones, and a leaf signed by a made-up authority.
@@ -19,6 +21,19 @@ enum TestCertificates {
             try certificate.serializeAsPEM().pemString.write(toFile: certificatePath, atomically: true, encoding: .utf8)
             try key.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
             return (certificatePath, keyPath)
+        }
+
+        /// Runs `body` with a guest gateway configuration (``AdminGatewayFixture/config(guest:)``) serving HTTPS with
+        /// this identity, its PEM files written to a fresh folder that is removed afterwards.
+        func withHTTPSConfig<T>(_ body: (GatewayConfig) async throws -> T) async throws -> T {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let pem = try writePEM(in: folder)
+            var config = AdminGatewayFixture.config(guest: true)
+            config.sslCert = pem.certificate
+            config.sslKey = pem.key
+            return try await body(config)
         }
 
         /// The certificate as DER bytes (what `pinnedServerCertificate` takes).
