@@ -83,10 +83,12 @@ test-postgres: deps
 test-postgres-all: deps
 	COUCHETTE_TEST_STORAGE=postgres $(SWIFT) test --skip-build --no-parallel --filter CouchetteGatewayTests
 
-## Long runs kept out of `make test`: the CLI's cp of 100,000 documents to and from JSON lines, a folder and a gateway.
+## Long runs kept out of `make test`: the CLI's cp of 100,000 documents to and from JSON lines, a folder and a gateway;
+## a detached `_changes` answer of 4 MB to a client with a 4 KB window.
 soak: deps
 	$(SWIFT) build --build-tests
 	COUCHETTE_CLI_DOCS=100000 $(SWIFT) test --skip-build --filter 'CLITests/copy'
+	COUCHETTE_SOAK=1 $(SWIFT) test --skip-build --filter 'largeAnswerArrivesWhole'
 
 ## The long schemathesis run: many examples per operation.
 fuzz: deps

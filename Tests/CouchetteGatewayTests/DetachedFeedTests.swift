@@ -138,6 +138,42 @@ extension ChangesTests {
             }
         }
 
+        /// Whether the long runs of `make soak` are on (`COUCHETTE_SOAK=1`).
+        static let soaking = ProcessInfo.processInfo.environment["COUCHETTE_SOAK"] != nil
+
+        /// A client with a 4 KB window makes the 4 MB answer crawl for tens of seconds on a loaded machine (41 s in
+        /// one CI run, where it made the idle-timeout tests beside it time out), so it runs in `make soak` only;
+        /// smaller answers or larger windows no longer showed the cut it guards against (a close right after queueing
+        /// the end dropped what NIO still held).
+        @Test(
+            "A detached answer larger than the socket takes arrives whole before the connection closes",
+            .enabled(if: soaking, "a long transfer: make soak"))
+        func largeAnswerArrivesWhole() async throws {
+            try await StreamingGateway.run { _, client, ports in
+                // ~4 MB of entries with their documents: more than loopback's socket buffers hold at once.
+                let padding = String(repeating: "x", count: 2_000)
+                for batch in 0..<4 {
+                    let docs = (0..<500).map { index in
+                        JSONValue.object(["_id": .string("doc\(batch)-\(index)"), "padding": .string(padding)])
+                    }
+                    let reply = try await client.send(
+                        "POST", port: ports.adminPort, path: "/todo/_bulk_docs", json: ["docs": .array(docs)])
+                    #expect(reply.status == 201)
+                }
+                // A later `feed` wins: the detached request gets a normal feed, written whole, then the close. The
+                // client's small window keeps most of it queued in the server when the close comes.
+                let connection = try RawConnection(port: ports.adminPort, receiveBuffer: 4_096)
+                try connection.send(Self.request("/todo/_changes?feed=continuous&include_docs=true&feed=normal"))
+                let reply = await connection.readUntilClosed(within: .seconds(120))
+                #expect(reply.status == 200 && reply.closed)
+                let parts = reply.text.components(separatedBy: "\r\n\r\n")
+                let length = Self.headerLines(reply).first { $0.hasPrefix("content-length: ") }?.dropFirst(16)
+                #expect(parts.count == 2 && length.flatMap { Int($0) } == parts.last?.utf8.count)
+                #expect(reply.bytes.count > 4_000_000)
+                #expect(reply.text.hasSuffix("\"last_seq\":\"2000\"}"), "\(reply.text.suffix(200))")
+            }
+        }
+
         @Test("Requests pipelined behind a detached feed are dropped: an upgrade among them changes nothing")
         func pipelinedRequestsAreDropped() async throws {
             try await StreamingGateway.run { _, client, ports in

@@ -48,10 +48,14 @@ public final class RawConnection: @unchecked Sendable {
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "couchette.tests.raw-connection")
 
-    /// Connects to `127.0.0.1:port`.
-    public init(port: Int) throws {
+    /// Connects to `127.0.0.1:port`; with `receiveBuffer`, the socket's receive buffer is that small (set before
+    /// connecting, so the window the server sees stays small: a slow client).
+    public init(port: Int, receiveBuffer: Int32? = nil) throws {
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketDescriptor >= 0 else { throw SocketError(description: "socket: errno \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
