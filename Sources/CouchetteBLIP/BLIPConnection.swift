@@ -36,6 +36,10 @@ public actor BLIPConnection {
     private let outbox = BLIPOutbox()
     private var nextRequestNumber: UInt64 = 1
     private var waiting: [UInt64: CheckedContinuation<BLIPMessage, any Error>] = [:]
+    /// Callers of ``responses(to:)``: how many of their responses are still to come, by the number of the last one
+    /// they wait for; and which of them each awaited request's response counts for.
+    private var groups: [UInt64: (remaining: Int, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    private var groupOf: [UInt64: UInt64] = [:]
     /// Responses that arrived before anyone waited for them (``queue(properties:body:urgent:compressed:)``).
     private var arrived: [UInt64: BLIPMessage] = [:]
     /// Requests queued whose response nobody collected yet.
@@ -106,6 +110,52 @@ public actor BLIPConnection {
         return try await withCheckedThrowingContinuation { continuation in
             waiting[number] = continuation
         }
+    }
+
+    /// Queues several requests at once (one call on the connection instead of one per request) and returns their
+    /// numbers, in order; ``responses(to:)`` waits for their responses.
+    ///
+    /// - Throws: ``BLIPError`` when the connection is closed or some properties cannot be encoded (requests queued
+    ///   before that one stay queued).
+    public func queue(
+        _ requests: [(properties: BLIPProperties, body: [UInt8])], urgent: Bool = false, compressed: Bool = false
+    ) throws(BLIPError) -> [UInt64] {
+        var numbers: [UInt64] = []
+        numbers.reserveCapacity(requests.count)
+        for request in requests {
+            let number = try enqueueRequest(
+                request.properties, request.body, urgent: urgent, noReply: false, compressed: compressed)
+            expected.insert(number)
+            numbers.append(number)
+        }
+        return numbers
+    }
+
+    /// Waits for the responses to the requests numbered `numbers` (queued with ``queue(_:urgent:compressed:)`` or
+    /// ``queue(properties:body:urgent:compressed:)``) and returns them in that order: the caller wakes once, when
+    /// the last arrives, rather than once per response.
+    ///
+    /// - Throws: ``BLIPError`` when the connection closes first.
+    public func responses(to numbers: [UInt64]) async throws -> [BLIPMessage] {
+        let missing = numbers.filter { arrived[$0] == nil }
+        if !missing.isEmpty {
+            if let closedError { throw closedError }
+            let key = missing[missing.count - 1]
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                groups[key] = (missing.count, continuation)
+                for number in missing { groupOf[number] = key }
+            }
+        }
+        var responses: [BLIPMessage] = []
+        responses.reserveCapacity(numbers.count)
+        for number in numbers {
+            expected.remove(number)
+            guard let response = arrived.removeValue(forKey: number) else {
+                throw closedError ?? .protocolViolation("no response to request #\(number)")
+            }
+            responses.append(response)
+        }
+        return responses
     }
 
     /// Sends a request that gets no response (`NoReply`), first waiting while the outbox is full.
@@ -192,6 +242,15 @@ public actor BLIPConnection {
             continuation.resume(returning: response)
         } else if expected.contains(response.number) {
             arrived[response.number] = response
+            if let key = groupOf.removeValue(forKey: response.number), var group = groups[key] {
+                group.remaining -= 1
+                if group.remaining == 0 {
+                    groups[key] = nil
+                    group.continuation.resume()
+                } else {
+                    groups[key] = group
+                }
+            }
         }
     }
 
@@ -302,6 +361,9 @@ public actor BLIPConnection {
         closedError = error
         for continuation in waiting.values { continuation.resume(throwing: error) }
         waiting = [:]
+        for group in groups.values { group.continuation.resume(throwing: error) }
+        groups = [:]
+        groupOf = [:]
         arrived = [:]
         expected = []
         for waiter in roomWaiters { waiter.resume() }

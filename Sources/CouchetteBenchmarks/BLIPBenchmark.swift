@@ -59,15 +59,54 @@ struct BLIPBenchmark {
         try await serverTask.value
     }
 
+    /// For profiling (`BENCH_ONLY=blip-cpu`): the 100,000 documents pushed over BLIP and over REST, each into a
+    /// gateway database of its own, then pulled from each into an empty Lite database the same way, printing each
+    /// run's wall-clock and processor seconds (user and system, the whole process: both sides) — what each protocol
+    /// costs, which drifts less with the machine than wall-clock ratios do. `BENCH_PROTOCOL=ws` or `http` runs that
+    /// one only (for `perf record`; each run's start and end print as Unix time).
+    func runProcessorTimesOnly() async throws {
+        let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("couchette-blip-cpu-\(UUID())")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let guest = ["GUEST": UserConfig(name: "GUEST", adminChannels: ["*"])]
+        let server = try GatewayServer(
+            config: Benchmark.loopbackGateway([
+                DatabaseConfig(name: "ws", server: .directory(directory), users: guest),
+                DatabaseConfig(name: "http", server: .directory(directory), users: guest),
+            ]), logger: Benchmark.quietLogger)
+        let serverTask = Task { try await server.run() }
+        let port = try await server.waitUntilReady().publicPort
+        let source = try Self.openDatabase("source", in: directory)
+        try fill(source)
+        let protocols = ProcessInfo.processInfo.environment["BENCH_PROTOCOL"].map { [$0] } ?? ["ws", "http"]
+        for type in [ReplicatorType.push, .pull] {
+            for scheme in protocols {
+                let target = type == .push ? source : try Self.openDatabase("pulled-\(scheme)", in: directory)
+                let before = Benchmark.processorSeconds()
+                let name = "\(scheme) \(type == .push ? "push" : "pull")"
+                print("# \(name) starts at \(Date().timeIntervalSince1970)")
+                let wall = try await Self.replicate(target, type, url: "\(scheme)://127.0.0.1:\(port)/\(scheme)")
+                let after = Benchmark.processorSeconds()
+                print("# \(name) ends at \(Date().timeIntervalSince1970)")
+                let (user, system) = (after.user - before.user, after.system - before.system)
+                print(
+                    "# \(name): \(Benchmark.format(wall)) s wall, \(Benchmark.format(user)) s user, "
+                        + "\(Benchmark.format(system)) s system")
+                if type == .pull { try target.close() }
+            }
+        }
+        try source.close()
+        await server.triggerGracefulShutdown()
+        try await serverTask.value
+    }
+
     // MARK: - blip.push, blip.pull
 
-    private func pushAndPull(port: Int, directory: String) async throws {
-        print("# blip: \(count) documents, REST then BLIP")
-        let source = try Self.openDatabase("source", in: directory)
-        defer { try? source.close() }
-        let collection = try source.defaultCollection()
+    /// `count` Todo-sized task documents in `database`.
+    private func fill(_ database: Database) throws {
+        let collection = try database.defaultCollection()
         for first in stride(from: 0, to: count, by: 1_000) {
-            try source.inBatch {
+            try database.inBatch {
                 for index in first..<min(first + 1_000, count) {
                     _ = try collection.putProperties(
                         [
@@ -77,6 +116,13 @@ struct BLIPBenchmark {
                 }
             }
         }
+    }
+
+    private func pushAndPull(port: Int, directory: String) async throws {
+        print("# blip: \(count) documents, REST then BLIP")
+        let source = try Self.openDatabase("source", in: directory)
+        defer { try? source.close() }
+        try fill(source)
         let restPush = try await Self.replicate(source, .push, url: "http://127.0.0.1:\(port)/rest")
         let blipPush = try await Self.replicate(source, .push, url: "ws://127.0.0.1:\(port)/blip")
         Benchmark.report("blip.push", baselineSeconds: restPush, measuredSeconds: blipPush, goal: ">=1.2")

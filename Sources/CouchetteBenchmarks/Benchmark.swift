@@ -1,4 +1,5 @@
 import CouchetteGateway
+import Foundation
 import Logging
 
 /// Times a piece of work against a baseline doing the same work, in the same process, and prints the ratio
@@ -26,6 +27,16 @@ struct Benchmark {
     /// Seconds `body` takes.
     static func timed(_ body: () throws -> Void) rethrows -> Double {
         seconds(try ContinuousClock().measure(body))
+    }
+
+    /// The processor time this process used so far, user and system, in seconds: for comparing two ways of doing
+    /// the same work on a machine whose speed drifts (wall-clock ratios move with it; the work each way costs does
+    /// not).
+    static func processorSeconds() -> (user: Double, system: Double) {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return (seconds(usage.ru_utime), seconds(usage.ru_stime))
     }
 
     /// Prints one figure: how many times faster `measured` is than `baseline` (higher is better).

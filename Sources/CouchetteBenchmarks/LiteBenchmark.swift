@@ -81,14 +81,10 @@ struct LiteBenchmark {
             }
             if ProcessInfo.processInfo.environment["BENCH_PROFILE_UPDATES"] != nil {
                 let began = Date()
-                var usageBefore = rusage()
-                getrusage(RUSAGE_SELF.rawValue, &usageBefore)
+                let before = Benchmark.processorSeconds()
                 defer {
-                    var usage = rusage()
-                    getrusage(RUSAGE_SELF.rawValue, &usage)
-                    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-                    let user = seconds(usage.ru_utime) - seconds(usageBefore.ru_utime)
-                    let system = seconds(usage.ru_stime) - seconds(usageBefore.ru_stime)
+                    let after = Benchmark.processorSeconds()
+                    let (user, system) = (after.user - before.user, after.system - before.system)
                     print("# updates: \(Date().timeIntervalSince(began)) s wall, user \(user) s, system \(system) s")
                 }
                 try updatePass(db, collection)

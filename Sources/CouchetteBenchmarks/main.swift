@@ -31,6 +31,7 @@ if only == nil || only == "encryption" { try EncryptionBenchmark(count: document
 if only == nil || only == "replication" { try await ReplicationBenchmark(count: documents).run() }
 if only == nil || only == "blip" { try await BLIPBenchmark(count: documents).run() }
 if only == "blip-feeds" { try await BLIPBenchmark(count: documents).runFeedMemoryOnly() }  // for profiling
+if only == "blip-cpu" { try await BLIPBenchmark(count: documents).runProcessorTimesOnly() }  // for profiling
 if only == nil || only == "auth" { try await AuthBenchmark().run() }
 if only == nil || only == "changes" { try await ChangesBenchmark().run() }
 if only == nil || only == "postgres" { try await PostgresBenchmark(count: max(documents / 5, 1_000)).run() }

@@ -74,4 +74,50 @@ import Testing
         await #expect(throws: BLIPError.self) { try await waiting.value }
         await #expect(throws: BLIPError.self) { try await pipe.server.send(properties: ["Profile": "late"]) }
     }
+
+    @Test func requestsQueuedTogetherGetTheirResponsesInOrderWhateverOrderTheyArriveIn() async throws {
+        // The first request is answered only after the last one was: its response arrives last.
+        let (lastAnswered, signal) = AsyncStream.makeStream(of: Void.self)
+        let pipe = MemoryPipe(client: Self.echo) { request, _ in
+            switch request.properties["index"] {
+            case "0":
+                var iterator = lastAnswered.makeAsyncIterator()
+                await iterator.next()
+            case "4": signal.yield()
+            case "2": return request.unhandledReply()
+            default: break
+            }
+            return request.reply(properties: request.properties, body: request.body)
+        }
+        let requests = (0..<5).map { index in
+            (properties: ["Profile": "echo", "index": "\(index)"] as BLIPProperties, body: Array("body \(index)".utf8))
+        }
+        let numbers = try await pipe.client.queue(requests, compressed: true)
+        #expect(numbers == numbers.sorted() && Set(numbers).count == 5)
+        let replies = try await pipe.client.responses(to: numbers)
+        #expect(replies.map(\.number) == numbers)
+        for (index, reply) in replies.enumerated() where index != 2 {
+            #expect(reply.type == .response && reply.properties["index"] == "\(index)")
+            #expect(reply.body == Array("body \(index)".utf8))
+        }
+        #expect(replies[2].error?.code == 404)
+        // The connection goes on as before.
+        let again = try await pipe.client.queue([(properties: ["Profile": "echo"], body: [])])
+        #expect(try await pipe.client.responses(to: again).count == 1)
+    }
+
+    @Test func waitingForQueuedResponsesFailsWhenTheConnectionCloses() async throws {
+        let pipe = MemoryPipe(client: Self.echo) { request, _ in
+            try? await Task.sleep(for: .seconds(30))  // never answers in time
+            return request.reply()
+        }
+        let numbers = try await pipe.client.queue(
+            [(properties: ["Profile": "slow"], body: []), (properties: ["Profile": "slow"], body: [])])
+        let waiting = Task { try await pipe.client.responses(to: numbers) }
+        await pipe.injectIntoServer(ByteBuffer(bytes: [9, 0, 0, 0, 0, 0, 0]))  // a bad checksum: the server closes
+        await #expect(throws: BLIPError.self) { try await waiting.value }
+        await #expect(throws: BLIPError.self) {
+            try await pipe.client.queue([(properties: ["Profile": "late"], body: [])])
+        }
+    }
 }
