@@ -36,8 +36,8 @@ public actor BLIPConnection {
     private let outbox = BLIPOutbox()
     private var nextRequestNumber: UInt64 = 1
     private var waiting: [UInt64: CheckedContinuation<BLIPMessage, any Error>] = [:]
-    /// Callers of ``responses(to:)``: how many of their responses are still to come, by the number of the last one
-    /// they wait for; and which of them each awaited request's response counts for.
+    /// Callers of ``responses(to:)``: how many of their responses are still to come, keyed by the number of one of
+    /// them; and which caller each awaited request's response counts for.
     private var groups: [UInt64: (remaining: Int, continuation: CheckedContinuation<Void, any Error>)] = [:]
     private var groupOf: [UInt64: UInt64] = [:]
     /// Responses that arrived before anyone waited for them (``queue(properties:body:urgent:compressed:)``).
@@ -137,25 +137,25 @@ public actor BLIPConnection {
     ///
     /// - Throws: ``BLIPError`` when the connection closes first.
     public func responses(to numbers: [UInt64]) async throws -> [BLIPMessage] {
-        let missing = numbers.filter { arrived[$0] == nil }
-        if !missing.isEmpty {
+        let missing = Set(numbers.filter { arrived[$0] == nil })
+        if let key = missing.first {
             if let closedError { throw closedError }
-            let key = missing[missing.count - 1]
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 groups[key] = (missing.count, continuation)
                 for number in missing { groupOf[number] = key }
             }
         }
-        var responses: [BLIPMessage] = []
-        responses.reserveCapacity(numbers.count)
-        for number in numbers {
+        var collected: [UInt64: BLIPMessage] = [:]
+        for number in numbers where collected[number] == nil {
             expected.remove(number)
-            guard let response = arrived.removeValue(forKey: number) else {
+            collected[number] = arrived.removeValue(forKey: number)
+        }
+        return try numbers.map { number throws(BLIPError) in
+            guard let response = collected[number] else {
                 throw closedError ?? .protocolViolation("no response to request #\(number)")
             }
-            responses.append(response)
+            return response
         }
-        return responses
     }
 
     /// Sends a request that gets no response (`NoReply`), first waiting while the outbox is full.

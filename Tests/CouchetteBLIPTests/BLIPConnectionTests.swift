@@ -101,9 +101,10 @@ import Testing
             #expect(reply.body == Array("body \(index)".utf8))
         }
         #expect(replies[2].error?.code == 404)
-        // The connection goes on as before.
-        let again = try await pipe.client.queue([(properties: ["Profile": "echo"], body: [])])
-        #expect(try await pipe.client.responses(to: again).count == 1)
+        // The connection goes on as before; a number given twice is answered twice.
+        let again = try await pipe.client.queue([(properties: ["Profile": "echo", "n": "1"], body: [])])
+        let twice = try await pipe.client.responses(to: again + again)
+        #expect(twice.count == 2 && twice.allSatisfy { $0.properties["n"] == "1" })
     }
 
     @Test func waitingForQueuedResponsesFailsWhenTheConnectionCloses() async throws {
