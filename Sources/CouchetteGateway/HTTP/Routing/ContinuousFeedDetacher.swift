@@ -37,7 +37,7 @@ struct ContinuousFeedDetacher: Sendable {
     /// Whether a request head asks for a continuous `_changes` feed with `GET` (and no protocol upgrade, which the
     /// connection guard leaves the connection for).
     static func applies(_ head: HTTPRequestHead) -> Bool {
-        guard head.method == .GET, !head.asksForUpgrade, !head.headers.contains(name: "upgrade") else { return false }
+        guard head.method == .GET, !head.asksForUpgrade else { return false }
         let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].hasSuffix("/_changes") else { return false }
         return parts[1].split(separator: "&").contains { $0 == "feed=continuous" }
