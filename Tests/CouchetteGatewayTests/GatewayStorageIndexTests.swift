@@ -294,20 +294,11 @@ import Testing
     }
 
     @Test func aWriteFailingHalfwayStoresNothingOfItsDocumentOrItsBatch() throws {
-        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("gateway-fail-\(UUID().uuidString).sqlite3")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        try SQLiteGatewayStorage(path: path).close()
-        do {  // Index rows of channel "boom" fail, after the rows of the document's other channels were written.
-            let connection = try Connection(path: path)
-            defer { connection.close() }
-            try connection.execute(
-                """
-                CREATE TRIGGER boom BEFORE INSERT ON channel_changes WHEN NEW.channel = 'boom'
-                BEGIN SELECT RAISE(ABORT, 'boom'); END;
-                """)
-        }
-        let storage = try SQLiteGatewayStorage(path: path)
-        defer { storage.close() }
+        try FailingChannelStorage.run { storage, _ in try failingWritesStoreNothing(storage) }
+    }
+
+    /// Index rows of channel "boom" fail, after the rows of the document's other channels were written.
+    private func failingWritesStoreNothing(_ storage: SQLiteGatewayStorage) throws {
         #expect(throws: GatewayError.self) { try write(storage, "alone", channels: ["a", "boom"]) }
         #expect(try storage.document(id: "alone") == nil)
         #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).isEmpty)

@@ -25,9 +25,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// The channel and grant rows of a database in memory (only touched under `lock`); nil in a file, which keeps
     /// them in its `channel_changes` and `grants` tables.
     private(set) var memoryIndex: MemoryIndex?
-    /// The document counts and body bytes ``statistics`` last read, and the connection's total change count then
-    /// (only touched under `lock`).
-    private var counted: (atChanges: Int, statistics: StorageStatistics)?
+    /// The document counts and body bytes, kept by the writes (only touched under `lock`).
+    private var totals = DocumentTotals()
 
     /// Opens the storage of database `name` at `location`.
     ///
@@ -224,12 +223,14 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         let sequenceBefore = sequence
         do {
             guard inBatchTransaction else {
+                totals.begin(atChanges: try connection.totalChanges)
                 let result = try connection.transaction(.immediate) { connection in
                     let result = try body(connection)
                     try writePendingIndexRows(connection)
                     return result
                 }
                 memoryIndex?.commit()
+                totals.commit(atChanges: try connection.totalChanges)
                 return result
             }
             return try body(connection)
@@ -237,6 +238,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             if !inBatchTransaction {
                 pendingIndexRows = PendingIndexRows()
                 memoryIndex?.rollback()
+                totals.rollback(atChanges: (try? connection.totalChanges) ?? -1)
             }
             if sequence != sequenceBefore { principalCache.invalidateAll() }
             sequence = sequenceBefore
@@ -275,6 +277,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 try statement.bind(rows.metadata, at: 6)
                 try statement.bind(rows.expiry?.timeIntervalSince1970, at: 7)
             }
+            totals.recordInsert(isDeleted: rows.isDeleted, bytes: rows.winnerBody.count)
             return sequence
         } catch {
             if inBatchTransaction { batchFailure = error }
@@ -286,15 +289,23 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// transaction (so that its failing leaves the rest of the batch).
     private func atomically<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
         let mark = memoryIndex?.mark
+        let inBatch = inBatchTransaction
         do {
-            guard inBatchTransaction else {
+            guard inBatch else {
+                totals.begin(atChanges: try connection.totalChanges)
                 let result = try connection.transaction(.immediate, body)
                 memoryIndex?.commit()
+                totals.commit(atChanges: try connection.totalChanges)
                 return result
             }
             return try connection.savepoint(body)
         } catch {
             if let mark { memoryIndex?.rollback(to: mark) }
+            if inBatch {
+                totals.forgetOpenChanges()
+            } else {
+                totals.rollback(atChanges: (try? connection.totalChanges) ?? -1)
+            }
             throw error
         }
     }
@@ -313,6 +324,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         if inBatchTransaction { return try body() }
         guard let connection else { throw .serviceUnavailable("The database is closed") }
         do {
+            totals.begin(atChanges: try connection.totalChanges)
             let result = try connection.transaction { _ in
                 inBatchTransaction = true
                 batchFailure = nil
@@ -326,10 +338,12 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 return result
             }
             memoryIndex?.commit()
+            totals.commit(atChanges: try connection.totalChanges)
             return result
         } catch {
             pendingIndexRows = PendingIndexRows()
             memoryIndex?.rollback()
+            totals.rollback(atChanges: (try? connection.totalChanges) ?? -1)
             principalCache.invalidateAll()  // grants the batch recorded in the cache were rolled back
             throw Self.translate(error)
         }
@@ -370,8 +384,15 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         try writePendingIndexRows(connection)
     }
 
+    /// Deletes a document's row, recording it in ``totals``.
     private func deleteRow(sequence: UInt64, _ connection: Connection) throws {
-        try connection.execute("DELETE FROM documents WHERE sequence = ?") { try $0.bind(Int64(sequence), at: 1) }
+        let statement = try connection.cachedStatement(
+            sql: "DELETE FROM documents WHERE sequence = ? RETURNING deleted, length(body)")
+        defer { statement.reset() }
+        try statement.bind(Int64(sequence), at: 1)
+        // A RETURNING statement makes its change at the first step, then yields the row.
+        guard try statement.step() else { return }
+        totals.recordRemoval(isDeleted: statement.bool(at: 0), bytes: Int(statement.int64(at: 1)))
     }
 
     @discardableResult
@@ -395,12 +416,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     public var statistics: StorageStatistics {
         get throws(GatewayError) {
             try withConnection { connection in
-                // The counts scan every row (~5 ms at 40,000 documents): read again only after the connection changed
-                // a row since (its total change count moved: any write, rolled back or not, and maintenance).
+                // Counted by scanning every row only when a write did not keep the totals (``DocumentTotals``).
                 let changes = try connection.totalChanges
                 var statistics = StorageStatistics()
-                if let counted, counted.atChanges == changes {
-                    statistics = counted.statistics
+                if let current = totals.current(atChanges: changes) {
+                    statistics = current
                 } else {
                     if let row = try connection.firstRow(
                         """
@@ -412,7 +432,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                         statistics.deletedDocumentCount = Int(row[1].int64Value ?? 0)
                         statistics.externalSize = Int(row[2].int64Value ?? 0)
                     }
-                    counted = (changes, statistics)
+                    totals.store(statistics, atChanges: changes)
                 }
                 let pageSize = Int(try connection.firstValue("PRAGMA page_size")?.int64Value ?? 0)
                 let pages = Int(try connection.firstValue("PRAGMA page_count")?.int64Value ?? 0)
