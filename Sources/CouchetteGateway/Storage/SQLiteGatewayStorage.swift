@@ -223,14 +223,14 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         let sequenceBefore = sequence
         do {
             guard inBatchTransaction else {
-                totals.begin(atChanges: try connection.totalChanges)
+                totals.begin(atChanges: Self.changeCount(connection))
                 let result = try connection.transaction(.immediate) { connection in
                     let result = try body(connection)
                     try writePendingIndexRows(connection)
                     return result
                 }
                 memoryIndex?.commit()
-                totals.commit(atChanges: try connection.totalChanges)
+                totals.commit(atChanges: Self.changeCount(connection))
                 return result
             }
             return try body(connection)
@@ -238,7 +238,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             if !inBatchTransaction {
                 pendingIndexRows = PendingIndexRows()
                 memoryIndex?.rollback()
-                totals.rollback(atChanges: (try? connection.totalChanges) ?? -1)
+                totals.rollback(atChanges: Self.changeCount(connection))
             }
             if sequence != sequenceBefore { principalCache.invalidateAll() }
             sequence = sequenceBefore
@@ -292,10 +292,10 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         let inBatch = inBatchTransaction
         do {
             guard inBatch else {
-                totals.begin(atChanges: try connection.totalChanges)
+                totals.begin(atChanges: Self.changeCount(connection))
                 let result = try connection.transaction(.immediate, body)
                 memoryIndex?.commit()
-                totals.commit(atChanges: try connection.totalChanges)
+                totals.commit(atChanges: Self.changeCount(connection))
                 return result
             }
             return try connection.savepoint(body)
@@ -304,7 +304,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             if inBatch {
                 totals.forgetOpenChanges()
             } else {
-                totals.rollback(atChanges: (try? connection.totalChanges) ?? -1)
+                totals.rollback(atChanges: Self.changeCount(connection))
             }
             throw error
         }
@@ -324,7 +324,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         if inBatchTransaction { return try body() }
         guard let connection else { throw .serviceUnavailable("The database is closed") }
         do {
-            totals.begin(atChanges: try connection.totalChanges)
+            totals.begin(atChanges: Self.changeCount(connection))
             let result = try connection.transaction { _ in
                 inBatchTransaction = true
                 batchFailure = nil
@@ -338,12 +338,12 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 return result
             }
             memoryIndex?.commit()
-            totals.commit(atChanges: try connection.totalChanges)
+            totals.commit(atChanges: Self.changeCount(connection))
             return result
         } catch {
             pendingIndexRows = PendingIndexRows()
             memoryIndex?.rollback()
-            totals.rollback(atChanges: (try? connection.totalChanges) ?? -1)
+            totals.rollback(atChanges: Self.changeCount(connection))
             principalCache.invalidateAll()  // grants the batch recorded in the cache were rolled back
             throw Self.translate(error)
         }
@@ -382,6 +382,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private func apply(_ changes: IndexChanges, _ connection: Connection) throws {
         record(changes)
         try writePendingIndexRows(connection)
+    }
+
+    /// The connection's total change count, for ``totals`` (-1, which no totals match, when it cannot be read).
+    private static func changeCount(_ connection: Connection) -> Int {
+        (try? connection.totalChanges) ?? -1
     }
 
     /// Deletes a document's row, recording it in ``totals``.
