@@ -229,6 +229,20 @@ import Testing
         }
     }
 
+    @Test("A user granted more channels between two reads than the cache keeps waiting is reloaded with every one")
+    func manyGrantsBetweenReads() throws {
+        let storage = try SQLiteGatewayStorage(path: ":memory:")
+        try storage.putUser(User(name: "u"))
+        let before = try #require(try storage.user(named: "u"))
+        _ = try storage.allChannels(of: before)
+        let count = PrincipalCache.pendingLimit + 5
+        for index in 0..<count { try write(storage, "d\(index)", channels: [], grants: ["u": ["c\(index)"]]) }
+        let user = try #require(try storage.user(named: "u"))
+        let channels = try storage.allChannels(of: user)
+        #expect(channels.count == count + 1)  // and the public channel "!"
+        #expect(try storage.channelGrantSequences(of: user)["c\(count - 1)"] == UInt64(count))
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func aPurgedDocumentLeavesNoRowsAndCanBeWrittenAgain(backend: StorageBackend) async throws {
         try await backend.withStorage(databaseName: "db") { storage in

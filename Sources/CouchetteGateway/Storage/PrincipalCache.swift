@@ -22,6 +22,8 @@ final class PrincipalCache {
     private var roles: [String: (version: UInt64, role: Role)] = [:]
     private var channels: [String: Channels] = [:]
     private var grantSequences: [String: Channels] = [:]
+    /// Channels documents granted cached users, not yet added to their entries (``addChannel(_:toUser:at:)``).
+    private var pendingChannels: [String: [(channel: String, sequence: UInt64)]] = [:]
 
     /// The most entries of each kind; past it the kind is emptied (they are remade on demand).
     let capacity: Int
@@ -36,6 +38,7 @@ final class PrincipalCache {
     func invalidate(_ principal: String) {
         versions[principal] = nextVersion
         nextVersion += 1
+        pendingChannels[principal] = nil
     }
 
     /// Marks every principal changed (a whole-index rebuild).
@@ -45,6 +48,7 @@ final class PrincipalCache {
         roles.removeAll()
         channels.removeAll()
         grantSequences.removeAll()
+        pendingChannels.removeAll()
         nextVersion += 1
     }
 
@@ -64,6 +68,7 @@ final class PrincipalCache {
                     invalidate(grant.principal)
                     continue
                 }
+                addPendingChannels()  // the entries below must hold their users' own grants first
                 roles[role]?.role.channelsFromGrants.insert(grant.target)
                 for (name, entry) in channels where entry.user.roleNames.contains(role) {
                     channels[name] = Channels(
@@ -72,12 +77,35 @@ final class PrincipalCache {
                     grantSequences[name] = nil
                 }
             case .channel:
-                addChannel(grant.target, toUser: grant.principal, at: sequence)
+                deferChannel(grant.target, toUser: grant.principal, at: sequence)
             case .role:
+                addPendingChannels(of: grant.principal)
                 users[grant.principal]?.user.rolesFromGrants.insert(grant.target)
                 channels[grant.principal] = nil
                 grantSequences[grant.principal] = nil
             }
+        }
+    }
+
+    /// Notes that a document granted `channel` to cached user `name` at `sequence`, to be added to its entries when
+    /// it is next read: a request holding the user's sets while this write runs would otherwise make the insert copy
+    /// them (40,000 channels: ~1 ms) under the lock every request waits for, once per write. Past
+    /// ``pendingLimit`` grants the user is reloaded instead.
+    private func deferChannel(_ channel: String, toUser name: String, at sequence: UInt64) {
+        guard users[name] != nil else { return }
+        pendingChannels[name, default: []].append((channel, sequence))
+        if pendingChannels[name, default: []].count > Self.pendingLimit { invalidate(name) }
+    }
+
+    /// The most grants kept waiting for one user.
+    static let pendingLimit = 1_000
+
+    /// Adds the channels documents granted user `name` (every user when nil) since its entries were last read.
+    private func addPendingChannels(of name: String? = nil) {
+        let names = name.map { [$0] } ?? Array(pendingChannels.keys)
+        for name in names {
+            guard let pending = pendingChannels.removeValue(forKey: name) else { continue }
+            for grant in pending { addChannel(grant.channel, toUser: name, at: grant.sequence) }
         }
     }
 
@@ -118,12 +146,14 @@ final class PrincipalCache {
 
     /// The cached user, if still current.
     func user(named name: String) -> User? {
+        addPendingChannels(of: name)
         guard let entry = users[name], entry.version == version(name) else { return nil }
         return entry.user
     }
 
     /// Remembers a user just loaded.
     func store(_ user: User) {
+        pendingChannels[user.name] = nil  // loaded with every grant stored
         if users.count >= capacity { users.removeAll(keepingCapacity: true) }
         users[user.name] = (version(user.name), user)
     }
@@ -145,6 +175,7 @@ final class PrincipalCache {
     /// The channels of `user` computed earlier, if `user` is the one they were computed for and neither it nor
     /// any of its roles changed since.
     func channels(of user: User) -> Set<String>? {
+        addPendingChannels(of: user.name)
         guard let entry = channels[user.name], entry.stamp == stamp(of: user), entry.user == user else { return nil }
         return entry.channels
     }
@@ -153,6 +184,7 @@ final class PrincipalCache {
     /// kept (made for the user as it is now, or none) must not be replaced with an older user's, which every later
     /// read would miss.
     func store(_ channelSet: Set<String>, of user: User) {
+        addPendingChannels(of: user.name)
         guard isCurrent(user) else { return }
         if channels.count >= capacity { channels.removeAll(keepingCapacity: true) }
         channels[user.name] = Channels(user: user, stamp: stamp(of: user), channels: channelSet)
@@ -160,6 +192,7 @@ final class PrincipalCache {
 
     /// Each channel of `user` with the sequence at which it was granted, computed earlier, if still current.
     func grantSequences(of user: User) -> [String: UInt64]? {
+        addPendingChannels(of: user.name)
         guard let entry = grantSequences[user.name], entry.stamp == stamp(of: user), entry.user == user else {
             return nil
         }
@@ -168,6 +201,7 @@ final class PrincipalCache {
 
     /// Remembers the grant sequences of `user`, unless a write changed the cached user since it was read.
     func store(grantSequences sequences: [String: UInt64], of user: User) {
+        addPendingChannels(of: user.name)
         guard isCurrent(user) else { return }
         if grantSequences.count >= capacity { grantSequences.removeAll(keepingCapacity: true) }
         grantSequences[user.name] = Channels(user: user, stamp: stamp(of: user), channels: [], sequences: sequences)
