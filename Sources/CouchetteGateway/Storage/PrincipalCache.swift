@@ -55,8 +55,9 @@ final class PrincipalCache {
     /// Brings cached entries up to date with the grants a document write added (at `sequence`) and removed.
     ///
     /// Added grants change cached users, roles and effective channels in place — a user granted one more channel
-    /// is not reloaded with all its others; removed ones invalidate their principal (another document may still
-    /// make the same grant, which only a reload tells).
+    /// is not reloaded with all its others, and a user's channel grants are added when it is next read
+    /// (``deferChannel(_:toUser:at:)``); removed ones invalidate their principal (another document may still make
+    /// the same grant, which only a reload tells).
     func apply(added: [DocumentGrant], removed: [DocumentGrant], at sequence: UInt64) {
         for grant in removed { invalidate(grant.principal) }
         for grant in added {
