@@ -191,7 +191,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             guard let updated = try transform(current) else { return nil }
             guard updated.tree.winner != nil else { throw GatewayError.internalError("A stored document needs a revision") }
             let rows = EncodedWrite.Rows(document: updated, previous: current)
-            return rows.document(storedAt: try write(rows, documentID: documentID, replacing: current?.sequence, connection))
+            let previous = try storedRow(of: documentID, connection)
+            return rows.document(storedAt: try write(rows, documentID: documentID, replacing: previous, connection))
         }
     }
 
@@ -203,11 +204,8 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
         try documentWrite { connection in
             let id = write.document.id
-            let statement = try connection.cachedStatement(sql: "SELECT sequence FROM documents WHERE id = ?")
-            try statement.bind(id, at: 1)
-            let current = try statement.step() ? UInt64(statement.int64(at: 0)) : nil
-            statement.reset()
-            guard current == write.previousSequence else { return nil }
+            let current = try storedRow(of: id, connection)
+            guard current?.sequence == write.previousSequence else { return nil }
             for data in write.attachments { try putAttachment(data) }
             let rows = try write.rows ?? EncodedWrite.Rows(document: write.document, previous: read(id, connection))
             return try self.write(rows, documentID: id, replacing: current, connection)
@@ -252,7 +250,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// before its edit has succeeded (attachments come last in the edit, once nothing can refuse it); a failure here
     /// fails the whole batch instead.
     private func write(
-        _ rows: EncodedWrite.Rows, documentID: String, replacing previous: UInt64?, _ connection: Connection
+        _ rows: EncodedWrite.Rows, documentID: String, replacing previous: StoredRow?, _ connection: Connection
     ) throws -> UInt64 {
         do {
             sequence += 1
@@ -264,7 +262,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                     added: changes.insertedGrantRows.map(\.grant), removed: changes.deletedGrantRows.map(\.grant),
                     at: sequence)
             }
-            if let previous { try deleteRow(sequence: previous, connection) }
+            if let previous { try deleteRow(previous, connection) }
             let sequence = sequence
             try connection.execute(
                 "INSERT INTO documents (sequence, id, deleted, rev, body, metadata, expiry) VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -389,15 +387,29 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         (try? connection.totalChanges) ?? -1
     }
 
-    /// Deletes a document's row, recording it in ``totals``.
-    private func deleteRow(sequence: UInt64, _ connection: Connection) throws {
+    /// What ``totals`` needs of a document's row, with its sequence.
+    private struct StoredRow {
+        var sequence: UInt64
+        var isDeleted: Bool
+        var bodyBytes: Int
+    }
+
+    /// Document `id`'s row (nil when absent): the lookup a write makes anyway, its count and size read with it.
+    private func storedRow(of id: String, _ connection: Connection) throws -> StoredRow? {
         let statement = try connection.cachedStatement(
-            sql: "DELETE FROM documents WHERE sequence = ? RETURNING deleted, length(body)")
+            sql: "SELECT sequence, deleted, length(body) FROM documents WHERE id = ?")
         defer { statement.reset() }
-        try statement.bind(Int64(sequence), at: 1)
-        // A RETURNING statement makes its change at the first step, then yields the row.
-        guard try statement.step() else { return }
-        totals.recordRemoval(isDeleted: statement.bool(at: 0), bytes: Int(statement.int64(at: 1)))
+        try statement.bind(id, at: 1)
+        guard try statement.step() else { return nil }
+        return StoredRow(
+            sequence: UInt64(statement.int64(at: 0)), isDeleted: statement.bool(at: 1),
+            bodyBytes: Int(statement.int64(at: 2)))
+    }
+
+    /// Deletes a document's row, recording it in ``totals``.
+    private func deleteRow(_ row: StoredRow, _ connection: Connection) throws {
+        try connection.execute("DELETE FROM documents WHERE sequence = ?") { try $0.bind(Int64(row.sequence), at: 1) }
+        totals.recordRemoval(isDeleted: row.isDeleted, bytes: row.bodyBytes)
     }
 
     @discardableResult
@@ -406,13 +418,15 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             try atomically(connection) { connection in
                 try connection.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_sequence', ?)", Int64(sequence))
-                guard let document = try read(documentID, connection) else { return false }
+                guard let document = try read(documentID, connection),
+                    let row = try storedRow(of: documentID, connection)
+                else { return false }
                 if let expiredBy, !(document.expiry.map { $0 <= expiredBy } ?? false) { return false }
                 var changes = IndexChanges()
                 changes.recordDeletion(of: document)
                 try apply(changes, connection)
                 for grant in document.grantSequences.keys { principalCache.invalidate(grant.principal) }
-                try deleteRow(sequence: document.sequence, connection)
+                try deleteRow(row, connection)
                 return true
             }
         }
