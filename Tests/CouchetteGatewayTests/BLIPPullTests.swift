@@ -80,6 +80,73 @@ import Testing
         }
     }
 
+    /// What a client saw, in the order its handlers ran.
+    actor EventLog {
+        private(set) var events: [String] = []
+        private var waiters: [(event: String, continuation: CheckedContinuation<Void, Never>)] = []
+
+        func append(_ event: String) {
+            events.append(event)
+            for waiter in waiters where waiter.event == event { waiter.continuation.resume() }
+            waiters.removeAll { $0.event == event }
+        }
+
+        /// Waits until `event` happened, for at most `limit`: for an event that must *not* come before something
+        /// the waiter then does, the bound is how long it is given to come.
+        func wait(for event: String, within limit: Duration) async {
+            if events.contains(event) { return }
+            let timeout = Task {
+                try await Task.sleep(for: limit)
+                self.timedOut(event)
+            }
+            await withCheckedContinuation { waiters.append((event, $0)) }
+            timeout.cancel()
+        }
+
+        private func timedOut(_ event: String) {
+            for waiter in waiters where waiter.event == event { waiter.continuation.resume() }
+            waiters.removeAll { $0.event == event }
+        }
+    }
+
+    @Test("Regression: the caught-up `changes []` goes out once the client has answered the last batch, not before")
+    func caughtUpAfterTheLastBatchIsAnswered() async throws {
+        try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in
+            try await ChangesTests.put(client, port: ports.adminPort, "list", ["channels": ["a"]])
+            let log = EventLog()
+            let handler: BLIPConnection.RequestHandler = { request, _ in
+                let entries = (try? JSONValue(parsing: request.body).arrayValue) ?? []
+                switch request.profile {
+                case "changes" where !entries.isEmpty:
+                    await log.append("batch")
+                    // Answers late: a `[]` sent without waiting for the answer arrives meanwhile (a batch of several
+                    // frames can be overtaken by it, and LiteCore then ends a one-shot pull without the batch).
+                    await log.wait(for: "caught up", within: .milliseconds(500))
+                    await log.append("answered")
+                    let wanted = JSONValue.array(entries.map { _ in .array([]) })
+                    return request.reply(properties: ["maxHistory": "20"], body: wanted.serialized())
+                case "changes":
+                    await log.append("caught up")
+                    return request.reply()
+                case "rev":
+                    await log.append("rev")
+                    return request.reply()
+                default:
+                    return request.reply()
+                }
+            }
+            try await BLIPTestClient.run(port: ports.publicPort, user: ("alice", "pass"), handler: handler) { connection in
+                _ = try await connection.send(properties: ["Profile": "subChanges", "batch": "200"])
+                await log.wait(for: "rev", within: .seconds(10))
+                await log.wait(for: "caught up", within: .seconds(10))
+                let events = await log.events
+                #expect(events.first == "batch")
+                #expect(events.firstIndex(of: "answered").map { $0 < (events.firstIndex(of: "caught up") ?? -1) } == true, "\(events)")
+                #expect(events.contains("rev"))
+            }
+        }
+    }
+
     @Test("A continuous pull from a sequence sends new changes as they are committed")
     func continuousPull() async throws {
         try await StreamingGateway.run(ChangesTests.usersConfig()) { _, client, ports in

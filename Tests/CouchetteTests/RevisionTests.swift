@@ -258,9 +258,17 @@ import Testing
         try lists.putExistingRevision(documentID: "r", properties: ["_deleted": true], revisionHistory: ["4-e", "3-d"])
         #expect(try lists.document(id: "r")?.revisionID == "3-c")
 
+        // A gap only where the history joins a known revision (what LiteCore sends after more edits than its
+        // `maxHistory`): 5-x becomes 3-c's child. Anywhere else it is refused.
         #expect(throws: CouchetteError.self) {
-            try lists.putExistingRevision(documentID: "r", properties: [:], revisionHistory: ["5-x", "3-c"])
+            try lists.putExistingRevision(documentID: "r", properties: [:], revisionHistory: ["7-y", "5-w"])
         }
+        #expect(throws: CouchetteError.self) {
+            try lists.putExistingRevision(documentID: "r", properties: [:], revisionHistory: ["9-z", "7-y", "3-c"])
+        }
+        try lists.putExistingRevision(documentID: "r", properties: ["name": "joined"], revisionHistory: ["5-x", "3-c"])
+        #expect(try lists.document(id: "r")?.revisionID == "5-x")
+        #expect(try lists.revision(documentID: "r", revisionID: "5-x")?.parentRevisionID == "3-c")
         #expect(throws: CouchetteError.self) {
             try lists.putExistingRevision(documentID: "r", properties: [:], revisionHistory: ["bad"])
         }

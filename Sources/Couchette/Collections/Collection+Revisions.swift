@@ -130,7 +130,8 @@ extension Collection {
     ///   - attachments: Attachment bodies by name, for entries marked `follows`.
     ///   - source: The remote it came from (makes the change external).
     /// - Returns: false when the revision was already present.
-    /// - Throws: `.badInput` for malformed IDs, histories with gaps, or bad attachments.
+    /// - Throws: `.badInput` for malformed IDs, a history with a gap anywhere but where it joins the document's
+    ///   revisions (``CouchetteCore/RevisionTree/insert(_:body:deleted:history:)``), or bad attachments.
     @discardableResult
     public func putExistingRevision(
         documentID: String, properties: [String: Any], revisionHistory: [String], attachments: [String: Blob] = [:],
@@ -139,8 +140,8 @@ extension Collection {
         try DatabaseNames.validateDocumentID(documentID)
         let history: [RevisionID]
         do {
+            // Its generations are checked against the document's tree (a gap is allowed only where the history joins it).
             history = try revisionHistory.map { text throws(CoreError) in try RevisionID(parsing: text) }
-            try RevisionHistory.checkConsecutive(history)
         } catch {
             throw CouchetteError.wrap(error)
         }

@@ -147,7 +147,7 @@ final class ListenerBLIPSession: Sendable {
             session: self, connection: connection,
             batchSize: properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), Self.maximumBatch) } ?? 200,
             continuous: properties.flag("continuous"), activeOnly: properties.flag("activeOnly"),
-            documentIDs: documentIDs)
+            allLeaves: properties["style"] == "all_docs", documentIDs: documentIDs)
         feeds.withLock { feeds in
             let number = feeds.next
             feeds.next += 1
@@ -168,16 +168,24 @@ final class ListenerBLIPSession: Sendable {
         let batchSize: Int
         let continuous: Bool
         let activeOnly: Bool
+        /// Every leaf of a conflicted document is offered (`style: all_docs`, what Couchette's replicator asks for),
+        /// else its current revision only, as Sync Gateway sends it to a client that keeps no conflicts.
+        let allLeaves: Bool
         let documentIDs: Set<String>?
 
         /// Feeds batches until caught up (one-shot) or the task is cancelled; a batch's `changes` goes out before the
         /// previous ones' revisions are answered (up to ``ListenerBLIPSession/maximumBatchesInFlight``), and the
-        /// caught-up `changes []` right after the last batch, as Sync Gateway sends them.
+        /// caught-up `changes []` once the client has answered the last batch, before its revisions (as Sync Gateway's
+        /// messages arrive, without its race: ``CaughtUpGate``).
         func run(since start: String?) async {
             var since = start
             var caughtUp = false
+            // `activeOnly` spares a client starting from nothing the tombstones of the past; once it has caught up, a
+            // deletion is news it must get (as Sync Gateway does).
+            var skipsDeletions = activeOnly
             let peer = session.peer
             let slots = BatchSlots(count: ListenerBLIPSession.maximumBatchesInFlight)
+            let caughtUpGate = CaughtUpGate()
             // Discarding: a long continuous feed's finished batches do not stay in the group until it ends.
             await withDiscardingTaskGroup { group in
                 do {
@@ -185,21 +193,30 @@ final class ListenerBLIPSession: Sendable {
                         let batch = try await peer.changes(since: since, limit: batchSize)
                         guard let last = batch.lastSequence, last != since, !batch.changes.isEmpty else {
                             if !caughtUp {
-                                try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
+                                // Now, or once the client has answered every batch (``CaughtUpGate``).
+                                if await caughtUpGate.caughtUp() { try await postEmptyChanges() }
                                 caughtUp = true
+                                skipsDeletions = false
                             }
                             guard continuous else { break }
                             try await peer.waitForChanges(since: since, timeout: ListenerBLIPSession.idleWait)
                             continue
                         }
                         since = last
-                        let changes = batch.changes.filter(included)
+                        let changes = batch.changes.filter { included($0, skippingDeletions: skipsDeletions) }
                         guard !changes.isEmpty else { continue }
                         await slots.acquire()
-                        let number = try await offer(changes)
+                        await caughtUpGate.batchQueued()
+                        let number: UInt64
+                        do {
+                            number = try await offer(changes)
+                        } catch {
+                            _ = await caughtUpGate.batchAnswered()
+                            throw error
+                        }
                         group.addTask {
                             do {
-                                try await sendRevisions(of: changes, answering: number)
+                                try await sendRevisions(of: changes, answering: number, caughtUpGate: caughtUpGate)
                             } catch {
                                 await connection.close()
                             }
@@ -213,13 +230,17 @@ final class ListenerBLIPSession: Sendable {
             }
         }
 
-        private func included(_ change: ReplicationChange) -> Bool {
-            if activeOnly && change.isDeleted { return false }
+        private func postEmptyChanges() async throws {
+            try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
+        }
+
+        private func included(_ change: ReplicationChange, skippingDeletions: Bool) -> Bool {
+            if skippingDeletions && change.isDeleted { return false }
             return documentIDs?.contains(change.documentID) ?? true
         }
 
-        /// Queues one `changes` message (an entry per leaf revision: `[sequence, docID, revID, deleted?]`); returns
-        /// its number.
+        /// Queues one `changes` message (`[sequence, docID, revID, deleted?]`: an entry per document, its current
+        /// revision, as Sync Gateway offers them, or one per leaf with ``allLeaves``); returns its number.
         private func offer(_ changes: [ReplicationChange]) async throws -> UInt64 {
             try await connection.queue(
                 properties: ["Profile": "changes"], body: JSONValue.array(entries(of: changes)).serialized(),
@@ -227,24 +248,42 @@ final class ListenerBLIPSession: Sendable {
         }
 
         private func entries(of changes: [ReplicationChange]) -> [JSONValue] {
+            offered(changes).map { change, revisionID, isFirst in
+                var entry: [JSONValue] = [
+                    .int(Int64(clamping: change.sequence ?? 0)), .string(change.documentID), .string(revisionID),
+                ]
+                // The flag tells of the winner (the first); a conflicting leaf's own travels in its `rev`.
+                if change.isDeleted && isFirst { entry.append(1) }
+                return .array(entry)
+            }
+        }
+
+        /// The revisions offered for `changes`, in order: each document's current one, and with ``allLeaves`` its
+        /// other leaves after it.
+        private func offered(_ changes: [ReplicationChange]) -> [(ReplicationChange, String, isFirst: Bool)] {
             changes.flatMap { change in
-                change.revisionIDs.enumerated().map { index, revisionID -> JSONValue in
-                    var entry: [JSONValue] = [
-                        .int(Int64(clamping: change.sequence ?? 0)), .string(change.documentID), .string(revisionID),
-                    ]
-                    // The flag tells of the winner (the first); a conflicting leaf's own travels in its `rev`.
-                    if change.isDeleted && index == 0 { entry.append(1) }
-                    return .array(entry)
+                (allLeaves ? change.revisionIDs : Array(change.revisionIDs.prefix(1))).enumerated().map {
+                    (change, $1, $0 == 0)
                 }
             }
         }
 
         /// Waits for the reply to `changes` message `number`, then sends a `rev` for each revision it asks for (with
         /// the ancestors it names as known), a `norev` for one no longer stored, and waits for their answers.
-        private func sendRevisions(of changes: [ReplicationChange], answering number: UInt64) async throws {
-            let reply = try await connection.response(to: number)
+        private func sendRevisions(
+            of changes: [ReplicationChange], answering number: UInt64, caughtUpGate: CaughtUpGate
+        ) async throws {
+            let reply: BLIPMessage
+            do {
+                reply = try await connection.response(to: number)
+            } catch {
+                _ = await caughtUpGate.batchAnswered()
+                throw error
+            }
+            // The caught-up `changes []` goes before this batch's revisions when it is the last one answered.
+            if await caughtUpGate.batchAnswered() { try await postEmptyChanges() }
             if let error = reply.error { throw BLIPRevisionMessage.error(error) }
-            let offered = changes.flatMap { change in change.revisionIDs.map { (change.documentID, $0) } }
+            let offered = offered(changes).map { change, revisionID, _ in (change.documentID, revisionID) }
             var sequences: [String: String] = [:]
             for change in changes { sequences[change.documentID] = String(change.sequence ?? 0) }
             let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []

@@ -123,7 +123,7 @@ struct ListenerResponder: Sendable {
     private func authenticationFailure(_ request: Request) -> Response? {
         if authorizes(request.headers[.authorization]) { return nil }
         var response = ListenerReply.error(CouchetteError(.unauthorized, message: "Login required"))
-        response.headers[.wwwAuthenticate] = ListenerReply.challenge.value
+        response.headers[.syncGatewayChallenge] = ListenerReply.challenge.value
         return response
     }
 

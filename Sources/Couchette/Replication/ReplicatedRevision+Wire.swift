@@ -172,10 +172,10 @@ extension ReplicatedRevision {
         body["_id"] = .string(documentID)
         body["_rev"] = .string(revisionID)
         if isDeleted { body["_deleted"] = true }
-        body["_revisions"] = [
-            "start": .int(Int64(generation)),
-            "ids": .array(history.map { .string(String($0.split(separator: "-", maxSplits: 1).last ?? "")) }),
-        ]
+        // `_revisions` cannot tell of a gap (a history joined to an older revision): it ends before the first one.
+        if let revisions = RevisionHistory(leadingRunOf: history.compactMap { try? RevisionID(parsing: $0) }) {
+            body["_revisions"] = revisions.json
+        }
         return body
     }
 }

@@ -44,6 +44,16 @@ public struct RevisionHistory: Sendable, Hashable {
         self.ids = revisionIDs.map(\.digest)
     }
 
+    /// The history of a revision whose ancestry may skip generations (one joined to an older revision, see
+    /// ``RevisionTree/insert(_:body:deleted:history:)``): `_revisions` cannot tell of a gap, so it ends before the
+    /// first one, as Sync Gateway's does. Nil when `revisionIDs` is empty.
+    public init?(leadingRunOf revisionIDs: [RevisionID]) {
+        guard let first = revisionIDs.first else { return nil }
+        let gap = revisionIDs.indices.dropLast().first { revisionIDs[$0 + 1].generation != revisionIDs[$0].generation - 1 }
+        start = first.generation
+        ids = revisionIDs[...(gap ?? revisionIDs.count - 1)].map(\.digest)
+    }
+
     /// Reads a `_revisions` JSON object.
     ///
     /// - Throws: ``CoreError`` `.invalidRevisionHistory` for anything but `{"start": Int, "ids": [String]}` with
@@ -88,7 +98,7 @@ public struct RevisionHistory: Sendable, Hashable {
     /// Checks that `revisionIDs` runs newest first with each generation one below the previous.
     ///
     /// - Throws: ``CoreError`` `.invalidRevisionHistory` naming the first gap.
-    public static func checkConsecutive(_ revisionIDs: [RevisionID]) throws(CoreError) {
+    public static func checkConsecutive(_ revisionIDs: some Collection<RevisionID>) throws(CoreError) {
         for (newer, older) in zip(revisionIDs, revisionIDs.dropFirst()) where older.generation != newer.generation - 1 {
             throw CoreError(.invalidRevisionHistory, "Bad _revisions: gap between \(newer) and \(older)")
         }

@@ -129,10 +129,11 @@ public struct RevisionTree: Sendable, Hashable {
         return result
     }
 
-    /// The `_revisions` encoding of `id`'s history, nil when `id` is unknown.
+    /// The `_revisions` encoding of `id`'s history, nil when `id` is unknown. `_revisions` cannot tell of a gap in
+    /// the generations (a history joined to an older revision, ``insert(_:body:deleted:history:)``): it ends before
+    /// the first one, as Sync Gateway's does.
     public func revisionHistory(of id: RevisionID) -> RevisionHistory? {
-        let ids = history(of: id)
-        return ids.isEmpty ? nil : try? RevisionHistory(revisionIDs: ids)
+        RevisionHistory(leadingRunOf: history(of: id))
     }
 
     /// Whether `ancestor` is `id` or one of its ancestors.
@@ -196,10 +197,15 @@ public struct RevisionTree: Sendable, Hashable {
     /// concurrent edit becomes a new branch. Inserting a revision that is already present changes nothing,
     /// except that a revision known only as a body-less ancestor takes the body and deletion flag given.
     ///
+    /// The one gap allowed is where the history joins this tree: a client that made more edits than the history it
+    /// sends may hold (LiteCore keeps 20) sends the newest ones, then the revision it knows the receiver has
+    /// (`25,…,8,1-a`); the oldest new revision becomes that revision's child, as Sync Gateway links it.
+    ///
     /// - Parameters:
     ///   - history: The revision's ancestry newest first, starting with `id` itself (the expanded
     ///     `_revisions`); just `[id]` when unknown.
-    /// - Throws: ``CoreError`` `.invalidRevisionHistory` when `history` does not start with `id` or has gaps.
+    /// - Throws: ``CoreError`` `.invalidRevisionHistory` when `history` does not start with `id` or has a gap
+    ///   anywhere but where it reaches a revision of this tree.
     @discardableResult
     public mutating func insert(_ id: RevisionID, body: JSONValue?, deleted: Bool, history: [RevisionID])
         throws(CoreError) -> InsertResult
@@ -208,8 +214,16 @@ public struct RevisionTree: Sendable, Hashable {
         guard history[0] == id else {
             throw CoreError(.invalidRevisionHistory, "Bad _revisions: history starts with \(history[0]), not \(id)")
         }
-        try RevisionHistory.checkConsecutive(history)
         let knownIndex = history.firstIndex { nodesByID[$0] != nil } ?? history.count
+        try RevisionHistory.checkConsecutive(history[..<knownIndex])
+        try RevisionHistory.checkConsecutive(history[knownIndex...])
+        if knownIndex > 0, knownIndex < history.count,
+            history[knownIndex].generation >= history[knownIndex - 1].generation
+        {
+            throw CoreError(
+                .invalidRevisionHistory,
+                "Bad _revisions: \(history[knownIndex]) cannot be the parent of \(history[knownIndex - 1])")
+        }
         guard knownIndex > 0 else {
             // Known only as a body-less ancestor until now: keep what this copy brings.
             if nodesByID[id]!.body == nil, let body {

@@ -120,11 +120,9 @@ public struct PrincipalConfigLoader: Sendable {
         -> User
     {
         let password = config.password ?? ""
-        guard allowEmptyPassword || !password.isEmpty else {
-            throw .invalidConfig(field: "\(field).password", problem: "Empty passwords are not allowed")
-        }
         let passwordHash: String
         do {
+            try PasswordRule.check(password, allowEmpty: allowEmptyPassword)
             passwordHash = try hasher.hash(password, allowEmpty: allowEmptyPassword)
         } catch {
             throw .invalidConfig(field: "\(field).password", problem: error.reason)

@@ -125,11 +125,7 @@ public struct UserUpdate: Sendable, Equatable {
         case nil:
             break
         case let password?:
-            if password.isEmpty {
-                guard allowEmptyPassword else { throw .badRequest("Empty passwords are not allowed ") }
-            } else if password.count < 3 {
-                throw .badRequest("Passwords must be at least three 3 characters")
-            }
+            try PasswordRule.check(password, allowEmpty: allowEmptyPassword)
             user.passwordHash = try hasher.hash(password, allowEmpty: allowEmptyPassword)
         }
         return user

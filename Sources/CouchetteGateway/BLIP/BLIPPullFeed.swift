@@ -10,8 +10,8 @@ import Synchronization
 /// as they are committed, woken by the database's notifier.
 ///
 /// As Sync Gateway does, the feed does not wait for a batch's reply before going on: each reply is awaited beside it
-/// (at most ``maximumBatchesInFlight`` at a time), so `changes []` follows the last batch at once and the revisions
-/// come after; a `rev` without attachments is sent `NoReply` (the client stores it without answering), others wait
+/// (at most ``maximumBatchesInFlight`` at a time); `changes []` goes out once the client has answered the last batch,
+/// before that batch's revisions (``CaughtUpGate``); a `rev` without attachments is sent `NoReply` (the client stores it without answering), others wait
 /// for their reply. Posting waits while the connection's outbox is full, so a slow client holds the feed back.
 ///
 /// An idle continuous subscription holds no task: when caught up, the feed registers a wake-up with the notifier
@@ -33,6 +33,10 @@ final class BLIPPullFeed: Sendable {
     let deltas: BLIPDeltaNegotiation
     /// Whether the subscription goes on once caught up.
     let continuous: Bool
+    /// Whether every leaf of a conflicted document is offered (the client asked with `style: all_docs`, as Couchette's
+    /// replicator does, keeping conflicts as a REST pull does), rather than its current revision only (what Sync
+    /// Gateway sends, and what a client keeping no conflicts must get).
+    let allLeaves: Bool
 
     /// History sent in a `rev` when the client says nothing (LiteCore asks for 20).
     static let defaultMaxHistory = 20
@@ -42,19 +46,21 @@ final class BLIPPullFeed: Sendable {
     private struct State {
         /// Whether the feed ended (caught up when one-shot, the connection closed, the database went offline).
         var ended = false
-        var sentCaughtUp = false
     }
 
     /// The feed between runs, and its registration with the notifier.
     private let parking: ChangesFeedParking
     private let state = Mutex(State())
     private let slots = BatchSlots(count: BLIPPullFeed.maximumBatchesInFlight)
+    private let caughtUpGate = CaughtUpGate()
 
     /// A subscription sending `feed` on `connection`.
     init(
-        _ feed: ChangesFeed, continuous: Bool, target: AuthorizedDatabase, connection: BLIPConnection, batchSize: Int,
-        revocations: Bool, allowance: BLIPAttachmentAllowance, deltas: BLIPDeltaNegotiation
+        _ feed: ChangesFeed, continuous: Bool, allLeaves: Bool = false, target: AuthorizedDatabase,
+        connection: BLIPConnection, batchSize: Int, revocations: Bool, allowance: BLIPAttachmentAllowance,
+        deltas: BLIPDeltaNegotiation
     ) {
+        self.allLeaves = allLeaves
         self.target = target
         self.connection = connection
         self.batchSize = batchSize
@@ -110,13 +116,14 @@ final class BLIPPullFeed: Sendable {
         }
     }
 
-    /// `changes []`, once: the client is caught up.
+    /// `changes []`, once: the client is caught up. It goes out once the client has answered every batch before it
+    /// (``CaughtUpGate``): now, or from the task of the last batch, before that batch's revisions.
     private func postCaughtUp() async throws {
-        let first = state.withLock { state in
-            defer { state.sentCaughtUp = true }
-            return !state.sentCaughtUp
-        }
-        if first { try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8)) }
+        if await caughtUpGate.caughtUp() { try await postEmptyChanges() }
+    }
+
+    private func postEmptyChanges() async throws {
+        try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
     }
 
     /// Sends `rows` in `changes` messages of ``batchSize``, each one's revisions sent by a task of its own once the
@@ -125,16 +132,19 @@ final class BLIPPullFeed: Sendable {
         // Revisions are read as the feed's caller now: a user granted a channel since the connection opened reads
         // its documents (the feed reloads the user as their access changes).
         let reader = AuthorizedDatabase(database: target.database, caller: caller)
-        let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }.flatMap(Self.leafEntries)
+        let rows = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
+        let entries = allLeaves ? rows.flatMap(Self.leafEntries) : rows
         for start in stride(from: 0, to: entries.count, by: batchSize) {
             let batch = Array(entries[start..<min(start + batchSize, entries.count)])
             await slots.acquire()
+            await caughtUpGate.batchQueued()
             let number: UInt64
             do {
                 number = try await connection.queue(
                     properties: ["Profile": "changes"], body: JSONValue.array(batch.map(entry)).serialized(),
                     urgent: true, compressed: true)
             } catch {
+                _ = await caughtUpGate.batchAnswered()
                 await slots.release()
                 throw error
             }
@@ -148,7 +158,14 @@ final class BLIPPullFeed: Sendable {
     /// Waits for the reply to the `changes` message numbered `number` and sends the revisions it wants.
     private func sendRevisions(of rows: [ChangesRow], answering number: UInt64, from reader: AuthorizedDatabase) async {
         do {
-            let reply = try await connection.response(to: number)
+            let reply: BLIPMessage
+            do {
+                reply = try await connection.response(to: number)
+            } catch {
+                _ = await caughtUpGate.batchAnswered()
+                throw error
+            }
+            if await caughtUpGate.batchAnswered() { try await postEmptyChanges() }
             guard reply.type == .response else { return }
             await deltas.noteReply(deltas: reply.properties["deltas"])
             let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? Self.defaultMaxHistory
@@ -167,8 +184,9 @@ final class BLIPPullFeed: Sendable {
         }
     }
 
-    /// One row per leaf revision of a conflicted document (a `style=all_docs` row lists them all), so a client
-    /// holding one branch is offered the others, as a REST pull is; a revocation row stays one.
+    /// One row per leaf revision of a conflicted document (a `style=all_docs` row lists them all), for a client that
+    /// asked for every leaf (``allLeaves``): one holding a branch is offered the others, as a REST pull is; a
+    /// revocation row stays one.
     private static func leafEntries(_ row: ChangesRow) -> [ChangesRow] {
         guard case .array(let leaves)? = row.json["changes"], leaves.count > 1, case .object(var json) = row.json else {
             return [row]
@@ -207,6 +225,7 @@ final class BLIPPullFeed: Sendable {
         // The stored body as it is when no delta can replace it and no attachment needs allowing, else the revision.
         let stored: (text: [UInt8], history: [RevisionID])?
         let revision: DocumentRevision?
+        var history: [RevisionID]?
         do throws(GatewayError) {
             let revisionID = try DocumentValidation.parseRevision(revisionText)
             let knownIDs = Set(known.compactMap { try? RevisionID(parsing: $0) })
@@ -220,6 +239,7 @@ final class BLIPPullFeed: Sendable {
                     .flatMap { DocumentStore.mayHaveAttachments($0.text) ? nil : $0 }
             revision =
                 stored == nil ? try reader.revision(id: id, revision: revisionID, options: options, in: snapshots) : nil
+            if stored == nil { history = reader.sentHistory(id: id, revision: revisionID, options: options, in: snapshots) }
         } catch {
             try await connection.post(properties: [
                 "Profile": "norev", "id": id, "rev": revisionText, "sequence": sequence,
@@ -237,8 +257,9 @@ final class BLIPPullFeed: Sendable {
         }
         guard let revision, let body = BLIPRevisionBody.properties(of: revision.body) else { return }
         if revision.body["_deleted"] == true { properties["deleted"] = "1" }
-        let history = ((try? RevisionHistory(json: revision.body["_revisions"] ?? .null))?.revisionIDs ?? []).dropFirst()
-        if !history.isEmpty { properties["history"] = history.map(\.description).joined(separator: ",") }
+        let ancestors =
+            (history ?? (try? RevisionHistory(json: revision.body["_revisions"] ?? .null))?.revisionIDs ?? []).dropFirst()
+        if !ancestors.isEmpty { properties["history"] = ancestors.map(\.description).joined(separator: ",") }
         var bytes = JSONValue.object(body).serialized()
         if let (source, delta) = await delta(
             of: .object(body), id: id, known: known, fullSize: bytes.count, from: reader)

@@ -115,18 +115,18 @@ struct BLIPPushReceiver: Sendable {
             body["_id"] = .string(id)
             body["_rev"] = .string(revisionText)
             if properties.flag("deleted") { body["_deleted"] = true }
-            guard let revisions = try? RevisionHistory(revisionIDs: [revision] + history) else {
-                throw .badRequest("The history does not descend one generation at a time")
-            }
-            body["_revisions"] = revisions.json
+            // Newest first; it may skip generations where it joins a revision stored here (LiteCore sends at most
+            // `maxHistory` revisions, then the one it knows the server has), which the store checks.
+            let ancestry = [revision] + history
             let attachmentBodies = try await fetchMissingAttachments(of: &body, documentID: id, from: connection)
             guard attachmentBodies.isEmpty, let batcher else {
                 try target.putExisting(
-                    id: id, body: .object(body), attachmentBodies: attachmentBodies, noConflicts: noConflicts)
+                    id: id, body: .object(body), attachmentBodies: attachmentBodies, noConflicts: noConflicts,
+                    history: ancestry)
                 return request.reply()
             }
             queued = true
-            let result = await batcher.store(.object(body), as: target, noConflicts: noConflicts)
+            let result = await batcher.store(.object(body), history: ancestry, as: target, noConflicts: noConflicts)
             if let error = result["error"] {
                 throw GatewayError(
                     statusCode: result["status"]?.intValue.map(Int.init) ?? 500,

@@ -16,6 +16,7 @@ import Synchronization
 final class BLIPRevisionBatcher: Sendable {
     private struct Pending {
         var body: JSONValue
+        var history: [RevisionID]
         var target: AuthorizedDatabase
         var noConflicts: Bool
         var continuation: CheckedContinuation<JSONValue, Never>
@@ -101,16 +102,21 @@ final class BLIPRevisionBatcher: Sendable {
         if startsWriting { Task { write() } }
     }
 
-    /// Stores `body` (a revision with `_id`, `_rev` and `_revisions`) as `target`'s caller, with the revisions
-    /// queued beside it; returns its `_bulk_docs` result (`{"id", "rev"}`, or `{"error", "reason", "status"}`).
+    /// Stores `body` (a revision with `_id` and `_rev`) with its ancestry `history` (newest first, starting with the
+    /// revision) as `target`'s caller, with the revisions queued beside it; returns its `_bulk_docs` result (`{"id",
+    /// "rev"}`, or `{"error", "reason", "status"}`).
     ///
     /// - Parameter noConflicts: The `rev` message's `noconflicts`: a revision that would make a conflict is refused
     ///   (409) by the write itself. Consecutive revisions with the same setting share a write.
-    func store(_ body: JSONValue, as target: AuthorizedDatabase, noConflicts: Bool) async -> JSONValue {
+    func store(
+        _ body: JSONValue, history: [RevisionID] = [], as target: AuthorizedDatabase, noConflicts: Bool
+    ) async -> JSONValue {
         await withCheckedContinuation { continuation in
             let (startsWriting, watches) = state.withLock { state in
                 state.pending.append(
-                    Pending(body: body, target: target, noConflicts: noConflicts, continuation: continuation))
+                    Pending(
+                        body: body, history: history, target: target, noConflicts: noConflicts,
+                        continuation: continuation))
                 state.noteArrival()
                 let startsWriting = state.claimWriting()
                 let watches = !state.isReady && !state.watchingForStall
@@ -138,7 +144,8 @@ final class BLIPRevisionBatcher: Sendable {
                 return taken
             }
             guard let first = batch.first else { return }
-            let results = first.target.bulkDocs(batch.map(\.body), newEdits: false, noConflicts: first.noConflicts)
+            let results = first.target.bulkDocs(
+                batch.map(\.body), newEdits: false, noConflicts: first.noConflicts, histories: batch.map(\.history))
             for (index, item) in batch.enumerated() {
                 item.continuation.resume(
                     returning: index < results.count ? results[index] : ["error": "internal", "status": 500])

@@ -119,8 +119,12 @@ struct BLIPSyncSession: Sendable {
             return request.errorReply(domain: "HTTP", code: 400, message: "this server keeps revision trees")
         }
         let continuous = properties.flag("continuous")
-        // Every leaf of a conflicted document is offered (one entry each), as `style=all_docs` lists them.
-        var parameters: [String: String] = ["feed": continuous ? "continuous" : "normal", "style": "all_docs"]
+        // A document's current revision only, as Sync Gateway sends it (`style=main_only`): a client that keeps no
+        // conflicts stores what it is sent as the document, so a conflict's losing or deleted branch must not reach it.
+        // Couchette's replicator, which keeps conflicts, asks for every leaf with `style: all_docs`.
+        let allLeaves = properties["style"] == "all_docs"
+        var parameters: [String: String] = ["feed": continuous ? "continuous" : "normal"]
+        if allLeaves { parameters["style"] = "all_docs" }
         if let since = properties["since"], !since.isEmpty {
             // JSON text: a number, or a string sequence with its quotes.
             parameters["since"] = (try? JSONValue(parsing: Array(since.utf8)))?.stringValue ?? since
@@ -150,7 +154,7 @@ struct BLIPSyncSession: Sendable {
         await connection.respond(to: request, with: request.reply())
         let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
         let subscription = BLIPPullFeed(
-            feed, continuous: continuous, target: target, connection: connection, batchSize: batch,
+            feed, continuous: continuous, allLeaves: allLeaves, target: target, connection: connection, batchSize: batch,
             revocations: revocations, allowance: allowance, deltas: deltas)
         subscriptions.add(subscription)
         await subscription.start()

@@ -163,6 +163,7 @@ public struct ChangesFeed: Sendable {
                 }
             }
             if finished { break }
+            includeDeletionsFromNowOn()
             return .wait(after: position, deadline: deadline)
         }
         finished = true
@@ -183,6 +184,16 @@ public struct ChangesFeed: Sendable {
             finished = true
         }
         return nil
+    }
+
+    /// Ends `active_only` once the feed has caught up, as Sync Gateway does: it spares a client starting from nothing
+    /// the tombstones of the past, but a deletion or a removal from the caller's channels made after that is news
+    /// the client must get (a device would otherwise keep the document for good: its checkpoint moves past it).
+    private mutating func includeDeletionsFromNowOn() {
+        guard options.activeOnly else { return }
+        var options = options
+        options.activeOnly = false
+        reader = ChangesReader(database: reader.database, caller: reader.caller, options: options)
     }
 
     // MARK: - Reading

@@ -79,6 +79,16 @@ public struct AuthorizedDatabase: Sendable {
         return (text, documents.sentHistory(of: node, in: document, options: options))
     }
 
+    /// The history a replication sends with revision `revision` of document `id`, newest first from the revision
+    /// (``DocumentStore/sentHistory(of:in:options:)``: a gap where it was joined to an older revision is kept, as a
+    /// BLIP `history` can tell of it), read from `snapshots`; nil when the revision is not there.
+    func sentHistory(
+        id: String, revision: RevisionID, options: ReadOptions, in snapshots: [String: StoredDocument]?
+    ) -> [RevisionID]? {
+        guard let document = snapshots?[id], let node = document.tree[revision] else { return nil }
+        return documents.sentHistory(of: node, in: document, options: options)
+    }
+
     /// An attachment's bytes and metadata, if the caller may see its revision.
     public func attachment(named name: String, documentID: String, revision: RevisionID? = nil)
         throws(GatewayError) -> AttachmentContent
@@ -105,19 +115,24 @@ public struct AuthorizedDatabase: Sendable {
     }
 
     /// Inserts a revision made elsewhere as the caller
-    /// (``DocumentStore/putExisting(id:body:attachmentBodies:user:noConflicts:)``).
+    /// (``DocumentStore/putExisting(id:body:attachmentBodies:user:noConflicts:history:)``).
     @discardableResult
     public func putExisting(
-        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false,
+        history: [RevisionID]? = nil
     ) throws(GatewayError) -> RevisionID {
         try documents.putExisting(
-            id: id, body: body, attachmentBodies: attachmentBodies, user: caller.syncContext, noConflicts: noConflicts)
+            id: id, body: body, attachmentBodies: attachmentBodies, user: caller.syncContext, noConflicts: noConflicts,
+            history: history)
     }
 
     /// `_bulk_docs` as the caller: one result per document, the sync function run once for the batch. With
     /// `noConflicts`, revisions made elsewhere (`newEdits` false) may not make conflicts.
-    public func bulkDocs(_ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false) -> [JSONValue] {
-        documents.bulkDocs(bodies, newEdits: newEdits, user: caller.syncContext, noConflicts: noConflicts)
+    public func bulkDocs(
+        _ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false, histories: [[RevisionID]?] = []
+    ) -> [JSONValue] {
+        documents.bulkDocs(
+            bodies, newEdits: newEdits, user: caller.syncContext, noConflicts: noConflicts, histories: histories)
     }
 
     /// Adds or replaces an attachment as the caller, making a new revision.

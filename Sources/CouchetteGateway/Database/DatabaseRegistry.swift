@@ -126,6 +126,21 @@ public actor DatabaseRegistry {
         database.close()
     }
 
+    /// Empties an in-memory (`walrus:`) database (`POST /{db}/_flush`, Sync Gateway's test helper): it is closed
+    /// and opened again from its configuration, with no documents and only the configured users and roles.
+    ///
+    /// - Throws: ``GatewayError/noSuchDatabase(_:)`` when there is none; 404 for a database kept in files or in
+    ///   PostgreSQL (nothing there is flushed).
+    public func flush(named name: String) throws(GatewayError) {
+        guard let database = databases[name] else { throw .noSuchDatabase(name) }
+        guard database.config.server == .memory else {
+            throw .notFound("only an in-memory (walrus:) database can be flushed")
+        }
+        databases[name] = nil
+        database.close()
+        try create(database.config)
+    }
+
     /// Closes every database (server shutdown).
     public func closeAll() {
         for database in databases.values { database.close() }

@@ -32,10 +32,16 @@ public struct BulkDocsWriter: Sendable {
     ///   - bodies: The documents.
     ///   - newEdits: `false` inserts revisions made elsewhere with their `_revisions`.
     ///   - noConflicts: With `newEdits` false, refuse (409) a revision that would make a conflict, checked against the
-    ///     document it is finally stored on (``DocumentStore/putExistingEdit(id:body:attachmentBodies:noConflicts:)``).
-    public func write(_ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false) -> [JSONValue] {
+    ///     document it is finally stored on (``DocumentStore/putExistingEdit(id:body:attachmentBodies:noConflicts:history:)``).
+    ///   - histories: With `newEdits` false, each document's ancestry as revision IDs, by position, where the caller
+    ///     has it so (``DocumentStore/putExistingEdit(id:body:attachmentBodies:noConflicts:history:)``).
+    public func write(
+        _ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false, histories: [[RevisionID]?] = []
+    ) -> [JSONValue] {
         let isLocal: (JSONValue) -> Bool = { $0["_id"]?.stringValue?.hasPrefix(LocalDocumentStore.prefix) == true }
-        let documentBodies = bodies.filter { !isLocal($0) }
+        let documentIndices = bodies.indices.filter { !isLocal(bodies[$0]) }
+        let documentBodies = documentIndices.map { bodies[$0] }
+        let documentHistories = documentIndices.map { $0 < histories.count ? histories[$0] : nil }
         // First every document's new revision is computed — sync function included — on snapshots read at once,
         // without the storage's lock, so concurrent requests use every core; then one transaction stores them all,
         // durable together before the response is sent. A document changed meanwhile is redone at commit.
@@ -44,8 +50,10 @@ public struct BulkDocsWriter: Sendable {
         // A result names its document by its `_id`, a non-string one by its JSON text; a failed document without
         // one is named by nothing, as the seeds show Sync Gateway answering.
         let resultIDs = documentBodies.map { body in body["_id"].map { $0.stringValue ?? $0.serializedString() } }
-        let edits = zip(documentBodies, resultIDs).map { body, id in
-            edit(body, id: id, newEdits: newEdits, noConflicts: noConflicts, snapshots: snapshots)
+        let edits = documentBodies.indices.map { index in
+            edit(
+                documentBodies[index], id: resultIDs[index], newEdits: newEdits, noConflicts: noConflicts,
+                history: documentHistories[index], snapshots: snapshots)
         }
         let prepared = documents.prepare(batch: edits, user: user)
         var results: [JSONValue]
@@ -74,7 +82,7 @@ public struct BulkDocsWriter: Sendable {
 
     /// One document's edit with the snapshot it is computed on, or why it cannot be written.
     private func edit(
-        _ body: JSONValue, id givenOrNone: String?, newEdits: Bool, noConflicts: Bool,
+        _ body: JSONValue, id givenOrNone: String?, newEdits: Bool, noConflicts: Bool, history: [RevisionID]?,
         snapshots: [String: StoredDocument]?
     ) -> Result<DocumentStore.BatchEdit, GatewayError> {
         let id = givenOrNone ?? DocumentStore.generateID()
@@ -86,7 +94,7 @@ public struct BulkDocsWriter: Sendable {
             let edit =
                 try newEdits
                 ? documents.putEdit(id: id, body: body)
-                : documents.putExistingEdit(id: id, body: body, noConflicts: noConflicts)
+                : documents.putExistingEdit(id: id, body: body, noConflicts: noConflicts, history: history)
             // A generated ID is new: no snapshot to read.
             let snapshot: StoredDocument? =
                 if givenID == nil { nil } else if let snapshots { snapshots[id] } else { try documents.storage.document(id: id) }

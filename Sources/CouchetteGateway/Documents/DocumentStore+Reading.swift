@@ -199,7 +199,7 @@ extension DocumentStore {
         options: ReadOptions
     ) {
         if options.includeRevisions,
-            let revisions = try? RevisionHistory(revisionIDs: sentHistory(of: node, in: document, options: options))
+            let revisions = RevisionHistory(leadingRunOf: sentHistory(of: node, in: document, options: options))
         {
             members["_revisions"] = revisions.json
         }

@@ -186,31 +186,32 @@ public final class DocumentStore: Sendable {
     ///   - attachmentBodies: The bytes of `follows` attachments, by name (from a `multipart/related` body).
     ///   - user: The user writing, for the sync function's `require*` checks; nil on the admin port.
     ///   - noConflicts: Refuse a revision that would make a conflict (BLIP's `noconflicts`, see
-    ///     ``putExistingEdit(id:body:attachmentBodies:noConflicts:)``).
+    ///     ``putExistingEdit(id:body:attachmentBodies:noConflicts:history:)``).
     /// - Throws: 400 for a missing or malformed `_rev`/`_revisions` or bad attachments; 409 for a conflict refused by
     ///   `noConflicts`; 403/401/500 from the sync function.
     @discardableResult
     public func putExisting(
         id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil,
-        noConflicts: Bool = false
+        noConflicts: Bool = false, history: [RevisionID]? = nil
     ) throws(GatewayError) -> RevisionID {
         try commit(
             preparePutExisting(
-                id: id, body: body, attachmentBodies: attachmentBodies, user: user, noConflicts: noConflicts))
+                id: id, body: body, attachmentBodies: attachmentBodies, user: user, noConflicts: noConflicts,
+                history: history))
     }
 
-    /// ``putExisting(id:body:attachmentBodies:user:noConflicts:)`` computed on a snapshot (from `snapshots`, see
+    /// ``putExisting(id:body:attachmentBodies:user:noConflicts:history:)`` computed on a snapshot (from `snapshots`, see
     /// ``prepare(id:snapshots:_:)``), for ``commit(_:)``.
     func preparePutExisting(
         id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], user: SyncUserContext? = nil,
-        snapshots: [String: StoredDocument]? = nil, noConflicts: Bool = false
+        snapshots: [String: StoredDocument]? = nil, noConflicts: Bool = false, history: [RevisionID]? = nil
     ) throws(GatewayError) -> PreparedWrite {
         let edit = try putExistingEdit(
-            id: id, body: body, attachmentBodies: attachmentBodies, noConflicts: noConflicts)
+            id: id, body: body, attachmentBodies: attachmentBodies, noConflicts: noConflicts, history: history)
         return try prepare(id: id, snapshots: snapshots, routed(edit, user: user))
     }
 
-    /// The edit ``putExisting(id:body:attachmentBodies:user:noConflicts:)`` makes, before routing: the body and
+    /// The edit ``putExisting(id:body:attachmentBodies:user:noConflicts:history:)`` makes, before routing: the body and
     /// history are checked now, the revision inserted into whichever document the edit is given.
     ///
     /// With `noConflicts` (BLIP's `noconflicts`, spec: blip-sync-protocol.md §3.6) the revision must descend from the
@@ -219,13 +220,20 @@ public final class DocumentStore: Sendable {
     /// on (an edit is run again at commit when its document changed since its snapshot): two clients pushing children
     /// of the same revision at once get one stored and one 409, never a conflict. (A refusal on the snapshot is not
     /// looked at again: a client refused while the document was being deleted proposes again.)
+    ///
+    /// - Parameter givenHistory: The revision's ancestry, newest first, when the caller has it as revision IDs (a BLIP
+    ///   `rev`'s `history`, which may skip generations where it joins the document's revisions: see
+    ///   ``CouchetteCore/RevisionTree/insert(_:body:deleted:history:)``); else it is read from `_revisions` or `_rev`.
     func putExistingEdit(
-        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false
+        id: String, body: JSONValue, attachmentBodies: [String: [UInt8]] = [:], noConflicts: Bool = false,
+        history givenHistory: [RevisionID]? = nil
     ) throws(GatewayError) -> UnroutedEdit {
         try DocumentValidation.checkDocumentID(id)
         let members = try DocumentValidation.checkBody(body)
         let history: [RevisionID]
-        if let revisions = members["_revisions"] {
+        if let givenHistory, !givenHistory.isEmpty {
+            history = givenHistory
+        } else if let revisions = members["_revisions"] {
             do {
                 let parsed = try RevisionHistory(json: revisions)
                 if let rev = members["_rev"]?.stringValue, rev != parsed.newest.description {
@@ -408,11 +416,16 @@ public final class DocumentStore: Sendable {
 
     /// `_bulk_docs`: one result per document, in order (see ``BulkDocsWriter``).
     ///
-    /// - Parameter noConflicts: With `newEdits` false, refuse revisions that would make a conflict (409).
+    /// - Parameters:
+    ///   - noConflicts: With `newEdits` false, refuse revisions that would make a conflict (409).
+    ///   - histories: With `newEdits` false, each document's ancestry as revision IDs, by position (see
+    ///   ``putExistingEdit(id:body:attachmentBodies:noConflicts:history:)``); `_revisions` is read where it is absent.
     public func bulkDocs(
-        _ documents: [JSONValue], newEdits: Bool, user: SyncUserContext? = nil, noConflicts: Bool = false
+        _ documents: [JSONValue], newEdits: Bool, user: SyncUserContext? = nil, noConflicts: Bool = false,
+        histories: [[RevisionID]?] = []
     ) -> [JSONValue] {
-        BulkDocsWriter(documents: self, user: user).write(documents, newEdits: newEdits, noConflicts: noConflicts)
+        BulkDocsWriter(documents: self, user: user).write(
+            documents, newEdits: newEdits, noConflicts: noConflicts, histories: histories)
     }
 
     /// `_revs_diff`: for each document, the revisions missing here and possible ancestors.

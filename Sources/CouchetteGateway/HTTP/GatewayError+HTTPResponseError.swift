@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import Hummingbird
 import Logging
 
@@ -18,7 +19,7 @@ extension GatewayError: HTTPResponseError {
     /// remedy.
     var responseHeaders: HTTPFields {
         var headers = HTTPFields()
-        if statusCode == 401 { headers[.wwwAuthenticate] = Self.challenge }
+        if statusCode == 401 { headers[.syncGatewayChallenge] = Self.challenge }
         switch remedy {
         case .allowedMethods(let methods)?: headers[.allow] = methods.joined(separator: ", ")
         case .retryAfter(let seconds)?: headers[.retryAfter] = String(seconds)

@@ -178,7 +178,11 @@ actor BLIPReplicationPeer: ReplicationPeer {
     /// `subChanges` from `since` (JSON text; nil from the start): this side's channels, revocation entries, and
     /// continuous when the replicator is.
     private func subscribe(since: String?, on link: Link) async throws {
-        var properties: BLIPProperties = ["Profile": "subChanges", "batch": "200", "revocations": "true"]
+        // `style: all_docs` (Couchette's own): every leaf of a conflicted document, as a REST pull gets them; a
+        // genuine Couchbase Lite client does not ask, and is sent the current revision only, as by Sync Gateway.
+        var properties: BLIPProperties = [
+            "Profile": "subChanges", "batch": "200", "revocations": "true", "style": "all_docs",
+        ]
         if let since { properties["since"] = since }
         if continuous { properties["continuous"] = "true" }
         if let channels {

@@ -72,6 +72,14 @@ struct MaintenanceHandlers: Sendable {
         return environment.renderer.response(json: try target.database.purge(body))
     }
 
+    /// `POST /{db}/_flush`: empties an in-memory (`walrus:`) database, as Sync Gateway's test helper does (200, empty
+    /// body); 404 for a database kept anywhere else.
+    @Sendable func flush(_ request: Request, context: GatewayRequestContext) async throws -> Response {
+        let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
+        try await environment.registry.flush(named: target.database.config.name)
+        return Response(status: .ok)
+    }
+
     /// `GET /{db}/_raw/{doc}`: the stored body with its `_sync` metadata; 404 when unknown.
     @Sendable func raw(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)

@@ -1,7 +1,7 @@
 // MARK: - MaintenanceRoutes
 
 /// Maintenance routes of the admin listener (spec: gateway-rest-api.md §16): `_online`, `_offline`, `_compact`,
-/// `_purge` and `_raw`; none on the public listener.
+/// `_purge`, `_raw` and `_flush`; none on the public listener.
 enum MaintenanceRoutes {
     /// The routes for `environment.listener`.
     static func routes(_ environment: RouteEnvironment) -> [GatewayRoute] {
@@ -13,6 +13,7 @@ enum MaintenanceRoutes {
             GatewayRoute(.post, "/{db}/_compact", handlers.compact),
             GatewayRoute(.post, "/{db}/_purge", handlers.purge),
             GatewayRoute(.get, "/{db}/_raw/{doc}", handlers.raw),
+            GatewayRoute(.post, "/{db}/_flush", handlers.flush),
         ]
     }
 }
