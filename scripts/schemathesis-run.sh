@@ -14,7 +14,7 @@
 # .build/schemathesis-gateway.log.
 #
 # The admin run's state-changing database operations (`_offline`, `_online`, `_resync`, `_config`,
-# `_config/sync`, `DELETE /{db}/`) go to spare databases, so that the other operations keep a working `db`.
+# `_config/sync`, `_flush`, `DELETE /{db}/`) go to spare databases, so that the other operations keep a working `db`.
 # scripts/schemathesis_hooks.py bounds the waiting `_changes` feeds (longpoll, continuous) to one second.
 set -euo pipefail
 
@@ -127,7 +127,7 @@ include-path-regex = '/_role/'
 parameters = { "path.name" = { dictionary = "roles", probability = 0.5 } }
 
 [[operations]]
-include-path-regex = '^/\{db\}/(_offline|_online|_resync|_config|_config/sync)$'
+include-path-regex = '^/\{db\}/(_offline|_online|_resync|_config|_config/sync|_flush)$'
 parameters = { "path.db" = "scratch" }
 checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "503"]
 

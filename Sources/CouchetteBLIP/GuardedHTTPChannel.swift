@@ -92,14 +92,14 @@ public struct GuardedHTTPChannel<Base: ServerChildChannel>: ServerChildChannel {
         AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536)
     }
 
-    /// Hands the connection to the base channel, unless its first request was detached: then the connection's task
-    /// serves it (its task locals and cancellation reach the rule's `serve`) and ends, and the connection lives on in
-    /// its pipeline.
+    /// Hands the connection to the base channel (logging through ``EndedBeforeRequestLogHandler``), unless its first
+    /// request was detached: then the connection's task serves it (its task locals and cancellation reach the rule's
+    /// `serve`) and ends, and the connection lives on in its pipeline.
     public func handle(value: Value, logger: Logger) async {
         if let detaching, let decided = value.detached, let detached = try? await decided.get() {
             await detaching.serve(detached.request, detached.exchange)
             return
         }
-        await base.handle(value: value.base, logger: logger)
+        await base.handle(value: value.base, logger: EndedBeforeRequestLogHandler.wrapping(logger))
     }
 }

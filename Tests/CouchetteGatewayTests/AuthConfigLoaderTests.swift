@@ -91,6 +91,22 @@ struct AuthConfigLoaderTests {
         #expect(try auth.authenticate(basic: "user1", password: "").name == "user1")
     }
 
+    @Test("The admin API's password rule holds in the configuration file too: a 1–2 character password is refused")
+    func shortPasswords() throws {
+        for password in ["a", "ab"] {
+            #expect {
+                try loader.apply(config(users: [UserConfig(name: "user1", password: password)]), to: store)
+            } throws: { error in
+                let error = error as? GatewayError
+                return error?.field == "databases.todo.users.user1.password"
+                    && error?.reason.contains("Passwords must be at least three 3 characters") == true
+            }
+        }
+        #expect(try store.user(named: "user1") == nil)
+        try loader.apply(config(users: [UserConfig(name: "user1", password: "abc")]), to: store)
+        #expect(try store.user(named: "user1") != nil)
+    }
+
     @Test("Invalid names and channels are configuration errors naming the field")
     func invalid() {
         #expect {

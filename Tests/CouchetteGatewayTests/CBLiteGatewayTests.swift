@@ -1,6 +1,7 @@
 import CouchetteCore
 import CouchetteTestSupport
 import Foundation
+import Logging
 import Testing
 
 @testable import CouchetteGateway
@@ -260,6 +261,28 @@ struct CBLiteGatewayTests {
             #expect(outcome.errors.contains("401") || outcome.output.contains("401"), "\(outcome)")
             #expect(try await device.documentIDs().isEmpty)
         }
+    }
+
+    @Test("A sync connection logs who connected and what moved, and no error for the 401 challenge it starts with")
+    func logging() async throws {
+        var config = Self.config()
+        config.log = ["HTTP"]
+        let lines = CapturedLines()
+        let logger = Logger(label: "test") { _ in CapturingLogHandler(lines: lines) }
+        let device = try CBLite.required().database()
+        defer { device.remove() }
+        let server = try GatewayServer(config: config, logger: logger)
+        try await StreamingGateway.run(server, deadline: .seconds(120)) { _, client, ports in
+            try await ChangesTests.put(client, port: ports.adminPort, "list1", ["channels": ["a"]])
+            try await ChangesTests.put(client, port: ports.adminPort, "list2", ["channels": ["a"]])
+            try await device.put("mine", ["channels": ["a"]])
+            try await device.push(to: Self.url(ports), user: "alice:pass")
+            try await device.pull(from: Self.url(ports), user: "alice:pass")
+        }
+        #expect(lines.contains { $0.contains("Upgraded to WebSocket protocol BLIP_3+CBMobile_3 (as alice)") })
+        #expect(lines.contains { $0.contains("BLIP+WebSocket connection closed: pushed 1, pulled 0 revisions") })
+        #expect(lines.contains { $0.contains("BLIP+WebSocket connection closed: pushed 0, pulled 2 revisions") })
+        #expect(lines.lines(atLeast: .warning).isEmpty, "\(lines.lines(atLeast: .warning))")
     }
 
     @Test("Over wss:// with the gateway's self-signed certificate: a push from one device reaches another")

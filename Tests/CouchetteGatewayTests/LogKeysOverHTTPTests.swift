@@ -47,12 +47,17 @@ struct LogKeysOverHTTPTests {
 
 /// Lines logged so far.
 final class CapturedLines: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Mutex<[(level: Logger.Level, text: String)]>([])
 
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    func append(_ line: String, level: Logger.Level = .info) { lines.withLock { $0.append((level, line)) } }
 
     func contains(where predicate: (String) -> Bool) -> Bool {
-        lines.withLock { $0.contains(where: predicate) }
+        lines.withLock { $0.contains { predicate($0.text) } }
+    }
+
+    /// The lines logged at `level` or above.
+    func lines(atLeast level: Logger.Level) -> [String] {
+        lines.withLock { $0.filter { $0.level >= level }.map(\.text) }
     }
 }
 
@@ -72,6 +77,6 @@ struct CapturingLogHandler: LogHandler {
         function: String, line: UInt
     ) {
         let extra = (metadata ?? [:]).map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        lines.append(extra.isEmpty ? message.description : "\(message.description) \(extra)")
+        lines.append(extra.isEmpty ? message.description : "\(message.description) \(extra)", level: level)
     }
 }

@@ -132,6 +132,40 @@ struct MaintenanceEndpointsTests {
         }
     }
 
+    @Test("_flush empties an in-memory database back to its configuration; 404 for one kept in files")
+    func flush() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("flush-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Its own storage, whatever COUCHETTE_TEST_STORAGE says: flushing is about memory.
+        let config = GatewayFixture.config(databases: [
+            DatabaseConfig(
+                name: "todo", users: ["alice": UserConfig(name: "alice", password: "pass", adminChannels: ["a"])]),
+            DatabaseConfig(name: "kept", server: .directory(folder.path)),
+        ])
+        try await StreamingGateway.run(config) { _, client, ports in
+            let admin = ports.adminPort
+            #expect(try await client.send("PUT", port: admin, path: "/todo/doc", json: ["channels": ["a"]]).status == 201)
+            let created = try await client.send(
+                "PUT", port: admin, path: "/todo/_user/carol", json: ["password": "secret", "admin_channels": ["a"]])
+            #expect(created.status == 201)
+            let flushed = try await client.send("POST", port: admin, path: "/todo/_flush")
+            #expect(flushed.status == 200)
+            #expect(flushed.body.isEmpty)
+            #expect(try await client.send(port: admin, path: "/todo/doc").status == 404)
+            #expect(try await client.send(port: admin, path: "/todo/").jsonValue()["doc_count"] == 0)
+            // The configured user is back; the one made through the API is gone, as Sync Gateway's flush leaves it.
+            #expect(try await client.send(port: ports.publicPort, path: "/todo/", user: ("alice", "pass")).status == 200)
+            #expect(try await client.send(port: admin, path: "/todo/_user/carol").status == 404)
+
+            #expect(try await client.send("PUT", port: admin, path: "/kept/doc", json: ["v": 1]).status == 201)
+            #expect(try await client.send("POST", port: admin, path: "/kept/_flush").status == 404)
+            #expect(try await client.send(port: admin, path: "/kept/doc").status == 200)
+            #expect(try await client.send("POST", port: admin, path: "/nowhere/_flush").status == 404)
+            #expect(try await client.send("POST", port: ports.publicPort, path: "/todo/_flush", user: ("alice", "pass")).status == 404)
+        }
+    }
+
     @Test("_raw shows the body with _sync: rev, sequence, history, channels joined and left")
     func raw() async throws {
         try await Fixture.run { client, ports, _ in

@@ -37,6 +37,8 @@ final class BLIPPullFeed: Sendable {
     /// replicator does, keeping conflicts as a REST pull does), rather than its current revision only (what Sync
     /// Gateway sends, and what a client keeping no conflicts must get).
     let allLeaves: Bool
+    /// Counts what is sent; nil for none.
+    let log: BLIPSessionLog?
 
     /// History sent in a `rev` when the client says nothing (LiteCore asks for 20).
     static let defaultMaxHistory = 20
@@ -58,9 +60,10 @@ final class BLIPPullFeed: Sendable {
     init(
         _ feed: ChangesFeed, continuous: Bool, allLeaves: Bool = false, target: AuthorizedDatabase,
         connection: BLIPConnection, batchSize: Int, revocations: Bool, allowance: BLIPAttachmentAllowance,
-        deltas: BLIPDeltaNegotiation
+        deltas: BLIPDeltaNegotiation, log: BLIPSessionLog? = nil
     ) {
         self.allLeaves = allLeaves
+        self.log = log
         self.target = target
         self.connection = connection
         self.batchSize = batchSize
@@ -179,6 +182,7 @@ final class BLIPPullFeed: Sendable {
             for (row, known) in wanted {
                 try await sendRevision(of: row, known: known, maxHistory: maxHistory, from: reader, in: snapshots)
             }
+            log?.notePulled(wanted.count)
         } catch {
             // The connection closed.
         }

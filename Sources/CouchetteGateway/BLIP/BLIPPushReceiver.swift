@@ -13,6 +13,8 @@ struct BLIPPushReceiver: Sendable {
     let target: AuthorizedDatabase
     /// Where the connection's `rev`s are stored together; nil stores each alone.
     var batcher: BLIPRevisionBatcher? = nil
+    /// Counts what is stored; nil for none.
+    var log: BLIPSessionLog? = nil
 
     /// `proposeChanges`: for each `[docID, revID, serverRevID?]`, `0` (send it) when the document is new (or deleted)
     /// or the client knows its current revision, `304` when the revision is already here, else `409` (written
@@ -32,6 +34,7 @@ struct BLIPPushReceiver: Sendable {
         }
         let answers = entries.map { entry in status(of: entry, in: snapshots, includesRev: includesRev) }
         batcher?.expect(answers.count { $0 == 0 })
+        log?.message("proposeChanges: \(entries.count) offered, \(answers.count { $0 == 0 }) wanted")
         return reply(to: request, answers: answers)
     }
 
@@ -123,6 +126,7 @@ struct BLIPPushReceiver: Sendable {
                 try target.putExisting(
                     id: id, body: .object(body), attachmentBodies: attachmentBodies, noConflicts: noConflicts,
                     history: ancestry)
+                log?.notePushed()
                 return request.reply()
             }
             queued = true
@@ -132,6 +136,7 @@ struct BLIPPushReceiver: Sendable {
                     statusCode: result["status"]?.intValue.map(Int.init) ?? 500,
                     reason: result["reason"]?.stringValue ?? error.stringValue ?? "error")
             }
+            log?.notePushed()
             return request.reply()
         } catch {
             return BLIPSyncSession.errorReply(to: request, error)

@@ -26,6 +26,14 @@ struct BLIPSyncSession: Sendable {
     let revisions = BLIPRevisionBatcher()
     /// The connection's `subChanges` subscriptions, stopped when it ends.
     let subscriptions = BLIPSubscriptions()
+    /// What the connection says in the log, and its counts.
+    let log: BLIPSessionLog
+
+    init(target: AuthorizedDatabase, subprotocol: String, log: BLIPSessionLog) {
+        self.target = target
+        self.subprotocol = subprotocol
+        self.log = log
+    }
 
     /// The largest WebSocket message (one BLIP frame) accepted.
     static let maximumFrameSize = 1 << 20
@@ -40,8 +48,10 @@ struct BLIPSyncSession: Sendable {
         let connection = BLIPConnection(transport: transport) { request, connection in
             await handle(request, on: connection)
         }
+        log.opened(subprotocol: subprotocol)
         let error = await transport.feed(inbound, to: connection, maximumFrameSize: Self.maximumFrameSize)
         subscriptions.stopAll()
+        log.closed()
         if let error { logger.debug("BLIP connection ended", metadata: ["error": "\(error)"]) }
     }
 
@@ -57,9 +67,9 @@ struct BLIPSyncSession: Sendable {
         case "getCheckpoint": return getCheckpoint(request)
         case "setCheckpoint": return setCheckpoint(request)
         case "subChanges": return await subChanges(request, on: connection)
-        case "proposeChanges": return BLIPPushReceiver(target: target, batcher: revisions).proposeChanges(request)
-        case "changes": return BLIPPushReceiver(target: target, batcher: revisions).changes(request)
-        case "rev": return await BLIPPushReceiver(target: target, batcher: revisions).revision(request, on: connection)
+        case "proposeChanges": return pushReceiver.proposeChanges(request)
+        case "changes": return pushReceiver.changes(request)
+        case "rev": return await pushReceiver.revision(request, on: connection)
         case "norev":
             // A revision asked for that the client cannot send (§3.7).
             revisions.settle()
@@ -68,6 +78,8 @@ struct BLIPSyncSession: Sendable {
         default: return request.unhandledReply()
         }
     }
+
+    private var pushReceiver: BLIPPushReceiver { BLIPPushReceiver(target: target, batcher: revisions, log: log) }
 
     /// `getCheckpoint` (§3.1): the checkpoint's `rev` and body, or `ERR HTTP/404`.
     func getCheckpoint(_ request: BLIPMessage) -> BLIPMessage {
@@ -152,10 +164,13 @@ struct BLIPSyncSession: Sendable {
             return Self.errorReply(to: request, error)
         }
         await connection.respond(to: request, with: request.reply())
+        log.message(
+            "subChanges since \(parameters["since"] ?? "0")"
+                + (continuous ? " (continuous)" : "") + (properties.flag("activeOnly") ? " (activeOnly)" : ""))
         let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
         let subscription = BLIPPullFeed(
             feed, continuous: continuous, allLeaves: allLeaves, target: target, connection: connection, batchSize: batch,
-            revocations: revocations, allowance: allowance, deltas: deltas)
+            revocations: revocations, allowance: allowance, deltas: deltas, log: log)
         subscriptions.add(subscription)
         await subscription.start()
         return nil

@@ -25,6 +25,10 @@ public struct LogKeys: Sendable, Equatable {
     public static let changes = "Changes"
     /// Channel access grants.
     public static let access = "Access"
+    /// BLIP sync connections' requests (subscriptions, checkpoints, proposals), as Sync Gateway's `SyncMsg`.
+    public static let syncMessages = "SyncMsg"
+    /// BLIP sync connections' batches of revisions, as Sync Gateway's `Sync`.
+    public static let sync = "Sync"
     /// The sync function's `console.log` lines.
     public static let javascript = "Javascript"
 
