@@ -15,7 +15,8 @@ struct CopyCommand: ParsableCommand {
             One side is a .couchette database. The other: a .json/.jsonl file (one document a line; - for standard \
             input or output), a folder/ (one ID.json file a document), another .couchette database, or a remote \
             database http(s):// or ws(s):// URL (replication: push from the database, pull into it; --bidi, \
-            --continuous, --user). Writing into a database needs --writeable (-w).
+            --continuous, --user). A destination database is created when missing (-x: it must exist); --bidi also writes \
+            the source, which then needs --writeable (-w).
             """,
         aliases: ["copy"])
 
@@ -50,7 +51,7 @@ struct CopyCommand: ParsableCommand {
                 guard DocumentFiles.kind(of: destination) == nil, !ReplicationRun.isRemote(destination) else {
                     throw CLIError.usage("One side of cp must be a .couchette database.")
                 }
-                let database = existing ? try into.open(writing: true) : try into.openOrCreate()
+                let database = try into.openOrCreate(mustExist: existing)
                 defer { try? database.close() }
                 let collection = try into.collection(in: database)
                 if ReplicationRun.isRemote(source) {
@@ -68,10 +69,7 @@ struct CopyCommand: ParsableCommand {
                 try ExportCommand.export(collection, to: destination, kind: kind)
             } else {
                 var run = ReplicationRun(other: destination, type: bidi ? .pushAndPull : .push, continuous: continuous, user: user)
-                run.creatingOther = !existing && !ReplicationRun.isRemote(destination)
-                if run.creatingOther && !options.writeable {
-                    throw CLIError.usage("Copying into \(destination) changes it: add --writeable (-w).")
-                }
+                run.otherMustExist = existing
                 try run.run(collection: collection, options: options)
             }
         }

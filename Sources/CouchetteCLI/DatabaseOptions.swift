@@ -66,11 +66,19 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    /// Opens the database, creating it (and the collection) when missing: the destination of `cp`, as in cblite.
-    func openOrCreate() throws -> Database {
-        guard writeable else { throw CLIError.usage("This command changes the database: add --writeable (-w).") }
+    /// Opens the database for writing, creating it (and the collection) when missing unless `mustExist`: the
+    /// destination of `cp`, `pull` and `sync`, as in cblite, which need no `--writeable` (writing is what they are
+    /// for).
+    ///
+    /// - Throws: ``CLIError/notFound(_:)`` when it is missing and `mustExist` (`-x/--existing`).
+    func openOrCreate(mustExist: Bool = false) throws -> Database {
+        var options = self
+        options.writeable = true
         let (directory, name) = location
-        guard !FileManager.default.fileExists(atPath: "\(directory)/\(name).couchette") else { return try open(writing: true) }
+        guard !FileManager.default.fileExists(atPath: "\(directory)/\(name).couchette") else {
+            return try options.open(writing: true)
+        }
+        if mustExist { throw CLIError.notFound("No database at \(directory)/\(name).couchette") }
         var config = DatabaseConfiguration()
         config.directory = directory
         config.encryptionKey = try encryptionKey()

@@ -152,7 +152,7 @@ enum DocumentFiles {
 
     // MARK: Database side
 
-    /// Every live document of `collection` (ID and members), in ID order.
+    /// Every live document of `collection` (ID and members, each blob's content inline: ``InlineBlobs``), in ID order.
     static func forEachDocument(
         of collection: Collection, progress: ProgressReporter? = nil, bytes: () -> UInt64? = { nil },
         _ body: (String, [String: JSONValue]) throws -> Void
@@ -161,21 +161,24 @@ enum DocumentFiles {
         var count = 0
         for id in ids {
             guard let document = try collection.document(id: id) else { continue }
-            try body(id, document.toJSONValue().objectValue ?? [:])
+            try body(id, try InlineBlobs.inlined(document.toJSONValue().objectValue ?? [:], of: id, from: collection.database))
             count += 1
             progress?.show(UInt64(count), of: UInt64(ids.count), bytes: bytes())
         }
         return count
     }
 
-    /// Saves one document into `collection` (updating the current revision), unless it exists and `keepExisting`.
+    /// Saves one document into `collection` (updating the current revision), unless it exists and `keepExisting`;
+    /// inline blob content is stored first (``InlineBlobs``).
     ///
     /// - Returns: Whether it was saved.
+    /// - Throws: ``CLIError`` naming the document when a blob's content is neither in the file nor in the database.
     static func save(id: String?, members: [String: JSONValue], into collection: Collection, keepExisting: Bool) throws -> Bool {
         let current = try id.flatMap { try collection.document(id: $0) }
         if current != nil && keepExisting { return false }
         let document = current?.toMutable() ?? MutableDocument(id: id)
-        _ = try document.setJSON(JSONValue.object(members).serializedString())
+        let stored = try InlineBlobs.stored(members, of: id ?? document.id, into: collection.database)
+        _ = try document.setJSON(JSONValue.object(stored).serializedString())
         try collection.save(document: document)
         return true
     }

@@ -27,14 +27,21 @@ struct ReplicateCommand: ParsableCommand {
     @Option(help: "Credentials for the remote, NAME or NAME:PASSWORD (the password is asked for when not given).")
     var user: String?
 
+    @Flag(
+        name: [.customShort("x"), .long],
+        help: "The database written (pull, sync: this one; push: a local target) must exist (by default it is created).")
+    var existing = false
+
     func run() throws {
         try reportingErrors {
             let invoked = CommandLine.arguments.dropFirst().first { ["push", "pull", "sync"].contains($0) } ?? "push"
             let type: ReplicatorType = bidi || invoked == "sync" ? .pushAndPull : invoked == "pull" ? .pull : .push
-            let database = try options.open(writing: type != .push)
+            // Pulling writes this database: created when missing, as cblite does.
+            let database = type == .push ? try options.open() : try options.openOrCreate(mustExist: existing)
             defer { try? database.close() }
-            try ReplicationRun(other: target, type: type, continuous: continuous, user: user)
-                .run(collection: try options.collection(in: database), options: options)
+            var run = ReplicationRun(other: target, type: type, continuous: continuous, user: user)
+            run.otherMustExist = existing
+            try run.run(collection: try options.collection(in: database), options: options)
         }
     }
 }
@@ -50,8 +57,8 @@ struct ReplicationRun {
     var continuous = false
     /// `NAME[:PASSWORD]` for the remote.
     var user: String?
-    /// Create the other local database when missing (cp), instead of refusing.
-    var creatingOther = false
+    /// Whether the other local database must exist (`-x`); by default one that is written is created.
+    var otherMustExist = false
 
     /// Whether `text` names a remote database.
     static func isRemote(_ text: String) -> Bool {
@@ -67,7 +74,7 @@ struct ReplicationRun {
         } else {
             var otherOptions = options
             otherOptions.database = other
-            opened = creatingOther ? try otherOptions.openOrCreate() : try otherOptions.open(writing: type != .pull)
+            opened = type == .pull ? try otherOptions.open() : try otherOptions.openOrCreate(mustExist: otherMustExist)
             endpoint = DatabaseEndpoint(database: opened!)
         }
         defer { try? opened?.close() }

@@ -223,6 +223,83 @@ struct CLITests {
         }
     }
 
+    @Test(
+        "Regression: an export carries blob content, and the round trip (JSON lines and folder, plain and encrypted) is exact",
+        arguments: [(encrypted: false, folder: false), (encrypted: true, folder: false), (encrypted: false, folder: true), (encrypted: true, folder: true)])
+    func exportRoundTripKeepsBlobs(_ form: (encrypted: Bool, folder: Bool)) async throws {
+        try await offCooperativeThreads {
+            let directory = TemporaryDirectory()
+            let passwordFile = directory.path + "/password"
+            try "s3cret\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+            let keyOptions = form.encrypted ? ["--password-file", passwordFile] : []
+            var config = DatabaseConfiguration()
+            config.directory = directory.path
+            config.encryptionKey = form.encrypted ? .password("s3cret") : nil
+            let source = try Database(name: "photos", config: config)
+            var digests: [String: String] = [:]
+            try source.inBatch {
+                for index in 0..<1_000 {
+                    let bytes = Data((0..<(200 + index)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) })
+                    let id = String(format: "photo-%04d", index)
+                    let document = MutableDocument(id: id).setInt(index, forKey: "n")
+                        .setBlob(Blob(contentType: "image/png", data: bytes), forKey: "image")
+                    try source.defaultCollection().save(document: document)
+                    digests[id] = try #require(source.defaultCollection().document(id: id)?.blob(forKey: "image")?.digest)
+                }
+            }
+            // And an attachment of the 1.x API (`_attachments`).
+            let notes = Data("meeting notes".utf8)
+            let legacy = try source.defaultCollection().putProperties(["kind": "legacy"], documentID: "legacy").createRevision()
+            legacy.setAttachment(named: "notes.txt", contentType: "text/plain", content: notes)
+            _ = try legacy.save()
+            try source.close()
+            let path = directory.path + "/photos.couchette"
+            let exported = directory.path + (form.folder ? "/photos-folder/" : "/photos.jsonl")
+            let export = try Self.run(["cp"] + keyOptions + [path, exported])
+            #expect(export.status == 0, "\(export.errors)")
+
+            // Into a new database (encrypted with the same password when the source was).
+            let copyPath = directory.path + "/copy.couchette"
+            let imported = try Self.run(["cp"] + keyOptions + [exported, copyPath])
+            #expect(imported.status == 0, "\(imported.errors)")
+            #expect(imported.output.contains("Imported 1001 documents"))
+            let check = try Self.run(["check"] + keyOptions + [copyPath])
+            #expect(check.status == 0, "\(check.output)\(check.errors)")
+            #expect(!check.output.contains("missing"))
+            let copy = try Database(name: "copy", config: config)
+            defer { try? copy.close() }
+            for (id, digest) in digests {
+                let blob = try #require(try copy.defaultCollection().document(id: id)?.blob(forKey: "image"), "\(id)")
+                #expect(blob.digest == digest)
+                #expect(blob.content.map { Blob(contentType: "image/png", data: $0).digest } == digest)
+            }
+            let attachment = try copy.defaultCollection().currentRevision(documentID: "legacy")?.attachment(named: "notes.txt")
+            #expect(attachment?.content == notes)
+        }
+    }
+
+    @Test("Regression: importing a blob stub whose content is neither in the file nor in the database fails, naming the document, and writes nothing")
+    func importOfAMissingBlobFails() async throws {
+        try await offCooperativeThreads {
+            let directory = TemporaryDirectory()
+            let file = directory.path + "/stubs.jsonl"
+            try """
+                {"_id":"fine","v":1}
+                {"_id":"broken","image":{"@type":"blob","content_type":"image/png","digest":"sha1-AAAAAAAAAAAAAAAAAAAAAAAAAAA=","length":3}}
+
+                """.write(toFile: file, atomically: true, encoding: .utf8)
+            let target = directory.path + "/target.couchette"
+            let outcome = try Self.run(["cp", file, target])
+            #expect(outcome.status != 0)
+            #expect(outcome.errors.contains("\"broken\""), "\(outcome.errors)")
+            var config = DatabaseConfiguration()
+            config.directory = directory.path
+            let database = try Database(name: "target", config: config)
+            defer { try? database.close() }
+            #expect(try database.defaultCollection().count == 0)
+        }
+    }
+
     @Test("mkindex, lsindex and rmindex manage indexes that queries use; compact, check and reindex run")
     func indexesAndMaintenance() async throws {
         // Off the cooperative threads: the test waits on processes, which must not stall other tests' tasks.
@@ -301,10 +378,18 @@ struct CLITests {
             #expect(pulled.status == 0, "\(pulled.errors)")
             #expect(try Self.output(["ls", copy]) == "groceries\ntoday\nwork\n")
             #expect(try Self.output(["ls", "--conf", copy]) == "work\n")  // the conflict travelled too
-            #expect(try Self.run(["push", copy, target.path + "/second.couchette"]).status == 2)  // writes a local file: -w
-            #expect(try Self.output(["push", "-w", copy, target.path + "/second.couchette"]).hasPrefix("Replicated: "))
+            // As cblite: the database a replication writes needs no -w, and is created when missing unless -x.
+            #expect(try Self.output(["push", copy, target.path + "/second.couchette"]).hasPrefix("Replicated: "))
             #expect(try Self.output(["ls", target.path + "/second.couchette"]) == "groceries\ntoday\nwork\n")
-            #expect(try Self.run(["pull", copy, url, "--user", "user1:pass"]).status == 2)  // pulling writes: needs -w
+            #expect(try Self.run(["push", "-x", copy, target.path + "/third.couchette"]).status == 3)
+            let fresh = target.path + "/fresh.couchette"
+            #expect(try Self.run(["pull", "-x", fresh, url, "--user", "user1:pass"]).status == 3)
+            let created = try Self.run(["pull", fresh, url, "--user", "user1:pass"])
+            #expect(created.status == 0, "\(created.errors)")
+            #expect(try Self.output(["ls", fresh]) == "groceries\ntoday\nwork\n")
+            let synced = try Self.run(["sync", "-w", target.path + "/synced.couchette", url, "--user", "user1:pass"])
+            #expect(synced.status == 0, "\(synced.errors)")
+            #expect(try Self.output(["ls", target.path + "/synced.couchette"]) == "groceries\ntoday\nwork\n")
         }
     }
 
