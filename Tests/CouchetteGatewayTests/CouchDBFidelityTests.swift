@@ -263,4 +263,33 @@ struct CouchDBFidelityTests {
             #expect(recreated == "0-1")
         }
     }
+
+    @Test("Regression: a _local document is deleted by DELETE, by PUT with _deleted and by _bulk_docs, answering 0-0 as CouchDB")
+    func localDeletions() async throws {
+        try await GatewayFixture.withRunningGateway(Self.config) { client, ports in
+            let port = ports.publicPort
+            #expect(try await client.send("PUT", port: port, path: "/db/_local/a", json: ["v": 1]).status == 201)
+            let deleted = try await client.send("DELETE", port: port, path: "/db/_local/a?rev=0-1")
+            #expect(try deleted.jsonValue() == ["ok": true, "id": "_local/a", "rev": "0-0"])
+
+            #expect(try await client.send("PUT", port: port, path: "/db/_local/b", json: ["v": 1]).status == 201)
+            let put = try await client.send("PUT", port: port, path: "/db/_local/b", json: ["_rev": "0-1", "_deleted": true])
+            #expect(put.status == 201)
+            #expect(try put.jsonValue()["rev"] == "0-0")
+            #expect(try await client.send(port: port, path: "/db/_local/b").status == 404)
+
+            #expect(try await client.send("PUT", port: port, path: "/db/_local/c", json: ["v": 1]).status == 201)
+            let bulk = try await client.send(
+                "POST", port: port, path: "/db/_bulk_docs",
+                json: ["docs": [["_id": "_local/c", "_rev": "0-1", "_deleted": true]]])
+            #expect(bulk.status == 201)
+            #expect(try bulk.jsonValue()[0]?["rev"] == "0-0")
+            #expect(try await client.send(port: port, path: "/db/_local/c").status == 404)
+            // A wrong revision deletes nothing.
+            #expect(try await client.send("PUT", port: port, path: "/db/_local/d", json: ["v": 1]).status == 201)
+            let wrong = try await client.send("PUT", port: port, path: "/db/_local/d", json: ["_rev": "0-7", "_deleted": true])
+            #expect(wrong.status == 409)
+            #expect(try await client.send(port: port, path: "/db/_local/d").status == 200)
+        }
+    }
 }

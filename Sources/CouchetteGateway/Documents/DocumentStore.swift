@@ -234,14 +234,9 @@ public final class DocumentStore: Sendable {
         if let givenHistory, !givenHistory.isEmpty {
             history = givenHistory
         } else if let revisions = members["_revisions"] {
+            // `_revisions` names the revision; a `_rev` that disagrees is ignored, as CouchDB ignores it.
             do {
-                let parsed = try RevisionHistory(json: revisions)
-                if let rev = members["_rev"]?.stringValue, rev != parsed.newest.description {
-                    throw GatewayError.badRequest("Bad _revisions")
-                }
-                history = parsed.revisionIDs
-            } catch let error as GatewayError {
-                throw error
+                history = try RevisionHistory(json: revisions).revisionIDs
             } catch {
                 throw .badRequest("Bad _revisions")
             }

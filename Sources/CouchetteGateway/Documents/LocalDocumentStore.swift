@@ -35,9 +35,10 @@ public struct LocalDocumentStore: Sendable {
     }
 
     /// Stores a local document; `_rev` (or `revision`) must name the stored revision, and be absent for a new one.
-    /// Other members starting with `_` are dropped.
+    /// Other members starting with `_` are dropped. A body with `"_deleted": true` deletes the document instead, as
+    /// CouchDB does (through `PUT` or `_bulk_docs`).
     ///
-    /// - Returns: The new revision `0-N`.
+    /// - Returns: The new revision `0-N`, or `0-0` for a deletion (CouchDB's).
     /// - Throws: 400 for a non-object body or bad ID, 404 "No previous revision to replace" for a `_rev` on an
     ///   absent document, 409 "Document update conflict" for a mismatch.
     @discardableResult
@@ -45,6 +46,10 @@ public struct LocalDocumentStore: Sendable {
         guard !id.isEmpty, id.utf8.count <= 250 else { throw .badRequest("Invalid doc ID") }
         guard case .object(let members) = body else { throw .badRequest("Document body must be a JSON object") }
         let expected = revision ?? members["_rev"]?.stringValue
+        if members["_deleted"] == true {
+            try delete(id: id, revision: expected)
+            return Self.deletedRevision
+        }
         if expected != nil, try storage.localDocument(id: id) == nil {
             throw .notFound("No previous revision to replace")
         }
@@ -55,6 +60,9 @@ public struct LocalDocumentStore: Sendable {
             throw .conflict("Document update conflict")
         }
     }
+
+    /// The revision CouchDB answers a local document's deletion with.
+    public static let deletedRevision = "0-0"
 
     /// Deletes a local document; `revision` must match the stored one.
     ///

@@ -25,13 +25,15 @@ struct LocalDocumentHandlers: Sendable {
             status: .created)
     }
 
-    /// `DELETE /{db}/_local/{id}?rev=0-N` → 200 `{"ok":true}`.
+    /// `DELETE /{db}/_local/{id}?rev=0-N` → 200 `{"ok":true,"id":"_local/{id}","rev":"0-0"}`, as CouchDB answers.
     @Sendable func delete(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         let id = try Self.localID(from: context)
         let revision = QueryOptions(request).string("rev") ?? DocumentHandlers.ifMatch(request)
         try target.deleteLocalDocument(id: id, revision: revision)
-        return environment.renderer.response(json: ["ok": true])
+        return environment.renderer.response(json: [
+            "ok": true, "id": .string(LocalDocumentStore.prefix + id), "rev": .string(LocalDocumentStore.deletedRevision),
+        ])
     }
 
     /// The percent-decoded local document ID (without `_local/`).
