@@ -11,10 +11,9 @@
 ///
 /// ```swift
 /// let gate = CaughtUpGate()
-/// await gate.batchQueued()                       // before queueing each `changes` batch
-/// if await gate.caughtUp() { post("[]") }        // the feed caught up: now, or by the last batch's task
-/// // in a batch's task, once the client answered it:
-/// if await gate.batchAnswered() { post("[]") }   // then send its revisions
+/// await gate.batchQueued()                                           // before queueing each `changes` batch
+/// let reply = try await gate.answer(to: number, on: connection)      // in the batch's task; then its revisions
+/// try await gate.caughtUp(on: connection)                            // the feed caught up
 /// ```
 public actor CaughtUpGate {
     private var outstanding = 0
@@ -28,19 +27,46 @@ public actor CaughtUpGate {
         outstanding += 1
     }
 
-    /// The client answered a batch (or it failed): true when the caller is to post `[]` now, before the batch's
-    /// revisions.
-    public func batchAnswered() -> Bool {
+    /// A batch counted by ``batchQueued()`` could not be queued (the connection closed).
+    public func batchFailed() {
+        outstanding -= 1
+    }
+
+    /// Waits for the client's answer to the batch numbered `number` on `connection`, posting `[]` first when it is
+    /// due and this was the last batch outstanding; the caller then sends the batch's revisions.
+    ///
+    /// - Throws: When the connection closes (the batch counts as answered).
+    public nonisolated func answer(to number: UInt64, on connection: BLIPConnection) async throws -> BLIPMessage {
+        let reply: BLIPMessage
+        do {
+            reply = try await connection.response(to: number)
+        } catch {
+            await batchFailed()
+            throw error
+        }
+        if await batchAnswered() { try await Self.postCaughtUp(on: connection) }
+        return reply
+    }
+
+    /// The feed caught up: `[]` goes out now when no batch awaits its answer, else once the last one is answered
+    /// (``answer(to:on:)``). Once only.
+    public nonisolated func caughtUp(on connection: BLIPConnection) async throws {
+        if await markCaughtUp() { try await Self.postCaughtUp(on: connection) }
+    }
+
+    private func batchAnswered() -> Bool {
         outstanding -= 1
         return claim()
     }
 
-    /// The feed caught up: true when the caller is to post `[]` now; else it goes out when the last batch is
-    /// answered (``batchAnswered()``). Once only.
-    public func caughtUp() -> Bool {
+    private func markCaughtUp() -> Bool {
         guard !sent else { return false }
         due = true
         return claim()
+    }
+
+    private static func postCaughtUp(on connection: BLIPConnection) async throws {
+        try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
     }
 
     private func claim() -> Bool {

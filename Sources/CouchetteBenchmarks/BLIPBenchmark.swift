@@ -76,16 +76,16 @@ struct BLIPBenchmark {
             ]), logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
         let port = try await server.waitUntilReady().publicPort
-        let source = try Self.openDatabase("source", in: directory)
+        let source = try Benchmark.openDatabase("source", in: directory)
         try fill(source)
         let protocols = ProcessInfo.processInfo.environment["BENCH_PROTOCOL"].map { [$0] } ?? ["ws", "http"]
         for type in [ReplicatorType.push, .pull] {
             for scheme in protocols {
-                let target = type == .push ? source : try Self.openDatabase("pulled-\(scheme)", in: directory)
+                let target = type == .push ? source : try Benchmark.openDatabase("pulled-\(scheme)", in: directory)
                 let before = Benchmark.processorSeconds()
                 let name = "\(scheme) \(type == .push ? "push" : "pull")"
                 print("# \(name) starts at \(Date().timeIntervalSince1970)")
-                let wall = try await Self.replicate(target, type, url: "\(scheme)://127.0.0.1:\(port)/\(scheme)")
+                let wall = try await Benchmark.replicate(target, type, url: "\(scheme)://127.0.0.1:\(port)/\(scheme)")
                 let after = Benchmark.processorSeconds()
                 print("# \(name) ends at \(Date().timeIntervalSince1970)")
                 let (user, system) = (after.user - before.user, after.system - before.system)
@@ -120,22 +120,22 @@ struct BLIPBenchmark {
 
     private func pushAndPull(port: Int, directory: String) async throws {
         print("# blip: \(count) documents, REST then BLIP")
-        let source = try Self.openDatabase("source", in: directory)
+        let source = try Benchmark.openDatabase("source", in: directory)
         defer { try? source.close() }
         try fill(source)
-        let restPush = try await Self.replicate(source, .push, url: "http://127.0.0.1:\(port)/rest")
-        let blipPush = try await Self.replicate(source, .push, url: "ws://127.0.0.1:\(port)/blip")
+        let restPush = try await Benchmark.replicate(source, .push, url: "http://127.0.0.1:\(port)/rest")
+        let blipPush = try await Benchmark.replicate(source, .push, url: "ws://127.0.0.1:\(port)/blip")
         Benchmark.report("blip.push", baselineSeconds: restPush, measuredSeconds: blipPush, goal: ">=1.2")
         print("# blip.push: REST \(Int(Double(count) / restPush)), BLIP \(Int(Double(count) / blipPush)) documents/s")
 
-        let restTarget = try Self.openDatabase("rest-target", in: directory)
-        let blipTarget = try Self.openDatabase("blip-target", in: directory)
+        let restTarget = try Benchmark.openDatabase("rest-target", in: directory)
+        let blipTarget = try Benchmark.openDatabase("blip-target", in: directory)
         defer {
             try? restTarget.close()
             try? blipTarget.close()
         }
-        let restPull = try await Self.replicate(restTarget, .pull, url: "http://127.0.0.1:\(port)/rest")
-        let blipPull = try await Self.replicate(blipTarget, .pull, url: "ws://127.0.0.1:\(port)/blip")
+        let restPull = try await Benchmark.replicate(restTarget, .pull, url: "http://127.0.0.1:\(port)/rest")
+        let blipPull = try await Benchmark.replicate(blipTarget, .pull, url: "ws://127.0.0.1:\(port)/blip")
         Benchmark.report("blip.pull", baselineSeconds: restPull, measuredSeconds: blipPull, goal: ">=1.2")
         print("# blip.pull: REST \(Int(Double(count) / restPull)), BLIP \(Int(Double(count) / blipPull)) documents/s")
         for target in [restTarget, blipTarget] where try target.defaultCollection().count != UInt64(count) {
@@ -152,7 +152,7 @@ struct BLIPBenchmark {
         print("# blip.delta-bytes: a one-property edit of \(deltaCount) documents of ~10 KB")
         let proxy = try ChaosProxy(targetPort: port, cutProbability: 0)
         defer { proxy.stop() }
-        let source = try Self.openDatabase("delta-source", in: directory)
+        let source = try Benchmark.openDatabase("delta-source", in: directory)
         defer { try? source.close() }
         let collection = try source.defaultCollection()
         var generator = SplitMix64(state: 42)
@@ -164,9 +164,9 @@ struct BLIPBenchmark {
         }
         var targets: [String: Database] = [:]
         for name in ["delta-on", "delta-off"] {
-            _ = try await Self.replicate(source, .push, url: "ws://127.0.0.1:\(port)/\(name)")
-            targets[name] = try Self.openDatabase("\(name)-target", in: directory)
-            _ = try await Self.replicate(targets[name]!, .pull, url: "ws://127.0.0.1:\(proxy.port)/\(name)")
+            _ = try await Benchmark.replicate(source, .push, url: "ws://127.0.0.1:\(port)/\(name)")
+            targets[name] = try Benchmark.openDatabase("\(name)-target", in: directory)
+            _ = try await Benchmark.replicate(targets[name]!, .pull, url: "ws://127.0.0.1:\(proxy.port)/\(name)")
         }
         defer { for target in targets.values { try? target.close() } }
         try source.inBatch {
@@ -177,9 +177,9 @@ struct BLIPBenchmark {
         }
         var bytes: [String: Int] = [:]
         for name in ["delta-on", "delta-off"] {
-            _ = try await Self.replicate(source, .push, url: "ws://127.0.0.1:\(port)/\(name)")
+            _ = try await Benchmark.replicate(source, .push, url: "ws://127.0.0.1:\(port)/\(name)")
             let before = proxy.bytesToClients
-            _ = try await Self.replicate(targets[name]!, .pull, url: "ws://127.0.0.1:\(proxy.port)/\(name)")
+            _ = try await Benchmark.replicate(targets[name]!, .pull, url: "ws://127.0.0.1:\(proxy.port)/\(name)")
             bytes[name] = proxy.bytesToClients - before
             guard try targets[name]!.defaultCollection().document(id: "doc7")?.int(forKey: "n") == 1_000_007 else {
                 throw CouchetteError(.corrupt, message: "the edits did not come down from \(name)")
@@ -205,19 +205,4 @@ struct BLIPBenchmark {
 
     // MARK: - Helpers
 
-    private static func openDatabase(_ name: String, in directory: String) throws -> Database {
-        var configuration = DatabaseConfiguration()
-        configuration.directory = directory
-        return try Database(name: name, config: configuration)
-    }
-
-    /// Seconds for one replicator run of `type` with the gateway database at `url`.
-    private static func replicate(_ database: Database, _ type: ReplicatorType, url: String) async throws -> Double {
-        var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
-        config.addCollection(try database.defaultCollection())
-        config.replicatorType = type
-        let start = ContinuousClock.now
-        try await Replicator(config: config).run()
-        return Benchmark.seconds(since: start)
-    }
 }

@@ -40,7 +40,7 @@ struct CLIBenchmark {
         var command = Double.infinity
         for round in 0..<3 {
             library = min(library, try Benchmark.timed { try Self.export(collection, to: "\(directory)/library-\(round).jsonl") })
-            command = min(command, try Benchmark.timed { try Self.run(tool, ["cp", "\(directory)/source.couchette", "\(directory)/tool-\(round).jsonl"]) })
+            command = min(command, try Benchmark.timed { try Benchmark.runTool(tool, ["cp", "\(directory)/source.couchette", "\(directory)/tool-\(round).jsonl"]) })
         }
         try source.close()
         Benchmark.report("cli.export-docs-per-s", baselineSeconds: library, measuredSeconds: command, goal: ">=0.8")
@@ -55,7 +55,7 @@ struct CLIBenchmark {
                 try Self.import(lines, into: try target.defaultCollection())
                 try target.close()
             })
-            command = min(command, try Benchmark.timed { try Self.run(tool, ["cp", "-w", lines, "\(directory)/tool-\(round).couchette"]) })
+            command = min(command, try Benchmark.timed { try Benchmark.runTool(tool, ["cp", "-w", lines, "\(directory)/tool-\(round).couchette"]) })
         }
         Benchmark.report("cli.import", baselineSeconds: library, measuredSeconds: command, goal: ">=0.8")
     }
@@ -85,19 +85,6 @@ struct CLIBenchmark {
                 _ = try document.setJSON(JSONValue.object(members).serializedString())
                 try collection.save(document: document)
             }
-        }
-    }
-
-    private static func run(_ tool: URL, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CouchetteError(.io, message: "couchette \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
         }
     }
 }

@@ -54,7 +54,7 @@ struct ReplicationBenchmark {
             body["_id"] = .string(document.id)
             return .object(body)
         }
-        let source = try openDatabase("source", in: directory)
+        let source = try Benchmark.openDatabase("source", in: directory)
         defer { try? source.close() }
         let collection = try source.defaultCollection()
         for first in stride(from: 0, to: count, by: 1_000) {
@@ -68,12 +68,12 @@ struct ReplicationBenchmark {
         for round in 0..<roundCount {
             let baseline = try await bulkDocs(bodies, url: "\(base)/baseline\(round)/_bulk_docs")
             let (push, pushMemory) = try await PeakMemory.rise {
-                try await replicate(source, .push, url: "\(base)/replicated\(round)")
+                try await Benchmark.replicate(source, .push, url: "\(base)/replicated\(round)", batchSize: batchSize)
             }
-            let target = try openDatabase("target\(round)", in: directory)
+            let target = try Benchmark.openDatabase("target\(round)", in: directory)
             defer { try? target.close() }
             let (pull, pullMemory) = try await PeakMemory.rise {
-                try await replicate(target, .pull, url: "\(base)/replicated\(round)")
+                try await Benchmark.replicate(target, .pull, url: "\(base)/replicated\(round)", batchSize: batchSize)
             }
             guard try target.defaultCollection().count == UInt64(count) else {
                 throw CouchetteError(.corrupt, message: "the pull did not bring every document")
@@ -103,8 +103,8 @@ struct ReplicationBenchmark {
     private func pushBlobs(base: String, directory: String) async throws {
         let blobCount = max(count / 20, 500)
         print("# replication.push.blobs: \(blobCount) documents with a 10 KB blob each")
-        let attachments = try openDatabase("with-attachments", in: directory)
-        let blobs = try openDatabase("with-blobs", in: directory)
+        let attachments = try Benchmark.openDatabase("with-attachments", in: directory)
+        let blobs = try Benchmark.openDatabase("with-blobs", in: directory)
         defer {
             try? attachments.close()
             try? blobs.close()
@@ -126,8 +126,8 @@ struct ReplicationBenchmark {
                 }
             }
         }
-        let baseline = try await replicate(attachments, .push, url: "\(base)/attachments")
-        let measured = try await replicate(blobs, .push, url: "\(base)/blobs")
+        let baseline = try await Benchmark.replicate(attachments, .push, url: "\(base)/attachments", batchSize: batchSize)
+        let measured = try await Benchmark.replicate(blobs, .push, url: "\(base)/blobs", batchSize: batchSize)
         Benchmark.report("replication.push.blobs", baselineSeconds: baseline, measuredSeconds: measured, goal: ">=0.9")
         print("# replication.push.blobs: \(Int(Double(blobCount) / measured)) documents/s")
     }
@@ -145,23 +145,6 @@ struct ReplicationBenchmark {
     private func reportMemory(_ figure: String, _ megabytes: Double?) {
         guard let megabytes else { return print("# \(figure): not measurable here (/proc/self/clear_refs)") }
         print("BENCH \(figure) \(Benchmark.format(megabytes))MB info")
-    }
-
-    private func openDatabase(_ name: String, in directory: String) throws -> Database {
-        var configuration = DatabaseConfiguration()
-        configuration.directory = directory
-        return try Database(name: name, config: configuration)
-    }
-
-    /// Seconds for one replicator run of `type` with the gateway database at `url`.
-    private func replicate(_ database: Database, _ type: ReplicatorType, url: String) async throws -> Double {
-        var config = ReplicatorConfiguration(target: URLEndpoint(url: URL(string: url)!))
-        config.addCollection(try database.defaultCollection())
-        config.replicatorType = type
-        config.batchSize = batchSize
-        let start = ContinuousClock.now
-        try await Replicator(config: config).run()
-        return Benchmark.seconds(since: start)
     }
 
     /// Seconds to post the documents by `_bulk_docs` batches from one client (bodies built before timing).

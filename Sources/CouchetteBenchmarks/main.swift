@@ -30,6 +30,7 @@ if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
 if only == nil || only == "encryption" { try EncryptionBenchmark(count: documents).run() }
 if only == nil || only == "replication" { try await ReplicationBenchmark(count: documents).run() }
 if only == nil || only == "blip" { try await BLIPBenchmark(count: documents).run() }
+if only == nil || only == "cbl3" { try await CBLiteBenchmark(count: documents).run() }
 if only == "blip-feeds" { try await BLIPBenchmark(count: documents).runFeedMemoryOnly() }  // for profiling
 if only == "blip-cpu" { try await BLIPBenchmark(count: documents).runProcessorTimesOnly() }  // for profiling
 if only == nil || only == "auth" { try await AuthBenchmark().run() }

@@ -194,7 +194,7 @@ final class ListenerBLIPSession: Sendable {
                         guard let last = batch.lastSequence, last != since, !batch.changes.isEmpty else {
                             if !caughtUp {
                                 // Now, or once the client has answered every batch (``CaughtUpGate``).
-                                if await caughtUpGate.caughtUp() { try await postEmptyChanges() }
+                                try await caughtUpGate.caughtUp(on: connection)
                                 caughtUp = true
                                 skipsDeletions = false
                             }
@@ -211,7 +211,7 @@ final class ListenerBLIPSession: Sendable {
                         do {
                             number = try await offer(changes)
                         } catch {
-                            _ = await caughtUpGate.batchAnswered()
+                            await caughtUpGate.batchFailed()
                             throw error
                         }
                         group.addTask {
@@ -228,10 +228,6 @@ final class ListenerBLIPSession: Sendable {
                     await connection.close()
                 }
             }
-        }
-
-        private func postEmptyChanges() async throws {
-            try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
         }
 
         private func included(_ change: ReplicationChange, skippingDeletions: Bool) -> Bool {
@@ -273,15 +269,8 @@ final class ListenerBLIPSession: Sendable {
         private func sendRevisions(
             of changes: [ReplicationChange], answering number: UInt64, caughtUpGate: CaughtUpGate
         ) async throws {
-            let reply: BLIPMessage
-            do {
-                reply = try await connection.response(to: number)
-            } catch {
-                _ = await caughtUpGate.batchAnswered()
-                throw error
-            }
             // The caught-up `changes []` goes before this batch's revisions when it is the last one answered.
-            if await caughtUpGate.batchAnswered() { try await postEmptyChanges() }
+            let reply = try await caughtUpGate.answer(to: number, on: connection)
             if let error = reply.error { throw BLIPRevisionMessage.error(error) }
             let offered = offered(changes).map { change, revisionID, _ in (change.documentID, revisionID) }
             var sequences: [String: String] = [:]

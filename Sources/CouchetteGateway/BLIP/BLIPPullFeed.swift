@@ -122,11 +122,7 @@ final class BLIPPullFeed: Sendable {
     /// `changes []`, once: the client is caught up. It goes out once the client has answered every batch before it
     /// (``CaughtUpGate``): now, or from the task of the last batch, before that batch's revisions.
     private func postCaughtUp() async throws {
-        if await caughtUpGate.caughtUp() { try await postEmptyChanges() }
-    }
-
-    private func postEmptyChanges() async throws {
-        try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
+        try await caughtUpGate.caughtUp(on: connection)
     }
 
     /// Sends `rows` in `changes` messages of ``batchSize``, each one's revisions sent by a task of its own once the
@@ -147,7 +143,7 @@ final class BLIPPullFeed: Sendable {
                     properties: ["Profile": "changes"], body: JSONValue.array(batch.map(entry)).serialized(),
                     urgent: true, compressed: true)
             } catch {
-                _ = await caughtUpGate.batchAnswered()
+                await caughtUpGate.batchFailed()
                 await slots.release()
                 throw error
             }
@@ -161,14 +157,7 @@ final class BLIPPullFeed: Sendable {
     /// Waits for the reply to the `changes` message numbered `number` and sends the revisions it wants.
     private func sendRevisions(of rows: [ChangesRow], answering number: UInt64, from reader: AuthorizedDatabase) async {
         do {
-            let reply: BLIPMessage
-            do {
-                reply = try await connection.response(to: number)
-            } catch {
-                _ = await caughtUpGate.batchAnswered()
-                throw error
-            }
-            if await caughtUpGate.batchAnswered() { try await postEmptyChanges() }
+            let reply = try await caughtUpGate.answer(to: number, on: connection)
             guard reply.type == .response else { return }
             await deltas.noteReply(deltas: reply.properties["deltas"])
             let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? Self.defaultMaxHistory
