@@ -67,12 +67,22 @@ struct JSONSerializer {
     }
 
     /// Orders strings by Unicode code point (the same as UTF-8 byte order).
+    ///
+    /// Keys are mostly short: their bytes are compared in a loop up to 32 of them, and by `memcmp` beyond (whose call
+    /// costs more than a short key's comparison: it was a quarter of a `_bulk_docs` of documents with 1,000 keys).
     static func codePointOrder(_ lhs: String, _ rhs: String) -> Bool {
         let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
             rhs.utf8.withContiguousStorageIfAvailable { right -> Bool in
                 let common = min(left.count, right.count)
-                if common > 0 {
-                    let order = memcmp(left.baseAddress!, right.baseAddress!, common)
+                let short = min(common, 32)
+                var index = 0
+                while index < short {
+                    let (a, b) = (left[index], right[index])
+                    if a != b { return a < b }
+                    index += 1
+                }
+                if common > short {
+                    let order = memcmp(left.baseAddress! + short, right.baseAddress! + short, common - short)
                     if order != 0 { return order < 0 }
                 }
                 return left.count < right.count
