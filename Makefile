@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 CONFIG ?= examples/todo/sync-gateway-config.json
-DEBIAN_PACKAGES := libsqlite3-dev libedit-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev zlib1g-dev pkg-config python3-venv curl \
+DEBIAN_PACKAGES := libsqlite3-dev libicu-dev libedit-dev libjavascriptcoregtk-4.1-dev libssl-dev libcrypt-dev zlib1g-dev pkg-config python3-venv curl \
 	postgresql nginx openssl chromium chromium-driver firefox-esr tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
