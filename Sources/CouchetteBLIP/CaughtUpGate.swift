@@ -11,67 +11,80 @@
 ///
 /// ```swift
 /// let gate = CaughtUpGate()
-/// await gate.batchQueued()                                           // before queueing each `changes` batch
-/// let reply = try await gate.answer(to: number, on: connection)      // in the batch's task; then its revisions
-/// try await gate.caughtUp(on: connection)                            // the feed caught up
+/// let ticket = await gate.batchQueued()                                      // before queueing each batch
+/// let reply = try await gate.answer(to: number, ticket: ticket, on: connection)  // in its task; then its revisions
+/// try await gate.caughtUp(on: connection)                                    // the feed caught up
 /// ```
+///
+/// Only the batches sent before the feed caught up hold `[]` back: a busy continuous feed, always with a batch
+/// awaiting its answer, still tells the client once that it caught up.
 public actor CaughtUpGate {
-    private var outstanding = 0
-    private var due = false
+    private var nextTicket = 0
+    /// The batches queued and not answered yet.
+    private var outstanding: Set<Int> = []
+    /// Those of them `[]` waits for: the ones outstanding when the feed caught up (nil before).
+    private var awaited: Set<Int>?
     private var sent = false
 
     public init() {}
 
-    /// A batch is about to be queued: `[]` waits for its answer.
-    public func batchQueued() {
-        outstanding += 1
+    /// A batch is about to be queued; its ticket names it to ``answer(to:ticket:on:)`` or ``batchFailed(_:)``.
+    public func batchQueued() -> Int {
+        nextTicket += 1
+        outstanding.insert(nextTicket)
+        return nextTicket
     }
 
-    /// A batch counted by ``batchQueued()`` could not be queued (the connection closed).
-    public func batchFailed() {
-        outstanding -= 1
+    /// The batch of `ticket` could not be queued (the connection closed).
+    public func batchFailed(_ ticket: Int) {
+        _ = settled(ticket)
     }
 
-    /// Waits for the client's answer to the batch numbered `number` on `connection`, posting `[]` first when it is
-    /// due and this was the last batch outstanding; the caller then sends the batch's revisions.
+    /// Waits for the client's answer to the batch numbered `number` (queued with `ticket`) on `connection`, posting
+    /// `[]` first when it is due and this was the last batch it waited for; the caller then sends the batch's
+    /// revisions.
     ///
-    /// - Throws: When the connection closes (the batch counts as answered).
-    public nonisolated func answer(to number: UInt64, on connection: BLIPConnection) async throws -> BLIPMessage {
+    /// - Throws: When the connection closes (the batch counts as settled).
+    public nonisolated func answer(to number: UInt64, ticket: Int, on connection: BLIPConnection) async throws
+        -> BLIPMessage
+    {
         let reply: BLIPMessage
         do {
             reply = try await connection.response(to: number)
         } catch {
-            await batchFailed()
+            await batchFailed(ticket)
             throw error
         }
-        if await batchAnswered() { try await Self.postCaughtUp(on: connection) }
+        if await settled(ticket) { try await Self.postCaughtUp(on: connection) }
         return reply
     }
 
-    /// The feed caught up: `[]` goes out now when no batch awaits its answer, else once the last one is answered
-    /// (``answer(to:on:)``). Once only.
+    /// The feed caught up: `[]` goes out now when no batch sent before awaits its answer, else once the last of those
+    /// is answered (``answer(to:ticket:on:)``). Once only.
     public nonisolated func caughtUp(on connection: BLIPConnection) async throws {
         if await markCaughtUp() { try await Self.postCaughtUp(on: connection) }
     }
 
-    private func batchAnswered() -> Bool {
-        outstanding -= 1
+    /// Whether `[]` is to be posted now that the batch of `ticket` is settled.
+    func settled(_ ticket: Int) -> Bool {
+        outstanding.remove(ticket)
+        awaited?.remove(ticket)
         return claim()
     }
 
-    private func markCaughtUp() -> Bool {
-        guard !sent else { return false }
-        due = true
+    func markCaughtUp() -> Bool {
+        guard !sent, awaited == nil else { return false }
+        awaited = outstanding
         return claim()
+    }
+
+    private func claim() -> Bool {
+        guard let awaited, awaited.isEmpty, !sent else { return false }
+        sent = true
+        return true
     }
 
     private static func postCaughtUp(on connection: BLIPConnection) async throws {
         try await connection.post(properties: ["Profile": "changes"], body: Array("[]".utf8))
-    }
-
-    private func claim() -> Bool {
-        guard due, !sent, outstanding <= 0 else { return false }
-        sent = true
-        return true
     }
 }

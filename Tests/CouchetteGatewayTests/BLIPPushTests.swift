@@ -33,7 +33,13 @@ import Testing
                     properties: ["Profile": "rev", "id": "bobs", "rev": "1-0f0f", "noconflicts": "true"],
                     body: Array(#"{"channels":["a"]}"#.utf8))
                 #expect(pushed.error?.code == 409)
+                // Local documents do not replicate: a `rev` naming one is refused, and nothing is stored.
+                let local = try await connection.send(
+                    properties: ["Profile": "rev", "id": "_local/sneaky", "rev": "1-0a0a"],
+                    body: Array(#"{"channels":["a"]}"#.utf8))
+                #expect(local.error?.code == 400)
             }
+            #expect(try await client.send(port: ports.adminPort, path: "/todo/_local/sneaky").status == 404)
             #expect(try await client.send(port: ports.adminPort, path: "/todo/bobs").jsonValue()["_rev"] == .string(hidden))
         }
     }

@@ -206,17 +206,18 @@ final class ListenerBLIPSession: Sendable {
                         let changes = batch.changes.filter { included($0, skippingDeletions: skipsDeletions) }
                         guard !changes.isEmpty else { continue }
                         await slots.acquire()
-                        await caughtUpGate.batchQueued()
+                        let ticket = await caughtUpGate.batchQueued()
                         let number: UInt64
                         do {
                             number = try await offer(changes)
                         } catch {
-                            await caughtUpGate.batchFailed()
+                            await caughtUpGate.batchFailed(ticket)
                             throw error
                         }
                         group.addTask {
                             do {
-                                try await sendRevisions(of: changes, answering: number, caughtUpGate: caughtUpGate)
+                                try await sendRevisions(
+                                    of: changes, answering: number, ticket: ticket, caughtUpGate: caughtUpGate)
                             } catch {
                                 await connection.close()
                             }
@@ -267,10 +268,10 @@ final class ListenerBLIPSession: Sendable {
         /// Waits for the reply to `changes` message `number`, then sends a `rev` for each revision it asks for (with
         /// the ancestors it names as known), a `norev` for one no longer stored, and waits for their answers.
         private func sendRevisions(
-            of changes: [ReplicationChange], answering number: UInt64, caughtUpGate: CaughtUpGate
+            of changes: [ReplicationChange], answering number: UInt64, ticket: Int, caughtUpGate: CaughtUpGate
         ) async throws {
-            // The caught-up `changes []` goes before this batch's revisions when it is the last one answered.
-            let reply = try await caughtUpGate.answer(to: number, on: connection)
+            // The caught-up `changes []` goes before this batch's revisions when it is the last one it waits for.
+            let reply = try await caughtUpGate.answer(to: number, ticket: ticket, on: connection)
             if let error = reply.error { throw BLIPRevisionMessage.error(error) }
             let offered = offered(changes).map { change, revisionID, _ in (change.documentID, revisionID) }
             var sequences: [String: String] = [:]

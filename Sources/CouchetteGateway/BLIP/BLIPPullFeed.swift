@@ -11,8 +11,8 @@ import Synchronization
 ///
 /// As Sync Gateway does, the feed does not wait for a batch's reply before going on: each reply is awaited beside it
 /// (at most ``maximumBatchesInFlight`` at a time); `changes []` goes out once the client has answered the last batch,
-/// before that batch's revisions (``CaughtUpGate``); a `rev` without attachments is sent `NoReply` (the client stores it without answering), others wait
-/// for their reply. Posting waits while the connection's outbox is full, so a slow client holds the feed back.
+/// before that batch's revisions (``CaughtUpGate``); a `rev` without attachments is sent `NoReply` (the client stores
+/// it without answering), others wait for their reply. Posting waits while the connection's outbox is full, so a slow client holds the feed back.
 ///
 /// An idle continuous subscription holds no task: when caught up, the feed registers a wake-up with the notifier
 /// (``ChangeNotifier/whenChanged(_:after:deadline:_:)``) and its task ends; a change starts a new one. A thousand
@@ -106,7 +106,13 @@ final class BLIPPullFeed: Sendable {
                 case .event(.heartbeat):
                     continue
                 case .finished:
-                    if !continuous { try await postCaughtUp() }
+                    guard continuous else {
+                        try await postCaughtUp()
+                        return
+                    }
+                    // A continuous feed ends only when its database closes (offline, flushed, shutdown): the client
+                    // is told by the connection's end, and reconnects.
+                    await connection.close()
                     return
                 case .wait(let sequence, let deadline):
                     parked = true
@@ -115,7 +121,9 @@ final class BLIPPullFeed: Sendable {
                 }
             }
         } catch {
-            // The connection closed, or the feed failed to read: the subscription ends.
+            // The connection closed, or the feed failed to read: the subscription ends, and the connection with it (a
+            // one-shot client would otherwise wait for a `[]` that never comes).
+            await connection.close()
         }
     }
 
@@ -136,28 +144,30 @@ final class BLIPPullFeed: Sendable {
         for start in stride(from: 0, to: entries.count, by: batchSize) {
             let batch = Array(entries[start..<min(start + batchSize, entries.count)])
             await slots.acquire()
-            await caughtUpGate.batchQueued()
+            let ticket = await caughtUpGate.batchQueued()
             let number: UInt64
             do {
                 number = try await connection.queue(
                     properties: ["Profile": "changes"], body: JSONValue.array(batch.map(entry)).serialized(),
                     urgent: true, compressed: true)
             } catch {
-                await caughtUpGate.batchFailed()
+                await caughtUpGate.batchFailed(ticket)
                 await slots.release()
                 throw error
             }
             Task {
-                await self.sendRevisions(of: batch, answering: number, from: reader)
+                await self.sendRevisions(of: batch, answering: number, ticket: ticket, from: reader)
                 await self.slots.release()
             }
         }
     }
 
     /// Waits for the reply to the `changes` message numbered `number` and sends the revisions it wants.
-    private func sendRevisions(of rows: [ChangesRow], answering number: UInt64, from reader: AuthorizedDatabase) async {
+    private func sendRevisions(
+        of rows: [ChangesRow], answering number: UInt64, ticket: Int, from reader: AuthorizedDatabase
+    ) async {
         do {
-            let reply = try await caughtUpGate.answer(to: number, on: connection)
+            let reply = try await caughtUpGate.answer(to: number, ticket: ticket, on: connection)
             guard reply.type == .response else { return }
             await deltas.noteReply(deltas: reply.properties["deltas"])
             let maxHistory = reply.properties["maxHistory"].flatMap { Int($0) }.map { max($0, 1) } ?? Self.defaultMaxHistory
@@ -232,7 +242,9 @@ final class BLIPPullFeed: Sendable {
                     .flatMap { DocumentStore.mayHaveAttachments($0.text) ? nil : $0 }
             revision =
                 stored == nil ? try reader.revision(id: id, revision: revisionID, options: options, in: snapshots) : nil
-            if stored == nil { history = reader.sentHistory(id: id, revision: revisionID, options: options, in: snapshots) }
+            if stored == nil {
+                history = reader.sentHistory(id: id, revision: revisionID, options: options, in: snapshots)
+            }
         } catch {
             try await connection.post(properties: [
                 "Profile": "norev", "id": id, "rev": revisionText, "sequence": sequence,

@@ -100,6 +100,10 @@ struct BLIPPushReceiver: Sendable {
         guard let id = properties["id"], let revisionText = properties["rev"] else {
             return request.errorReply(domain: "HTTP", code: 400, message: "rev needs id and rev")
         }
+        // Local documents do not replicate (and a batched write would take one for a `_local` write).
+        guard !id.hasPrefix(LocalDocumentStore.prefix) else {
+            return request.errorReply(domain: "HTTP", code: 400, message: "Invalid doc ID")
+        }
         do throws(GatewayError) {
             let revision = try DocumentValidation.parseRevision(revisionText)
             let history = try (properties["history"] ?? "").split(separator: ",").map { text throws(GatewayError) in

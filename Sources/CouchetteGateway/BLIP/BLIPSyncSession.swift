@@ -165,7 +165,7 @@ struct BLIPSyncSession: Sendable {
         }
         await connection.respond(to: request, with: request.reply())
         log.message(
-            "subChanges since \(parameters["since"] ?? "0")"
+            "subChanges since \(JSONValue.string(parameters["since"] ?? "0").serializedString())"
                 + (continuous ? " (continuous)" : "") + (properties.flag("activeOnly") ? " (activeOnly)" : ""))
         let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
         let subscription = BLIPPullFeed(

@@ -137,8 +137,14 @@ public actor DatabaseRegistry {
             throw .notFound("only an in-memory (walrus:) database can be flushed")
         }
         databases[name] = nil
+        do {
+            try create(database.config)
+        } catch {
+            databases[name] = database
+            throw error
+        }
+        // Its feeds and sync connections end with it; clients reconnect to the new one.
         database.close()
-        try create(database.config)
     }
 
     /// Closes every database (server shutdown).
