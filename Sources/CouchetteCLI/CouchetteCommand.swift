@@ -39,7 +39,22 @@ struct CouchetteCommand: ParsableCommand {
 
     /// Parses the arguments, first moving a leading database path after the command (cblite's order).
     static func main() {
-        main(ArgumentOrder.normalized(Array(CommandLine.arguments.dropFirst()), commands: commandNames))
+        let given = Array(CommandLine.arguments.dropFirst())
+        // A first word that is neither a command nor a database here (with or without `.couchette`).
+        if let first = given.first, !commandNames.contains(first),
+            let message = UnknownCommand.message(for: first, commands: visibleCommandNames)
+        {
+            FileHandleOutput.standardError(message)
+            Foundation.exit(2)
+        }
+        main(ArgumentOrder.normalized(given, commands: commandNames))
+    }
+
+    /// The commands `--help` lists, aliases included (not the hidden crash-test ones).
+    static var visibleCommandNames: [String] {
+        configuration.subcommands.filter { $0.configuration.shouldDisplay }.flatMap { command in
+            [command.configuration.commandName ?? ""] + command.configuration.aliases
+        }
     }
 
     /// The names of the commands, aliases included.

@@ -25,7 +25,8 @@ struct CompactCommand: ParsableCommand {
             let before = InfoCommand.size(of: database.path ?? options.database)
             try database.performMaintenance(type: .compact)
             let after = InfoCommand.size(of: database.path ?? options.database)
-            FileHandleOutput.standardOutput("Compacted: \(before) → \(after) bytes\n")
+            FileHandleOutput.standardOutput(
+                "Compacted: the database's files (SQLite file, its write-ahead log, blobs) \(before) → \(after) bytes\n")
         }
     }
 }

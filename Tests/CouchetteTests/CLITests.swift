@@ -314,7 +314,11 @@ struct CLITests {
             #expect(try Self.output(["rmindex", "-w", path, "byType"]) == "Deleted index byType\n")
             #expect(try Self.run(["rmindex", "-w", path, "byType"]).status == 3)
             #expect(try Self.output(["reindex", "-w", path]) == "Reindexed.\n")
-            #expect(try Self.output(["compact", "-w", path]).hasPrefix("Compacted: "))
+            let compacted = try Self.output(["compact", "-w", path])
+            #expect(compacted.hasPrefix("Compacted: "))
+            // A compaction never grows the files: the vacuum's write-ahead log is folded in and emptied.
+            let sizes = compacted.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+            #expect(sizes.count == 2 && sizes[1] <= sizes[0], "\(compacted)")
             #expect(try Self.output(["check", path]) == "ok\n")
             #expect(try Self.run(["compact", path]).status == 2)
         }
@@ -648,6 +652,19 @@ struct CLITests {
             #expect(screen.contains("exited with 0"))
             #expect(screen.contains("█") && screen.contains("3/3 documents") && screen.contains("/s"))
             #expect(screen.contains("Exported 3 documents"))
+        }
+    }
+
+    @Test("An unknown command says so and names the close ones; a database path still opens the shell's way")
+    func unknownCommand() async throws {
+        try await offCooperativeThreads {
+            let typo = try Self.run(["lss"])
+            #expect(typo.status == 2)
+            #expect(typo.errors.hasPrefix("couchette: unknown command 'lss'. The most similar: ls"), "\(typo.errors)")
+            let unrelated = try Self.run(["frobnicate"])
+            #expect(unrelated.status == 2)
+            #expect(unrelated.errors.contains("unknown command 'frobnicate'. See 'couchette --help'."))
+            #expect(!(try Self.run(["stress"]).errors.contains("stress-save")))  // hidden commands are not offered
         }
     }
 

@@ -18,9 +18,14 @@ extension DatabaseStorage {
         try run { try connection.execute("ANALYZE") }
     }
 
-    /// Rewrites the file without its free pages (`VACUUM`).
+    /// Rewrites the file without its free pages (`VACUUM`), then folds the write-ahead log into it and empties the
+    /// log (`wal_checkpoint(TRUNCATE)`): a vacuum writes every page to the log first, so without the checkpoint the
+    /// database's files would grow by a compaction. A reader holding an old snapshot leaves the log as it is.
     func vacuum() throws(CouchetteError) {
-        try run { try connection.execute("VACUUM") }
+        try run {
+            try connection.execute("VACUUM")
+            _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
     }
 
     /// What `PRAGMA integrity_check` reports: `["ok"]` for a sound file.
