@@ -33,9 +33,9 @@ final class BLIPPullFeed: Sendable {
     let deltas: BLIPDeltaNegotiation
     /// Whether the subscription goes on once caught up.
     let continuous: Bool
-    /// Whether every leaf of a conflicted document is offered (the client asked with `style: all_docs`, as Couchette's
-    /// replicator does, keeping conflicts as a REST pull does), rather than its current revision only (what Sync
-    /// Gateway sends, and what a client keeping no conflicts must get).
+    /// Whether every leaf of a conflicted document is offered (the feed reads `style=all_docs`: the client asked with
+    /// `style: all_docs`, as Couchette's replicator does, keeping conflicts as a REST pull does), rather than its
+    /// current revision only (what Sync Gateway sends, and what a client keeping no conflicts must get).
     let allLeaves: Bool
     /// Counts what is sent; nil for none.
     let log: BLIPSessionLog?
@@ -58,11 +58,11 @@ final class BLIPPullFeed: Sendable {
 
     /// A subscription sending `feed` on `connection`.
     init(
-        _ feed: ChangesFeed, continuous: Bool, allLeaves: Bool = false, target: AuthorizedDatabase,
+        _ feed: ChangesFeed, continuous: Bool, target: AuthorizedDatabase,
         connection: BLIPConnection, batchSize: Int, revocations: Bool, allowance: BLIPAttachmentAllowance,
         deltas: BLIPDeltaNegotiation, log: BLIPSessionLog? = nil
     ) {
-        self.allLeaves = allLeaves
+        allLeaves = feed.reader.options.includeAllLeaves
         self.log = log
         self.target = target
         self.connection = connection

@@ -26,11 +26,6 @@ final class BLIPSessionLog: Sendable {
         id = RandomHex.make(bytes: 4)
     }
 
-    /// Revisions stored from the client so far.
-    var pushed: Int { counts.withLock { $0.pushed } }
-    /// Revisions sent to the client so far.
-    var pulled: Int { counts.withLock { $0.pulled } }
-
     func opened(subprotocol: String) {
         log(LogKeys.http, "c:[\(id)] Upgraded to WebSocket protocol \(subprotocol) (as \(user))")
     }

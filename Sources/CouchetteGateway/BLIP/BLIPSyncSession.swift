@@ -134,9 +134,8 @@ struct BLIPSyncSession: Sendable {
         // A document's current revision only, as Sync Gateway sends it (`style=main_only`): a client that keeps no
         // conflicts stores what it is sent as the document, so a conflict's losing or deleted branch must not reach it.
         // Couchette's replicator, which keeps conflicts, asks for every leaf with `style: all_docs`.
-        let allLeaves = properties["style"] == "all_docs"
         var parameters: [String: String] = ["feed": continuous ? "continuous" : "normal"]
-        if allLeaves { parameters["style"] = "all_docs" }
+        if properties["style"] == "all_docs" { parameters["style"] = "all_docs" }
         if let since = properties["since"], !since.isEmpty {
             // JSON text: a number, or a string sequence with its quotes.
             parameters["since"] = (try? JSONValue(parsing: Array(since.utf8)))?.stringValue ?? since
@@ -169,7 +168,7 @@ struct BLIPSyncSession: Sendable {
                 + (continuous ? " (continuous)" : "") + (properties.flag("activeOnly") ? " (activeOnly)" : ""))
         let batch = properties["batch"].flatMap { Int($0) }.map { min(max($0, 1), 1_000) } ?? 200
         let subscription = BLIPPullFeed(
-            feed, continuous: continuous, allLeaves: allLeaves, target: target, connection: connection, batchSize: batch,
+            feed, continuous: continuous, target: target, connection: connection, batchSize: batch,
             revocations: revocations, allowance: allowance, deltas: deltas, log: log)
         subscriptions.add(subscription)
         await subscription.start()
