@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import CouchetteCore
 
 /// The only error Couchette throws. `status` is the code's HTTP status, or the status a remote actually
@@ -123,6 +124,7 @@ extension CouchetteError {
         switch error {
         case let error as CouchetteError: error
         case let error as CoreError: CouchetteError(error)
+        case BLIPError.refused(let status, let reason): RemoteDatabaseClient.error(status: status, reason: reason)
         default: DatabaseStorage.translate(error)
         }
     }

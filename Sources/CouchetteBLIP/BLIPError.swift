@@ -17,12 +17,15 @@ public enum BLIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case badProperties(String)
     /// Properties over ``BLIPProperties/maximumSize``.
     case propertiesTooLarge(Int)
+    /// A sync message refused as an HTTP request would be (a malformed `rev`, a checkpoint conflict…): its reply is
+    /// `ERR HTTP/<status>` with `reason`.
+    case refused(status: Int, reason: String)
 
     /// Whether the connection must be closed (WebSocket close code 1002) rather than the message failed.
     public var isFatal: Bool {
         switch self {
         case .badVarint, .truncatedFrame, .checksumMismatch, .badCompressedData, .protocolViolation: true
-        case .badProperties, .propertiesTooLarge: false
+        case .badProperties, .propertiesTooLarge, .refused: false
         }
     }
 
@@ -36,6 +39,7 @@ public enum BLIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .protocolViolation(let reason): "BLIP: \(reason)"
         case .badProperties(let reason): "BLIP: bad properties: \(reason)"
         case .propertiesTooLarge(let size): "BLIP: properties of \(size) bytes are over the limit"
+        case .refused(let status, let reason): "\(reason) (\(status))"
         }
     }
 }

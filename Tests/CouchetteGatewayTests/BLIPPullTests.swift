@@ -1,4 +1,4 @@
-import CouchetteBLIP
+@testable import CouchetteBLIP
 import CouchetteCore
 import Foundation
 import NIOCore
@@ -198,28 +198,24 @@ import Testing
     func stoppedSubscriptionsAreReleased() async throws {
         let database = try GatewayDatabase(config: DatabaseConfig(name: "todo"), startTime: 0)
         let notifier = database.changeNotifier
-        let subscriptions = BLIPSubscriptions()
-        weak var released: BLIPPullFeed?
+        let target = AuthorizedDatabase(database: database, caller: .admin)
+        let session = PassiveSyncSession(store: GatewaySyncStore(target: target), subprotocol: BLIPSubprotocol.couchbaseMobile3)
+        weak var released: SyncPullFeed?
         do {
-            // The handler holds the list, as a session's handler does.
-            let connection = BLIPConnection(transport: DroppingTransport()) { [subscriptions] _, _ in
-                _ = subscriptions
+            // The handler holds the session, as a connection's handler does.
+            let connection = BLIPConnection(transport: DroppingTransport()) { [session] _, _ in
+                _ = session
                 return nil
             }
-            var options = try ChangesOptions(parameters: ["feed": "continuous"], currentSequence: notifier.lastSequence)
-            options.timeout = nil
-            options.heartbeat = nil
-            let feed = ChangesFeed(reader: ChangesReader(database: database, caller: .admin, options: options), notifier: notifier)
-            let subscription = BLIPPullFeed(
-                feed, continuous: true, target: AuthorizedDatabase(database: database, caller: .admin),
-                connection: connection, batchSize: 200, revocations: false, allowance: BLIPAttachmentAllowance(),
-                deltas: BLIPDeltaNegotiation())
-            subscriptions.add(subscription)
-            await subscription.start()  // caught up at once: `changes []`, then it waits as a registration
+            let subscription = SubChangesRequest(continuous: true)
+            let source = try GatewayChangeSource(subscription, target: target)
+            let feed = SyncPullFeed(source, subscription: subscription, session: session, connection: connection)
+            session.subscriptions.add(feed)
+            await feed.start()  // caught up at once: `changes []`, then it waits as a registration
             #expect(notifier.waiterCount == 1)
-            released = subscription
+            released = feed
         }
-        subscriptions.stopAll()
+        session.subscriptions.stopAll()
         #expect(notifier.waiterCount == 0)
         #expect(try await Self.waitUntil { released == nil })
     }

@@ -74,7 +74,8 @@ struct ListenerResponder: Sendable {
             let subprotocol = BLIPSubprotocol.chosen(offered: head.headerFields[values: .secWebSocketProtocol]),
             authorizes(head.headerFields[.authorization])
         else { return .dontUpgrade }
-        let session = ListenerBLIPSession(collection: served.collection, readOnly: readOnly, subprotocol: subprotocol)
+        let session = PassiveSyncSession(
+            store: ListenerSyncStore(collection: served.collection, readOnly: readOnly), subprotocol: subprotocol)
         return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, _ in
             await session.run(inbound: inbound, outbound: outbound, channel: channel)
         }

@@ -1,3 +1,4 @@
+import CouchetteBLIP
 import CouchetteCore
 import Synchronization
 
@@ -12,7 +13,7 @@ import Synchronization
 /// SyncMsg: c:[1f3a9c02] subChanges since 0 (continuous, activeOnly)
 /// HTTP: c:[1f3a9c02] --> BLIP+WebSocket connection closed: pushed 3, pulled 120 revisions
 /// ```
-final class BLIPSessionLog: Sendable {
+final class BLIPSessionLog: SyncSessionObserver {
     /// The connection's ID in log lines.
     let id: String
     /// Who the connection is for (`GUEST` when anonymous; never a secret).
@@ -36,8 +37,8 @@ final class BLIPSessionLog: Sendable {
     }
 
     /// A message worth a line under `SyncMsg` (a subscription, a checkpoint, a proposal).
-    func message(_ text: @autoclosure () -> String) {
-        log(LogKeys.syncMessages, "c:[\(id)] \(text())")
+    func message(_ text: String) {
+        log(LogKeys.syncMessages, "c:[\(id)] \(text)")
     }
 
     /// A revision stored from the client.

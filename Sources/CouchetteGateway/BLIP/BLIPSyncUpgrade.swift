@@ -53,9 +53,9 @@ struct BLIPSyncUpgrade: Sendable {
         }
         var headers = context.extraResponseHeaders.all
         headers[.secWebSocketProtocol] = subprotocol
-        let session = BLIPSyncSession(
-            target: target, subprotocol: subprotocol,
-            log: BLIPSessionLog(log: environment.log, user: target.caller.user?.name ?? "admin"))
+        let session = PassiveSyncSession(
+            store: GatewaySyncStore(target: target, batcher: BLIPRevisionBatcher()), subprotocol: subprotocol,
+            observer: BLIPSessionLog(log: environment.log, user: target.caller.user?.name ?? "admin"))
         return .upgrade(headers) { inbound, outbound, context in
             await session.run(inbound: inbound, outbound: outbound, channel: channel, logger: context.logger)
         }

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Keeps a ``ChangesFeed`` that waits without a task: between runs, the feed and its registration with the
 /// database's notifier (``ChangeNotifier/whenChanged(_:after:deadline:_:)``), and whether whoever runs it stopped.
-/// ``BLIPPullFeed`` and ``DetachedChangesFeed`` run their feeds this way.
+/// ``GatewayChangeSource`` and ``DetachedChangesFeed`` run their feeds this way.
 ///
 /// ```swift
 /// guard var feed = parking.take() else { return }    // nil once stopped

@@ -8,7 +8,7 @@ import Synchronization
 /// A continuous `_changes` feed served without a task while it waits (spec: gateway-rest-api.md §11.3): its lines
 /// and heartbeats go out through a ``DetachedExchange``, and when caught up it parks with the database's notifier
 /// (``ChangesFeedParking``) and its task ends; a change, a heartbeat deadline or the end starts a new one, as
-/// ``BLIPPullFeed`` does for Couchbase Lite's subscriptions.
+/// ``GatewayChangeSource`` does for Couchbase Lite's subscriptions.
 ///
 /// The feed ends as a streamed one does (limit, timeout, the notifier closing, a storage error), or when the client
 /// closes the connection; then the response's end is written and the connection closes.

@@ -97,7 +97,7 @@ public struct AuthorizedDatabase: Sendable {
     }
 
     /// An attachment's bytes by digest, for a BLIP `getAttachment`: the connection must have checked that it sent
-    /// the caller a revision naming it (``BLIPAttachmentAllowance``); nil when the database does not hold it.
+    /// the caller a revision naming it (its attachment allowance); nil when the database does not hold it.
     func attachmentBytes(digest: String) throws(GatewayError) -> [UInt8]? {
         try database.storage.attachment(digest: digest)
     }

@@ -156,23 +156,23 @@ actor BLIPReplicationPeer: ReplicationPeer {
         // One change per document: the leaves of a conflicted one come as entries of their own.
         var changes: [ReplicationChange] = []
         var positions: [String: Int] = [:]
-        for entry in batch.entries {
-            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue else { continue }
+        for case let entry? in batch.entries {
+            let id = entry.documentID
             if let position = positions[id] {
-                changes[position].revisionIDs.append(revision)
+                changes[position].revisionIDs.append(entry.revisionID)
                 continue
             }
-            let flag = entry[3]?.intValue ?? (entry[3]?.boolValue == true ? 1 : 0)
-            // 1 deleted; 2 revoked, 3 revoked and deleted, 4 removed from a channel (§3.4.2).
             positions[id] = changes.count
             changes.append(
-                ReplicationChange(documentID: id, revisionIDs: [revision], isDeleted: flag & 1 == 1, isRevoked: flag >= 2))
+                ReplicationChange(
+                    documentID: id, revisionIDs: [entry.revisionID], isDeleted: entry.isDeleted,
+                    isRevoked: entry.isRevoked))
         }
         let handle = nextHandle
         nextHandle += 1
         unanswered[handle] = (link, batch)
         return ReplicationChanges(
-            changes: changes, lastSequence: batch.entries.last?[0]?.serializedString() ?? since, handle: handle)
+            changes: changes, lastSequence: batch.entries.last??.sequence.serializedString() ?? since, handle: handle)
     }
 
     /// `subChanges` from `since` (JSON text; nil from the start): this side's channels, revocation entries, and
@@ -180,19 +180,18 @@ actor BLIPReplicationPeer: ReplicationPeer {
     private func subscribe(since: String?, on link: Link) async throws {
         // `style: all_docs` (Couchette's own): every leaf of a conflicted document, as a REST pull gets them; a
         // genuine Couchbase Lite client does not ask, and is sent the current revision only, as by Sync Gateway.
-        var properties: BLIPProperties = [
-            "Profile": "subChanges", "batch": "200", "revocations": "true", "style": "all_docs",
-        ]
-        if let since { properties["since"] = since }
-        if continuous { properties["continuous"] = "true" }
-        if let channels {
-            properties["filter"] = "sync_gateway/bychannel"
-            properties["channels"] = channels.joined(separator: ",")
+        // `since` is the JSON text of the last entry's sequence: a number, or a string.
+        let position = since.flatMap { text in
+            (try? JSONValue(parsing: Array(text.utf8))).flatMap { $0.intValue.map(String.init) ?? $0.stringValue }
         }
+        let subscription = SubChangesRequest(
+            since: position ?? since, continuous: continuous, allLeaves: true,
+            filter: channels == nil ? nil : "sync_gateway/bychannel", channels: channels?.joined(separator: ","),
+            revocations: true)
         link.inbox.subscribed(since: since)
         // Batches that came on an earlier connection can no longer be answered.
         unanswered = unanswered.filter { $0.value.link.inbox === link.inbox }
-        _ = try await request(properties, on: link)
+        _ = try await request(subscription.message.properties, on: link)
     }
 
     /// Revisions are only ever sent in answer to a `changes` message (``revisions(_:of:)``).
@@ -215,10 +214,10 @@ actor BLIPReplicationPeer: ReplicationPeer {
         var known: [String: [String]] = [:]
         for item in wanted { known[BLIPReplicatorInbox.key(item.documentID, item.revisionID)] = item.knownAncestors }
         let answers: [JSONValue] = batch.entries.map { entry in
-            guard let id = entry[1]?.stringValue, let revision = entry[2]?.stringValue,
-                let ancestors = known[BLIPReplicatorInbox.key(id, revision)]
-            else { return 0 }
-            return .array(ancestors.prefix(Self.maximumHistory).map(JSONValue.string))
+            guard let entry, let ancestors = known[BLIPReplicatorInbox.key(entry.documentID, entry.revisionID)] else {
+                return RevsDiffAnswer.have.json
+            }
+            return RevsDiffAnswer.wanted(knownAncestors: Array(ancestors.prefix(Self.maximumHistory))).json
         }
         var properties: BLIPProperties = ["maxHistory": String(Self.maximumHistory)]
         if takesDeltas && !announcedDeltas {
@@ -275,24 +274,24 @@ actor BLIPReplicationPeer: ReplicationPeer {
         }
         guard !offered.isEmpty else { return [:] }
         if proposesChanges { return try await proposedRevisions(revisions, on: link) }
-        let entries = offered.enumerated().map { index, item -> JSONValue in
-            [.int(Int64(index + 1)), .string(item.0), .string(item.1)]
+        let entries = offered.enumerated().map { index, item in
+            OfferedChange(sequence: .int(Int64(index + 1)), documentID: item.0, revisionID: item.1)
         }
         let reply: BLIPMessage
         do {
             reply = try await request(
-                ["Profile": "changes"], body: JSONValue.array(entries).serialized(), on: link, urgent: true)
+                ["Profile": "changes"], body: OfferedChange.body(of: entries), on: link, urgent: true)
         } catch let error as CouchetteError where error.status == 409 {
             // "Use 'proposeChanges' instead": the server allows no conflicts.
             proposesChanges = true
             return try await proposedRevisions(revisions, on: link)
         }
-        let answers = (try? JSONValue(parsing: reply.body).arrayValue) ?? []
         var missing: [String: MissingRevisions] = [:]
-        for (index, (id, revision)) in offered.enumerated() where index < answers.count {
-            guard case .array(let ancestors) = answers[index] else { continue }
+        let answers = RevsDiffAnswer.answers(in: reply.body, count: offered.count)
+        for ((id, revision), answer) in zip(offered, answers) {
+            guard case .wanted(let ancestors) = answer else { continue }
             missing[id, default: MissingRevisions(missing: [])].missing.append(revision)
-            missing[id]?.possibleAncestors += ancestors.compactMap(\.stringValue)
+            missing[id]?.possibleAncestors += ancestors
         }
         return missing
     }
@@ -308,7 +307,7 @@ actor BLIPReplicationPeer: ReplicationPeer {
         let offered = revisions.sorted { $0.key < $1.key }.compactMap { id, revisionIDs in
             revisionIDs.first.map { (id, $0) }
         }
-        let entries = offered.map { item -> JSONValue in [.string(item.0), .string(item.1)] }
+        let entries = offered.map { ProposedChange(documentID: $0.0, revisionID: $0.1).json }
         let reply = try await request(
             ["Profile": "proposeChanges", "conflictIncludesRev": "true"], body: JSONValue.array(entries).serialized(),
             on: link, urgent: true)
@@ -321,12 +320,10 @@ actor BLIPReplicationPeer: ReplicationPeer {
         var missing: [String: MissingRevisions] = [:]
         for (index, (id, revision)) in offered.enumerated() {
             // Trailing zeros may be left out.
-            let answer = index < answers.count ? answers[index] : 0
-            let status = answer.intValue ?? answer["status"]?.intValue ?? 0
-            if status == 304 { continue }
+            let answer = ProposalAnswer(json: index < answers.count ? answers[index] : nil)
+            if answer == .have { continue }
             missing[id, default: MissingRevisions(missing: [])].missing.append(revision)
-            if status == 409 {
-                let current = answer["rev"]?.stringValue
+            if case .conflict(let current) = answer {
                 proposalConflicts[id, default: [:]][revision] = .some(current)
                 if let current { missing[id]?.possibleAncestors.append(current) }
             }

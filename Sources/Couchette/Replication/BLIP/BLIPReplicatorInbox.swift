@@ -19,7 +19,8 @@ final class BLIPReplicatorInbox: Sendable {
     /// A `changes` message the passes read and then answer.
     struct ChangesBatch: Sendable {
         var message: BLIPMessage
-        var entries: [JSONValue]
+        /// Its entries in order (nil for a malformed one, answered `0`).
+        var entries: [OfferedChange?]
     }
 
     private struct State: ~Copyable {
@@ -123,7 +124,7 @@ final class BLIPReplicatorInbox: Sendable {
                 try await waitForChanges()
                 continue
             }
-            let entries = (try? JSONValue(parsing: message.body))?.arrayValue ?? []
+            let entries = (try? OfferedChange.entries(in: message.body)) ?? []
             if entries.isEmpty {
                 state.withLock { $0.caughtUp = true }
                 return nil
@@ -131,7 +132,7 @@ final class BLIPReplicatorInbox: Sendable {
             let batch = ChangesBatch(message: message, entries: entries)
             state.withLock { state in
                 state.delivered = true
-                if let last = entries.last?[0] { state.subscribedSince = .some(last.serializedString()) }
+                if let last = entries.last??.sequence { state.subscribedSince = .some(last.serializedString()) }
             }
             return batch
         }

@@ -9,15 +9,15 @@ import Foundation
 /// as `id`, `rev`, `history` (ancestors, newest first), `deleted` and its body with attachment stubs, whose content
 /// the receiver fetches with `getAttachment` while the `rev` awaits its answer.
 enum BLIPRevisionMessage {
-    /// A `rev` request's properties; `noconflicts` when the receiver must refuse it (409) unless it descends from
-    /// the document's current revision there.
-    static func properties(of revision: ReplicatedRevision, noConflicts: Bool = false) -> BLIPProperties {
-        var properties: BLIPProperties = ["Profile": "rev", "id": revision.documentID, "rev": revision.revisionID]
-        let history = revision.history.dropFirst()
-        if !history.isEmpty { properties["history"] = history.joined(separator: ",") }
-        if revision.isDeleted { properties["deleted"] = "1" }
-        if noConflicts { properties["noconflicts"] = "true" }
-        return properties
+    /// A revision as a `rev` message (``RevisionMessage``, the codec both BLIP sides share); `noconflicts` when the
+    /// receiver must refuse it (409) unless it descends from the document's current revision there.
+    static func message(
+        of revision: ReplicatedRevision, sequence: String? = nil, noConflicts: Bool = false
+    ) -> RevisionMessage {
+        RevisionMessage(
+            documentID: revision.documentID, revisionID: revision.revisionID, history: Array(revision.history.dropFirst()),
+            isDeleted: revision.isDeleted, sequence: sequence, noConflicts: noConflicts,
+            body: JSONValue.object(revision.body).serialized())
     }
 
     /// Sends each revision as a `rev` (all queued at once, then every answer awaited), offering their attachments
@@ -33,9 +33,8 @@ enum BLIPRevisionMessage {
         offered.offer(revisions)
         defer { offered.withdraw(revisions) }
         let requests = revisions.map { revision in
-            var properties = Self.properties(of: revision, noConflicts: noConflicts)
-            properties["sequence"] = sequences[revision.documentID]
-            return (properties: properties, body: JSONValue.object(revision.body).serialized())
+            let message = Self.message(of: revision, sequence: sequences[revision.documentID], noConflicts: noConflicts)
+            return (properties: message.properties, body: message.body)
         }
         // One call queues them all and one wait collects every answer: a connection call and a wake-up per batch
         // instead of two per revision.
@@ -67,30 +66,21 @@ enum BLIPRevisionMessage {
     static func revision(
         from request: BLIPMessage, on connection: BLIPConnection, local: BLIPLocalContent
     ) async throws -> ReplicatedRevision {
-        let properties = request.properties
-        guard let id = properties["id"], let revisionID = properties["rev"] else {
-            throw CouchetteError(.badInput, message: "rev needs id and rev", status: 400)
-        }
-        var parsed: JSONValue
-        do {
-            parsed = request.body.isEmpty ? JSONValue.object([:]) : try JSONValue(parsing: request.body)
-        } catch {
-            throw CouchetteError(.badInput, message: "The body of \"\(id)\" is not JSON", status: 400)
-        }
-        if let source = properties["deltaSrc"] {
-            guard let base = try await local.body(id, source) else {
-                throw CouchetteError(.notFound, message: "The delta base \(source) of \"\(id)\" is not here", status: 404)
+        let message = try RevisionMessage(request)
+        var body = try message.properties(ofBody: nil)
+        if let source = message.deltaSource {
+            guard let base = try await local.body(message.documentID, source) else {
+                throw CouchetteError(
+                    .notFound, message: "The delta base \(source) of \"\(message.documentID)\" is not here", status: 404)
             }
-            parsed = try JSONDelta.apply(parsed, to: .object(base))
+            guard let applied = RevisionMessage.properties(of: try JSONDelta.apply(.object(body), to: .object(base))) else {
+                throw CouchetteError(.badInput, message: "The delta of \"\(message.documentID)\" is not an object", status: 400)
+            }
+            body = applied
         }
-        guard case .object(var body) = parsed else {
-            throw CouchetteError(.badInput, message: "The body of \"\(id)\" is not a JSON object", status: 400)
-        }
-        for member in ["_id", "_rev", "_revisions", "_deleted"] { body[member] = nil }
-        let history = (properties["history"] ?? "").split(separator: ",").map(String.init)
         var revision = ReplicatedRevision(
-            documentID: id, revisionID: revisionID, history: [revisionID] + history,
-            isDeleted: properties.flag("deleted"), body: body, attachments: [:])
+            documentID: message.documentID, revisionID: message.revisionID, history: message.ancestry,
+            isDeleted: message.isDeleted, body: body, attachments: [:])
         try await fetchAttachments(of: &revision, from: connection, local: local)
         return revision
     }

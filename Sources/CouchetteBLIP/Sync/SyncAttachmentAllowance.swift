@@ -1,9 +1,9 @@
-// MARK: - BLIPAttachmentAllowance
+// MARK: - SyncAttachmentAllowance
 
 /// The attachments a connection's client may fetch with `getAttachment`: those of the revisions sent to it and not
 /// yet acknowledged, by document (spec: blip-sync-protocol.md §3.8). Serving any digest the database holds would let
 /// a user read attachments of documents outside their channels.
-actor BLIPAttachmentAllowance {
+actor SyncAttachmentAllowance {
     private var allowed: [String: [String: Int]] = [:]
 
     /// Allows `digests` of document `id` until ``revoke(_:of:)`` (a revision being sent).

@@ -1,14 +1,14 @@
 import Synchronization
 
-// MARK: - BLIPSubscriptions
+// MARK: - SyncSubscriptions
 
 /// The `subChanges` subscriptions of one BLIP connection, which hold no task while idle and so must be stopped when
-/// the connection ends (``BLIPPullFeed/stop()``).
-final class BLIPSubscriptions: Sendable {
-    private let feeds = Mutex<[BLIPPullFeed]>([])
+/// the connection ends (``SyncPullFeed/stop()``).
+final class SyncSubscriptions: Sendable {
+    private let feeds = Mutex<[SyncPullFeed]>([])
 
     /// Keeps `feed` until ``stopAll()``; subscriptions already over are let go.
-    func add(_ feed: BLIPPullFeed) {
+    func add(_ feed: SyncPullFeed) {
         feeds.withLock { feeds in
             feeds.removeAll { $0.isOver }
             feeds.append(feed)
