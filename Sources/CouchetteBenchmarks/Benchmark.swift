@@ -39,6 +39,15 @@ struct Benchmark {
         return (seconds(usage.ru_utime), seconds(usage.ru_stime))
     }
 
+    /// The processor time, user and system, in seconds, that this process's finished children used so far (a tool
+    /// it ran and waited for).
+    static func childrenProcessorSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// Prints one figure: how many times faster `measured` is than `baseline` (higher is better).
     static func report(_ figure: String, baselineSeconds: Double, measuredSeconds: Double, goal: String) {
         let ratio = baselineSeconds / measuredSeconds

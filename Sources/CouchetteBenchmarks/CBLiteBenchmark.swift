@@ -23,7 +23,7 @@ struct CBLiteBenchmark {
         print("# cbl3: \(count) documents, cblite against our REST replicator")
         let guest = ["GUEST": UserConfig(name: "GUEST", adminChannels: ["*"])]
         let config = Benchmark.loopbackGateway(
-            ["rest", "device"].map { DatabaseConfig(name: $0, server: .directory(directory), users: guest) })
+            ["rest", "device", "tool"].map { DatabaseConfig(name: $0, server: .directory(directory), users: guest) })
         let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
         defer { serverTask.cancel() }
@@ -61,14 +61,29 @@ struct CBLiteBenchmark {
 
         let restBase = "http://127.0.0.1:\(ports.publicPort)"
         let blipBase = "ws://127.0.0.1:\(ports.publicPort)"
+        var usage = ProcessorUsage()
         let restPush = try await Benchmark.replicate(source, .push, url: "\(restBase)/rest")
+        usage.note("REST push (replicator and gateway)")
         let cblitePush = try Benchmark.timed { try Benchmark.runTool(cblite, ["push", device, "\(blipBase)/device"]) }
+        usage.note("cblite push", tool: true)
+        // The same REST push from a process of its own (`couchette push`), so that the gateway's share of a REST push
+        // shows apart from our replicator's (not a figure: where the processor time goes).
+        let tool = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("couchette")
+        if FileManager.default.isExecutableFile(atPath: tool.path) {
+            let seconds = try Benchmark.timed {
+                try Benchmark.runTool(tool, ["push", directory + "/source.couchette", "\(restBase)/tool"])
+            }
+            usage.note("couchette push over REST, \(Benchmark.format(seconds * 1000)) ms", tool: true)
+        }
         let pulled = try Benchmark.openDatabase("pulled", in: directory)
         defer { try? pulled.close() }
         let restPull = try await Benchmark.replicate(pulled, .pull, url: "\(restBase)/rest")
+        usage.note("REST pull (replicator and gateway)")
         let cblitePull = try Benchmark.timed {
             try Benchmark.runTool(cblite, ["--create", "pull", directory + "/pulled.cblite2", "\(blipBase)/rest"])
         }
+        usage.note("cblite pull", tool: true)
         guard try pulled.defaultCollection().count == UInt64(count) else {
             throw CouchetteError(.corrupt, message: "the REST pull did not bring every document")
         }
@@ -97,5 +112,31 @@ struct CBLiteBenchmark {
             folder = folder.deletingLastPathComponent()
         }
         return nil
+    }
+}
+
+// MARK: - ProcessorUsage
+
+/// Where the processor time of each phase went: this process (the gateway, and our replicator when it runs here) and
+/// `cblite` (a child). On a machine of few cores the client's own processor time bounds how fast a replication can
+/// go: the lines say how much of each phase's wall time the client alone needed.
+struct ProcessorUsage {
+    private var process: Double
+    private var children: Double
+
+    init() {
+        let own = Benchmark.processorSeconds()
+        process = own.user + own.system
+        children = Benchmark.childrenProcessorSeconds()
+    }
+
+    /// Prints the processor seconds used since the last note, by this process and, for a phase that ran a tool
+    /// (`cblite`, `couchette`), by it.
+    mutating func note(_ phase: String, tool: Bool = false) {
+        let own = Benchmark.processorSeconds()
+        let now = (process: own.user + own.system, children: Benchmark.childrenProcessorSeconds())
+        let line = "# cbl3 cpu, \(phase): this process \(Benchmark.format(now.process - process)) s"
+        print(line + (tool ? ", the tool \(Benchmark.format(now.children - children)) s" : ""))
+        (process, children) = now
     }
 }

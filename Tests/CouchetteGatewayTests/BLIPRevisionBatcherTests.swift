@@ -64,9 +64,26 @@ import Testing
         let results = await Self.storeConcurrently(["a", "b"], in: batcher, as: target)
         #expect(results.allSatisfy { $0["error"] == nil }, "\(results)")
         #expect(try target.revision(id: "b").body["title"] == "b")
-        // The batches asked for were given up: the next revision is written as it comes.
+        // The batch is still counted (a slow client sends the rest later): the next revision waits for it or for
+        // another stall, then is written.
         let alone = await batcher.store(Self.revision("c"), as: target, noConflicts: true)
         #expect(alone["error"] == nil)
+        #expect(batcher.awaitedBatchCount == 1)
+    }
+
+    @Test("A stall writes what is queued but keeps counting the batch: the rest of it is still written together")
+    func aStallKeepsTheBatch() async throws {
+        let target = try Self.admin()
+        let batcher = BLIPRevisionBatcher(stallTimeout: .milliseconds(200))
+        batcher.expect(12)
+        // Two arrive, then nothing for longer than the stall timeout: they are written.
+        _ = await Self.storeConcurrently(["a", "b"], in: batcher, as: target)
+        let afterStall = batcher.writeCount
+        // The other ten arrive together: one write, not ten.
+        let rest = await Self.storeConcurrently((0..<10).map { "rest\($0)" }, in: batcher, as: target)
+        #expect(rest.allSatisfy { $0["error"] == nil }, "\(rest)")
+        #expect(batcher.writeCount == afterStall + 1)
+        #expect(batcher.awaitedBatchCount == 0)
     }
 
     @Test("Batches asked for and never sent are forgotten past a bound instead of piling up")

@@ -11,8 +11,8 @@ import Synchronization
 /// write takes them here, so taking whatever is queued would write them one or two at a time. The batcher knows how
 /// many are coming: the reply to the client's `proposeChanges` or `changes` asked for them (``expect(_:)``). Queued
 /// revisions wait until every one asked for by the oldest such reply has arrived (stored, or settled otherwise:
-/// ``settle()``, a `norev`), or until a write would be full; a client that stops sending what it was asked for is
-/// waited for no longer than ``stallTimeout`` after its last `rev`.
+/// ``settle()``, a `norev`), or until a write would be full; what is queued waits no longer than ``stallTimeout``
+/// after the last `rev` arrived.
 final class BLIPRevisionBatcher: Sendable {
     private struct Pending {
         var body: JSONValue
@@ -30,6 +30,10 @@ final class BLIPRevisionBatcher: Sendable {
         /// Set when the oldest batch asked for has all arrived: what is queued is then written even while a later
         /// batch is arriving.
         var batchArrived = false
+        /// Set when no revision arrived for a ``stallTimeout``: what is queued is written, and the batches asked for
+        /// are still counted (a client busy elsewhere sends the rest later; forgetting them wrote every later revision
+        /// alone).
+        var flushing = false
         /// Revisions arrived so far (the stall watch compares it between its ticks).
         var arrivals = 0
         var watchingForStall = false
@@ -37,7 +41,8 @@ final class BLIPRevisionBatcher: Sendable {
 
         /// Whether a write should take what is queued now.
         var isReady: Bool {
-            !pending.isEmpty && (awaited.isEmpty || batchArrived || pending.count >= BLIPRevisionBatcher.maximumBatch)
+            !pending.isEmpty
+                && (awaited.isEmpty || batchArrived || flushing || pending.count >= BLIPRevisionBatcher.maximumBatch)
         }
 
         /// Counts one revision of the oldest awaited batch as arrived.
@@ -139,7 +144,10 @@ final class BLIPRevisionBatcher: Sendable {
                 let noConflicts = state.pending[0].noConflicts
                 let taken = Array(state.pending.prefix(Self.maximumBatch).prefix { $0.noConflicts == noConflicts })
                 state.pending.removeFirst(taken.count)
-                if state.pending.isEmpty { state.batchArrived = false }
+                if state.pending.isEmpty {
+                    state.batchArrived = false
+                    state.flushing = false
+                }
                 state.writes += 1
                 return taken
             }
@@ -154,7 +162,8 @@ final class BLIPRevisionBatcher: Sendable {
     }
 
     /// While revisions are queued and not due, checks every ``stallTimeout`` that more arrived since; when none did,
-    /// stops waiting for the batches asked for and writes what is queued.
+    /// writes what is queued (the batches asked for are still counted: a revision that never comes shifts the later
+    /// batches' boundaries by one, and the last one waits a ``stallTimeout`` more).
     private func watchForStall() async {
         var seen = -1
         while true {
@@ -169,7 +178,7 @@ final class BLIPRevisionBatcher: Sendable {
                     seen = state.arrivals
                     return false
                 }
-                state.awaited.removeAll()
+                state.flushing = true
                 state.watchingForStall = false
                 return state.claimWriting() ? true : nil
             }
