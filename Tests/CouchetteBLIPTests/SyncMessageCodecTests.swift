@@ -111,7 +111,7 @@ import Testing
         }
         let notAnObject = RevisionMessage(documentID: "a", revisionID: "1-x", body: Array("[1]".utf8))
         #expect(throws: BLIPError.refused(status: 400, reason: "The body of \"a\" is not a JSON object")) {
-            try notAnObject.properties(ofBody: nil)
+            try notAnObject.bodyObject()
         }
         // A batch past the largest honoured is cut to it; none asked for is the default.
         #expect(SubChangesRequest(try Self.received(["Profile": "subChanges", "batch": "99999"])).batchSize == 1_000)

@@ -12,6 +12,9 @@ import Testing
         ["_id": .string(id), "_rev": "1-0a0b", "_revisions": ["start": 1, "ids": ["0a0b"]], "title": .string(id)]
     }
 
+    /// How the batcher names the revision of `id`.
+    static func key(_ id: String) -> String { BLIPRevisionBatcher.key(id, "1-0a0b") }
+
     static func admin() throws -> AuthorizedDatabase {
         let database = try GatewayDatabase(config: DatabaseConfig(name: "todo"), startTime: 0)
         return AuthorizedDatabase(database: database, caller: .admin)
@@ -23,7 +26,7 @@ import Testing
     {
         await withTaskGroup(of: (Int, JSONValue).self) { group in
             for (index, id) in ids.enumerated() {
-                group.addTask { (index, await batcher.store(revision(id), as: target, noConflicts: true)) }
+                group.addTask { (index, await batcher.store(revision(id), key: key(id), as: target, noConflicts: true)) }
             }
             var results = [JSONValue](repeating: .null, count: ids.count)
             for await (index, result) in group { results[index] = result }
@@ -37,7 +40,7 @@ import Testing
         // No stall gives up on the batch while the test runs: only its last revision's arrival writes it.
         let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
         let ids = (0..<20).map { "doc\($0)" }
-        batcher.expect(ids.count)
+        batcher.expect(ids.map(Self.key))
         let results = await Self.storeConcurrently(ids, in: batcher, as: target)
         #expect(results.allSatisfy { $0["error"] == nil }, "\(results)")
         #expect(batcher.writeCount == 1)
@@ -48,10 +51,10 @@ import Testing
     func settledRevisionsCompleteTheirBatch() async throws {
         let target = try Self.admin()
         let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
-        batcher.expect(3)
-        batcher.settle()
-        batcher.settle()
-        let result = await batcher.store(Self.revision("only"), as: target, noConflicts: true)
+        batcher.expect(["refused", "gone", "only"].map(Self.key))
+        batcher.settle(Self.key("refused"))
+        batcher.settle(Self.key("gone"))
+        let result = await batcher.store(Self.revision("only"), key: Self.key("only"), as: target, noConflicts: true)
         #expect(result["error"] == nil)
         #expect(batcher.writeCount == 1)
     }
@@ -60,13 +63,13 @@ import Testing
     func stalledBatchIsWritten() async throws {
         let target = try Self.admin()
         let batcher = BLIPRevisionBatcher(stallTimeout: .milliseconds(20))
-        batcher.expect(5)
+        batcher.expect(["a", "b", "c", "d", "e"].map(Self.key))
         let results = await Self.storeConcurrently(["a", "b"], in: batcher, as: target)
         #expect(results.allSatisfy { $0["error"] == nil }, "\(results)")
         #expect(try target.revision(id: "b").body["title"] == "b")
         // The batch is still counted (a slow client sends the rest later): the next revision waits for it or for
         // another stall, then is written.
-        let alone = await batcher.store(Self.revision("c"), as: target, noConflicts: true)
+        let alone = await batcher.store(Self.revision("c"), key: Self.key("c"), as: target, noConflicts: true)
         #expect(alone["error"] == nil)
         #expect(batcher.awaitedBatchCount == 1)
     }
@@ -75,13 +78,14 @@ import Testing
     func aStallKeepsTheBatch() async throws {
         let target = try Self.admin()
         let batcher = BLIPRevisionBatcher(stallTimeout: .milliseconds(200))
-        batcher.expect(12)
+        let rest = (0..<10).map { "rest\($0)" }
+        batcher.expect((["a", "b"] + rest).map(Self.key))
         // Two arrive, then nothing for longer than the stall timeout: they are written.
         _ = await Self.storeConcurrently(["a", "b"], in: batcher, as: target)
         let afterStall = batcher.writeCount
         // The other ten arrive together: one write, not ten.
-        let rest = await Self.storeConcurrently((0..<10).map { "rest\($0)" }, in: batcher, as: target)
-        #expect(rest.allSatisfy { $0["error"] == nil }, "\(rest)")
+        let results = await Self.storeConcurrently(rest, in: batcher, as: target)
+        #expect(results.allSatisfy { $0["error"] == nil }, "\(results)")
         #expect(batcher.writeCount == afterStall + 1)
         #expect(batcher.awaitedBatchCount == 0)
     }
@@ -89,7 +93,9 @@ import Testing
     @Test("Batches asked for and never sent are forgotten past a bound instead of piling up")
     func awaitedBatchesAreBounded() async throws {
         let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
-        for _ in 0..<(BLIPRevisionBatcher.maximumAwaitedBatches * 10) { batcher.expect(1_000) }
+        for batch in 0..<(BLIPRevisionBatcher.maximumAwaitedBatches * 10) {
+            batcher.expect((0..<1_000).map { Self.key("\(batch).\($0)") })
+        }
         #expect(batcher.awaitedBatchCount == BLIPRevisionBatcher.maximumAwaitedBatches)
     }
 
@@ -98,8 +104,23 @@ import Testing
         let target = try Self.admin()
         let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
         for id in ["x", "y"] {
-            #expect(await batcher.store(Self.revision(id), as: target, noConflicts: true)["error"] == nil)
+            #expect(await batcher.store(Self.revision(id), key: Self.key(id), as: target, noConflicts: true)["error"] == nil)
         }
         #expect(batcher.writeCount == 2)
+    }
+
+    @Test("A revision that never comes holds back only its own batch: the next one is still written whole")
+    func aMissingRevisionHoldsBackOnlyItsBatch() async throws {
+        let target = try Self.admin()
+        let batcher = BLIPRevisionBatcher(stallTimeout: .seconds(3_600))
+        batcher.expect(["a", "missing"].map(Self.key))
+        let second = (0..<5).map { "second\($0)" }
+        batcher.expect(second.map(Self.key))
+        // The first batch never arrives; the second arrives whole and is written without waiting for a stall (counting
+        // arrivals against the oldest batch first would have it wait for revisions that are not coming).
+        let results = await Self.storeConcurrently(second, in: batcher, as: target)
+        #expect(results.allSatisfy { $0["error"] == nil }, "\(results)")
+        #expect(batcher.writeCount == 1)
+        #expect(batcher.awaitedBatchCount == 1)
     }
 }

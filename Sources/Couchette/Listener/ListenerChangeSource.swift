@@ -52,8 +52,9 @@ final class ListenerChangeSource: SyncChangeSource {
                     }
                     return !state.caughtUp
                 }
-                if firstTime { return .caughtUp }
-                return continuous ? .idle : .finished
+                // A one-shot feed ends at once: a change written meanwhile is not sent after its `changes []`.
+                guard continuous else { return .finished }
+                return firstTime ? .caughtUp : .idle
             }
             let skipsDeletions = state.withLock { state in
                 state.since = last
@@ -69,6 +70,11 @@ final class ListenerChangeSource: SyncChangeSource {
 
     func whenChanged(_ wake: @escaping @Sendable () async -> Void) {
         state.withLock { state in
+            // Stopped before it could wait: the feed's next step ends it.
+            guard !state.stopped else {
+                state.waiter = Task { await wake() }
+                return
+            }
             let since = state.since
             state.waiter = Task { [peer] in
                 try? await peer.waitForChanges(since: since, timeout: Self.idleWait)

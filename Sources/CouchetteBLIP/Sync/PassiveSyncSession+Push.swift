@@ -9,9 +9,11 @@ extension PassiveSyncSession {
         let entries = try ProposedChange.entries(in: request.body)
         let answers = try await store.propose(
             entries, includingCurrentRevision: request.properties.flag("conflictIncludesRev"))
-        let wanted = answers.count { $0 == .send }
+        let wanted = zip(entries, answers).compactMap { entry, answer in
+            answer == .send ? entry.map { ($0.documentID, $0.revisionID) } : nil
+        }
         store.expectRevisions(wanted)
-        observer?.message("proposeChanges: \(entries.count) offered, \(wanted) wanted")
+        observer?.message("proposeChanges: \(entries.count) offered, \(wanted.count) wanted")
         return reply(to: request, answers: answers.map(\.json))
     }
 
@@ -19,8 +21,12 @@ extension PassiveSyncSession {
     /// revisions of that document the store has that may be its ancestors (`[]` when none: send it), or `0` when the
     /// revision is already there (`_revs_diff`); trailing zeros left out.
     func changes(_ request: BLIPMessage) async throws -> BLIPMessage {
-        let answers = try await store.revsDiff(try OfferedChange.entries(in: request.body))
-        store.expectRevisions(answers.count { $0 != .have })
+        let entries = try OfferedChange.entries(in: request.body)
+        let answers = try await store.revsDiff(entries)
+        store.expectRevisions(
+            zip(entries, answers).compactMap { entry, answer in
+                answer == .have ? nil : entry.map { ($0.documentID, $0.revisionID) }
+            })
         return reply(to: request, answers: answers.map(\.json))
     }
 
@@ -36,21 +42,25 @@ extension PassiveSyncSession {
     func revision(_ request: BLIPMessage, on connection: BLIPConnection) async -> BLIPMessage {
         // A revision that does not reach the store still arrived: it is not to be waited for.
         var reachedStore = false
-        defer { if !reachedStore { store.settleRevision() } }
+        defer {
+            if !reachedStore {
+                store.settleRevision(documentID: request.properties["id"], revisionID: request.properties["rev"])
+            }
+        }
         do {
-            let message = try RevisionMessage(request)
+            var message = try RevisionMessage(request)
             try store.admit(message)
-            var body: [String: JSONValue]
+            let received = try message.bodyObject()
+            // The body may say it is a tombstone instead of the `deleted` property (§3.6).
+            if received["_deleted"] == true { message.isDeleted = true }
+            var body = RevisionMessage.properties(of: .object(received)) ?? [:]
             if let source = message.deltaSource {
-                let delta = try message.properties(ofBody: nil)
                 let base = try await store.deltaBase(documentID: message.documentID, revisionID: source)
                 do {
-                    body = RevisionMessage.properties(of: try JSONDelta.apply(.object(delta), to: .object(base))) ?? [:]
+                    body = RevisionMessage.properties(of: try JSONDelta.apply(.object(body), to: .object(base))) ?? [:]
                 } catch {
                     throw BLIPError.refused(status: 400, reason: error.message)
                 }
-            } else {
-                body = try message.properties(ofBody: nil)
             }
             let attachments = try await fetchAttachments(of: body, documentID: message.documentID, from: connection)
             reachedStore = true

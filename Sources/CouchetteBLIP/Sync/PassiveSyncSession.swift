@@ -78,7 +78,7 @@ public final class PassiveSyncSession: Sendable {
             case "rev": return await revision(request, on: connection)
             case "norev":
                 // A revision asked for that the client cannot send (§3.7).
-                store.settleRevision()
+                store.settleRevision(documentID: request.properties["id"], revisionID: request.properties["rev"])
                 return request.reply()
             case "getAttachment": return try await getAttachment(request)
             case "proveAttachment": return try await proveAttachment(request)

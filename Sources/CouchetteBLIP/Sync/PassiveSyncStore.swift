@@ -59,17 +59,18 @@ public protocol PassiveSyncStore: Sendable {
     /// Stores a pushed revision made elsewhere.
     func store(_ revision: IncomingRevision) async throws
 
-    /// The pusher was asked for `count` revisions (the reply to its offer, before it is sent).
-    func expectRevisions(_ count: Int)
+    /// The pusher was asked for these revisions (the reply to its offer, before it is sent).
+    func expectRevisions(_ revisions: [(documentID: String, revisionID: String)])
 
-    /// A revision asked for arrived and will not reach ``store(_:)`` (refused before, or a `norev`).
-    func settleRevision()
+    /// A revision arrived and will not reach ``store(_:)`` (refused before, or a `norev`); nil IDs when the message
+    /// named none.
+    func settleRevision(documentID: String?, revisionID: String?)
 }
 
 extension PassiveSyncStore {
     public func admitsWork() -> Bool { true }
-    public func expectRevisions(_ count: Int) {}
-    public func settleRevision() {}
+    public func expectRevisions(_ revisions: [(documentID: String, revisionID: String)]) {}
+    public func settleRevision(documentID: String?, revisionID: String?) {}
 }
 
 // MARK: - AttachmentHolding

@@ -74,19 +74,17 @@ public struct RevisionMessage: Sendable, Hashable {
         return properties
     }
 
-    /// The body parsed (`{}` when empty), without the metadata a body may repeat (`_id`, `_rev`, `_deleted`,
-    /// `_revisions`).
+    /// The body's members as received (`{}` when empty; see ``properties(of:)`` for the revision's properties).
     ///
     /// - Throws: ``BLIPError/refused(status:reason:)`` 400 when it is not a JSON object.
-    public func properties(ofBody bytes: [UInt8]? = nil) throws(BLIPError) -> [String: JSONValue] {
-        let bytes = bytes ?? body
+    public func bodyObject() throws(BLIPError) -> [String: JSONValue] {
         let parsed: JSONValue
         do {
-            parsed = bytes.isEmpty ? .object([:]) : try JSONValue(parsing: bytes)
+            parsed = body.isEmpty ? .object([:]) : try JSONValue(parsing: body)
         } catch {
             throw .refused(status: 400, reason: "Invalid JSON in the body of \"\(documentID)\"")
         }
-        guard let members = Self.properties(of: parsed) else {
+        guard case .object(let members) = parsed else {
             throw .refused(status: 400, reason: "The body of \"\(documentID)\" is not a JSON object")
         }
         return members

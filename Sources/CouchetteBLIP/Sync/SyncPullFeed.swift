@@ -144,7 +144,7 @@ final class SyncPullFeed: Sendable {
             guard !wanted.isEmpty else { return }
             let revisions = try await reader.revisions(
                 wanted, maxHistory: maxHistory, deltas: await session.deltas.clientAcceptsDeltas)
-            for revision in revisions { try await send(revision) }
+            try await send(revisions)
             session.observer?.notePulled(wanted.count)
         } catch {
             // The connection closed, or the store could not be read: the client sees the connection end.
@@ -152,27 +152,38 @@ final class SyncPullFeed: Sendable {
         }
     }
 
-    /// Sends one answer: a `norev`, a `rev` posted without reply, or one with attachments, which the client may fetch
-    /// until it answers.
-    private func send(_ revision: OutgoingRevision) async throws {
-        switch revision {
-        case .missing(let wanted, let status, let reason):
-            try await connection.post(
-                properties: RevisionMessage.missing(
-                    documentID: wanted.entry.documentID, revisionID: wanted.entry.revisionID,
-                    sequence: wanted.entry.sequence.serializedString(), status: status, reason: reason))
-        case .revision(let message, let digests) where digests.isEmpty:
-            try await connection.post(properties: message.properties, body: message.body, compressed: true)
-        case .revision(let message, let digests):
-            let allowance = session.allowance
-            await allowance.allow(digests, of: message.documentID)
-            do {
-                _ = try await connection.send(properties: message.properties, body: message.body, compressed: true)
-            } catch {
-                await allowance.revoke(digests, of: message.documentID)
-                throw error
+    /// Sends a batch's answers: a `norev` or a `rev` without attachments posted without reply, the `rev`s with
+    /// attachments queued together and their replies awaited, the client fetching their attachments meanwhile (it may
+    /// until it answers).
+    private func send(_ revisions: [OutgoingRevision]) async throws {
+        let allowance = session.allowance
+        var awaiting: [(number: UInt64, documentID: String, digests: [String])] = []
+        var answered = 0
+        do {
+            for revision in revisions {
+                switch revision {
+                case .missing(let wanted, let status, let reason):
+                    try await connection.post(
+                        properties: RevisionMessage.missing(
+                            documentID: wanted.entry.documentID, revisionID: wanted.entry.revisionID,
+                            sequence: wanted.entry.sequence.serializedString(), status: status, reason: reason))
+                case .revision(let message, let digests) where digests.isEmpty:
+                    try await connection.post(properties: message.properties, body: message.body, compressed: true)
+                case .revision(let message, let digests):
+                    await allowance.allow(digests, of: message.documentID)
+                    awaiting.append((0, message.documentID, digests))
+                    awaiting[awaiting.count - 1].number = try await connection.queue(
+                        properties: message.properties, body: message.body, compressed: true)
+                }
             }
-            await allowance.revoke(digests, of: message.documentID)
+            for item in awaiting {
+                _ = try await connection.response(to: item.number)
+                await allowance.revoke(item.digests, of: item.documentID)
+                answered += 1
+            }
+        } catch {
+            for item in awaiting[answered...] { await allowance.revoke(item.digests, of: item.documentID) }
+            throw error
         }
     }
 }

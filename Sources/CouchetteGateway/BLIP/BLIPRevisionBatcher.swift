@@ -9,9 +9,9 @@ import Synchronization
 ///
 /// A client sends the `rev`s of a batch one after another, as fast as it reads and encodes them: more slowly than a
 /// write takes them here, so taking whatever is queued would write them one or two at a time. The batcher knows how
-/// many are coming: the reply to the client's `proposeChanges` or `changes` asked for them (``expect(_:)``). Queued
-/// revisions wait until every one asked for by the oldest such reply has arrived (stored, or settled otherwise:
-/// ``settle()``, a `norev`), or until a write would be full; what is queued waits no longer than ``stallTimeout``
+/// which are coming: the reply to the client's `proposeChanges` or `changes` asked for them (``expect(_:)``). Queued
+/// revisions wait until every one asked for by such a reply has arrived (stored, or settled otherwise:
+/// ``settle(_:)``, a `norev`), or until a write would be full; what is queued waits no longer than ``stallTimeout``
 /// after the last `rev` arrived.
 final class BLIPRevisionBatcher: Sendable {
     private struct Pending {
@@ -25,10 +25,11 @@ final class BLIPRevisionBatcher: Sendable {
     private struct State {
         var pending: [Pending] = []
         var writing = false
-        /// The revisions still to arrive of each batch the client was asked for, oldest first.
-        var awaited: [Int] = []
-        /// Set when the oldest batch asked for has all arrived: what is queued is then written even while a later
-        /// batch is arriving.
+        /// The revisions still to arrive of each batch the client was asked for (``BLIPRevisionBatcher/key(_:_:)``),
+        /// oldest first: a revision that never comes leaves its own batch waiting, not the later ones.
+        var awaited: [Set<String>] = []
+        /// Set when a batch asked for has all arrived: what is queued is then written even while a later batch is
+        /// arriving.
         var batchArrived = false
         /// Set when no revision arrived for a ``stallTimeout``: what is queued is written, and the batches asked for
         /// are still counted (a client busy elsewhere sends the rest later; forgetting them wrote every later revision
@@ -45,13 +46,14 @@ final class BLIPRevisionBatcher: Sendable {
                 && (awaited.isEmpty || batchArrived || flushing || pending.count >= BLIPRevisionBatcher.maximumBatch)
         }
 
-        /// Counts one revision of the oldest awaited batch as arrived.
-        mutating func noteArrival() {
+        /// Counts revision `key` as arrived, in the oldest batch awaiting it (a revision asked for by none counts for
+        /// none).
+        mutating func noteArrival(_ key: String) {
             arrivals += 1
-            guard !awaited.isEmpty else { return }
-            awaited[0] -= 1
-            if awaited[0] <= 0 {
-                awaited.removeFirst()
+            guard let index = awaited.firstIndex(where: { $0.contains(key) }) else { return }
+            awaited[index].remove(key)
+            if awaited[index].isEmpty {
+                awaited.remove(at: index)
                 batchArrived = true
             }
         }
@@ -88,33 +90,37 @@ final class BLIPRevisionBatcher: Sendable {
     /// oldest be forgotten rather than the list grow (LiteCore keeps at most 4 `changes` messages in flight).
     static let maximumAwaitedBatches = 16
 
-    /// The client was asked for `count` revisions (the reply to its `proposeChanges` or `changes`, before it is sent).
-    func expect(_ count: Int) {
-        guard count > 0 else { return }
+    /// How a revision is named among those awaited.
+    static func key(_ documentID: String, _ revisionID: String) -> String { documentID + "\u{0}" + revisionID }
+
+    /// The client was asked for these revisions (``key(_:_:)``; the reply to its `proposeChanges` or `changes`, before
+    /// it is sent).
+    func expect(_ keys: [String]) {
+        guard !keys.isEmpty else { return }
         state.withLock { state in
             if state.awaited.count >= Self.maximumAwaitedBatches { state.awaited.removeFirst() }
-            state.awaited.append(count)
+            state.awaited.append(Set(keys))
         }
     }
 
-    /// A revision the client was asked for arrived and will not be stored through ``store(_:as:noConflicts:)``
-    /// (refused before, stored alone, or a `norev`).
-    func settle() {
+    /// Revision `key` arrived and will not be stored through ``store(_:key:history:as:noConflicts:)`` (refused
+    /// before, stored alone, or a `norev`); nil for a message naming none.
+    func settle(_ key: String?) {
         let startsWriting = state.withLock { state in
-            state.noteArrival()
+            state.noteArrival(key ?? "")
             return state.claimWriting()
         }
         if startsWriting { Task { write() } }
     }
 
-    /// Stores `body` (a revision with `_id` and `_rev`) with its ancestry `history` (newest first, starting with the
+    /// Stores `body` (a revision with `_id` and `_rev`, named `key` among those awaited) with its ancestry `history` (newest first, starting with the
     /// revision) as `target`'s caller, with the revisions queued beside it; returns its `_bulk_docs` result (`{"id",
     /// "rev"}`, or `{"error", "reason", "status"}`).
     ///
     /// - Parameter noConflicts: The `rev` message's `noconflicts`: a revision that would make a conflict is refused
     ///   (409) by the write itself. Consecutive revisions with the same setting share a write.
     func store(
-        _ body: JSONValue, history: [RevisionID] = [], as target: AuthorizedDatabase, noConflicts: Bool
+        _ body: JSONValue, key: String, history: [RevisionID] = [], as target: AuthorizedDatabase, noConflicts: Bool
     ) async -> JSONValue {
         await withCheckedContinuation { continuation in
             let (startsWriting, watches) = state.withLock { state in
@@ -122,7 +128,7 @@ final class BLIPRevisionBatcher: Sendable {
                     Pending(
                         body: body, history: history, target: target, noConflicts: noConflicts,
                         continuation: continuation))
-                state.noteArrival()
+                state.noteArrival(key)
                 let startsWriting = state.claimWriting()
                 let watches = !state.isReady && !state.watchingForStall
                 if watches { state.watchingForStall = true }
@@ -162,8 +168,8 @@ final class BLIPRevisionBatcher: Sendable {
     }
 
     /// While revisions are queued and not due, checks every ``stallTimeout`` that more arrived since; when none did,
-    /// writes what is queued (the batches asked for are still counted: a revision that never comes shifts the later
-    /// batches' boundaries by one, and the last one waits a ``stallTimeout`` more).
+    /// writes what is queued (the batches asked for are still awaited: a client busy elsewhere sends the rest later,
+    /// and a revision that never comes holds back only its own batch's last write).
     private func watchForStall() async {
         var seen = -1
         while true {

@@ -80,8 +80,8 @@ final class GatewayChangeSource: SyncChangeSource {
                     reader: AuthorizedDatabase(database: target.database, caller: feed.reader.caller))
                 let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
                     .flatMap(entries(of:))
-                state.withLock { $0.feed = feed }
                 guard !entries.isEmpty else { continue }
+                state.withLock { $0.feed = feed }
                 return .changes(SyncChangeBatch(entries: entries, reader: reader))
             case .event(.caughtUp):
                 state.withLock { $0.feed = feed }

@@ -162,14 +162,15 @@ struct GatewaySyncStore: PassiveSyncStore {
             }
             body["_attachments"] = .object(attachments)
         }
+        let key = BLIPRevisionBatcher.key(message.documentID, message.revisionID)
         guard revision.attachments.isEmpty, let batcher else {
-            defer { batcher?.settle() }
+            defer { batcher?.settle(key) }
             try target.putExisting(
                 id: message.documentID, body: .object(body), attachmentBodies: revision.attachments,
                 noConflicts: noConflicts, history: history)
             return
         }
-        let result = await batcher.store(.object(body), history: history, as: target, noConflicts: noConflicts)
+        let result = await batcher.store(.object(body), key: key, history: history, as: target, noConflicts: noConflicts)
         if let error = result["error"] {
             throw GatewayError(
                 statusCode: result["status"]?.intValue.map(Int.init) ?? 500,
@@ -177,11 +178,11 @@ struct GatewaySyncStore: PassiveSyncStore {
         }
     }
 
-    func expectRevisions(_ count: Int) {
-        batcher?.expect(count)
+    func expectRevisions(_ revisions: [(documentID: String, revisionID: String)]) {
+        batcher?.expect(revisions.map { BLIPRevisionBatcher.key($0.documentID, $0.revisionID) })
     }
 
-    func settleRevision() {
-        batcher?.settle()
+    func settleRevision(documentID: String?, revisionID: String?) {
+        batcher?.settle(documentID.flatMap { id in revisionID.map { BLIPRevisionBatcher.key(id, $0) } })
     }
 }

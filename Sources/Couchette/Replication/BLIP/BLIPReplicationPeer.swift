@@ -180,18 +180,17 @@ actor BLIPReplicationPeer: ReplicationPeer {
     private func subscribe(since: String?, on link: Link) async throws {
         // `style: all_docs` (Couchette's own): every leaf of a conflicted document, as a REST pull gets them; a
         // genuine Couchbase Lite client does not ask, and is sent the current revision only, as by Sync Gateway.
-        // `since` is the JSON text of the last entry's sequence: a number, or a string.
-        let position = since.flatMap { text in
-            (try? JSONValue(parsing: Array(text.utf8))).flatMap { $0.intValue.map(String.init) ?? $0.stringValue }
-        }
         let subscription = SubChangesRequest(
-            since: position ?? since, continuous: continuous, allLeaves: true,
+            continuous: continuous, allLeaves: true,
             filter: channels == nil ? nil : "sync_gateway/bychannel", channels: channels?.joined(separator: ","),
             revocations: true)
         link.inbox.subscribed(since: since)
         // Batches that came on an earlier connection can no longer be answered.
         unanswered = unanswered.filter { $0.value.link.inbox === link.inbox }
-        _ = try await request(subscription.message.properties, on: link)
+        var properties = subscription.message.properties
+        // The position goes back as the JSON text of the last entry's sequence, as it came.
+        if let since { properties["since"] = since }
+        _ = try await request(properties, on: link)
     }
 
     /// Revisions are only ever sent in answer to a `changes` message (``revisions(_:of:)``).

@@ -67,7 +67,7 @@ enum BLIPRevisionMessage {
         from request: BLIPMessage, on connection: BLIPConnection, local: BLIPLocalContent
     ) async throws -> ReplicatedRevision {
         let message = try RevisionMessage(request)
-        var body = try message.properties(ofBody: nil)
+        var body = RevisionMessage.properties(of: .object(try message.bodyObject())) ?? [:]
         if let source = message.deltaSource {
             guard let base = try await local.body(message.documentID, source) else {
                 throw CouchetteError(
