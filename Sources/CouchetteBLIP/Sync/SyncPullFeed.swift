@@ -34,9 +34,9 @@ final class SyncPullFeed: Sendable {
     /// `changes` messages whose replies are awaited at once (LiteCore keeps 5 while catching up).
     static let maximumBatchesInFlight = 5
 
-    private let stopped = Mutex(false)
-    /// Whether the feed ended (caught up when one-shot, the connection closed, the source finished).
-    private let ended = Mutex(false)
+    /// Whether ``stop()`` was called, and whether the feed ended (caught up when one-shot, the connection closed, the
+    /// source finished).
+    private let flags = Mutex((stopped: false, ended: false))
     private let slots = BatchSlots(count: SyncPullFeed.maximumBatchesInFlight)
     private let caughtUpGate = CaughtUpGate()
 
@@ -60,21 +60,21 @@ final class SyncPullFeed: Sendable {
 
     /// Ends the subscription: no more changes are sent (a batch under way finishes).
     func stop() {
-        stopped.withLock { $0 = true }
+        flags.withLock { $0.stopped = true }
         source.stop()
     }
 
     /// Whether the subscription is over (``stop()``, or its feed ended).
     var isOver: Bool {
-        stopped.withLock { $0 } || ended.withLock { $0 }
+        flags.withLock { $0.stopped || $0.ended }
     }
 
     /// Runs the source from where it stopped until it must wait again or ends.
     private func pump() async {
         var waiting = false
-        defer { if !waiting { ended.withLock { $0 = true } } }
+        defer { if !waiting { flags.withLock { $0.ended = true } } }
         do {
-            while !stopped.withLock({ $0 }) {
+            while !flags.withLock({ $0.stopped }) {
                 switch try await source.next() {
                 case .changes(let batch):
                     try await send(batch)

@@ -21,10 +21,11 @@ final class GatewayChangeSource: SyncChangeSource {
     let allLeaves: Bool
 
     private struct State {
-        /// The feed while a run holds it (between ``next()`` calls).
-        var feed: ChangesFeed?
+        /// The feed between ``next()`` calls while a run holds it, and after ``SyncFeedStep/idle`` until it is parked
+        /// (boxed: an idle subscription's feed is in the parking, and this slot costs a pointer).
+        var held: HeldFeed?
         /// Where the feed waits from, after ``SyncFeedStep/idle``.
-        var waiting: (feed: ChangesFeed, sequence: UInt64, deadline: ContinuousClock.Instant?)?
+        var waiting: (sequence: UInt64, deadline: ContinuousClock.Instant?)?
         /// How the last wait ended, for the feed to resume by.
         var outcome: ChangeNotifier.WaitOutcome?
     }
@@ -68,7 +69,7 @@ final class GatewayChangeSource: SyncChangeSource {
     // MARK: - SyncChangeSource
 
     func next() throws -> SyncFeedStep {
-        let (held, outcome) = state.withLock { ($0.feed.take(), $0.outcome.take()) }
+        let (held, outcome) = state.withLock { ($0.held.take()?.feed, $0.outcome.take()) }
         guard var feed = held ?? parking.take() else { return .finished }
         if let outcome { _ = feed.resume(after: outcome) }
         while true {
@@ -81,28 +82,34 @@ final class GatewayChangeSource: SyncChangeSource {
                 let entries = rows.filter { !($0.json["id"]?.stringValue?.hasPrefix("_user/") ?? true) }
                     .flatMap(entries(of:))
                 guard !entries.isEmpty else { continue }
-                state.withLock { $0.feed = feed }
+                state.withLock { $0.held = HeldFeed(feed) }
                 return .changes(SyncChangeBatch(entries: entries, reader: reader))
             case .event(.caughtUp):
-                state.withLock { $0.feed = feed }
+                state.withLock { $0.held = HeldFeed(feed) }
                 return .caughtUp
             case .event(.heartbeat):
                 continue
             case .finished:
                 return .finished
             case .wait(let sequence, let deadline):
-                state.withLock { $0.waiting = (feed, sequence, deadline) }
+                state.withLock { state in
+                    state.held = HeldFeed(feed)
+                    state.waiting = (sequence, deadline)
+                }
                 return .idle
             }
         }
     }
 
     func whenChanged(_ wake: @escaping @Sendable () async -> Void) {
-        guard let waiting = state.withLock({ $0.waiting.take() }) else {
+        let parked = state.withLock { state in
+            state.waiting.take().flatMap { at in state.held.take().map { ($0.feed, at) } }
+        }
+        guard let (feed, waiting) = parked else {
             Task { await wake() }
             return
         }
-        parking.park(waiting.feed, after: waiting.sequence, deadline: waiting.deadline) { [self] outcome in
+        parking.park(feed, after: waiting.sequence, deadline: waiting.deadline) { [self] outcome in
             state.withLock { $0.outcome = outcome }
             await wake()
         }
@@ -110,6 +117,12 @@ final class GatewayChangeSource: SyncChangeSource {
 
     func stop() {
         parking.stop()
+    }
+
+    /// A feed held between steps.
+    private final class HeldFeed: Sendable {
+        let feed: ChangesFeed
+        init(_ feed: ChangesFeed) { self.feed = feed }
     }
 
     // MARK: - Entries
