@@ -29,6 +29,13 @@ struct Benchmark {
         seconds(try ContinuousClock().measure(body))
     }
 
+    /// Seconds `body` took.
+    static func timedAsync(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        return seconds(ContinuousClock.now - start)
+    }
+
     /// The processor time this process used so far, user and system, in seconds: for comparing two ways of doing
     /// the same work on a machine whose speed drifts (wall-clock ratios move with it; the work each way costs does
     /// not).

@@ -12,6 +12,10 @@ import NIOCore
 /// - `postgres.cross-node-p99-ms`: two gateway nodes (two servers in this process, each with its own connections
 ///   and listener, as two processes would have) on one database; a write on node A, timed from just before it is
 ///   sent, until its line arrives on each of 100 continuous feeds on node B; p99 over 1,000 writes, goal ≤ 50.
+/// - `postgres.put.rtt5`: single `PUT`s from 32 clients per second into a database behind a proxy adding 5 ms to
+///   each round trip (2.5 ms each way: ``ChaosProxy``, as a PostgreSQL server on another machine) ÷ the same straight to it, goal ≥ 0.5 (issue 49:
+///   each write holds the sequence counter's row lock for its round trips, and storage calls block the cooperative
+///   threads).
 struct PostgresBenchmark {
     let count: Int
     var crossNodeWrites = 1_000
@@ -22,6 +26,50 @@ struct PostgresBenchmark {
         defer { postgres.stop() }
         try await bulkDocs(postgres)
         try await crossNode(postgres)
+        try await putsFarAway(postgres)
+    }
+
+    /// `postgres.put.rtt5`.
+    private func putsFarAway(_ postgres: PostgresServer) async throws {
+        let url = try postgres.createDatabase()
+        guard let port = URLComponents(string: url)?.port else { throw ChangesBenchmark.Failure("no port in \(url)") }
+        let proxy = try ChaosProxy(targetPort: port, cutProbability: 0, delay: .microseconds(2_500))
+        defer { proxy.stop() }
+        let farURL = url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/")
+        let config = Benchmark.loopbackGateway([
+            DatabaseConfig(name: "near", server: try StorageLocation(parsing: url)),
+            DatabaseConfig(name: "far", server: try StorageLocation(parsing: farURL)),
+        ])
+        let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
+        let serverTask = Task { try await server.run() }
+        let adminPort = try await server.waitUntilReady().adminPort
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let clients = 32
+        let perClient = 10
+        func putAll(_ database: String) async throws -> Double {
+            try await Benchmark.timedAsync {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<clients {
+                        group.addTask {
+                            for index in 0..<perClient {
+                                try await ChangesBenchmark.put(client, port: adminPort, database: database, id: "w\(writer)-\(index)")
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+        let near = try await putAll("near")
+        let far = try await putAll("far")
+        let writes = Double(clients * perClient)
+        print("# postgres.put: \(clients) clients × \(perClient) PUTs: \(Int(writes / near))/s straight, \(Int(writes / far))/s with 5 ms added per round trip")
+        Benchmark.report("postgres.put.rtt5", baselineSeconds: near, measuredSeconds: far, goal: ">=0.5")
+        try await client.shutdown()
+        await server.triggerGracefulShutdown()
+        try await serverTask.value
     }
 
     private func bulkDocs(_ postgres: PostgresServer) async throws {

@@ -11,6 +11,10 @@ import Synchronization
 /// The cuts come from ``seed``: each direction of the n-th connection draws from its own ``SplitMix64`` seeded from
 /// it, so a failing run's seed (`COUCHETTE_CHAOS_SEED`) replays the same decisions for the same traffic. With
 /// `cutProbability` 0 it only counts the bytes (the benchmarks' bytes-on-the-wire figures).
+///
+/// With a `delay`, each chunk waits that long before it is forwarded, each way: a server a round trip of twice the
+/// delay away, for a protocol that waits for each answer (PostgreSQL's extended queries; the benchmarks'
+/// `postgres.*.rtt5`).
 public final class ChaosProxy: Sendable {
     /// The seed of this proxy's cuts.
     public let seed: UInt64
@@ -19,6 +23,7 @@ public final class ChaosProxy: Sendable {
     private let listener: Int32
     private let targetPort: UInt16
     private let cutProbability: Double
+    private let delayMicroseconds: UInt32
     private let isStopped = Atomic<Bool>(false)
     private let cutCount = Atomic<Int>(0)
     private let connectionCount = Atomic<UInt64>(0)
@@ -30,8 +35,12 @@ public final class ChaosProxy: Sendable {
     /// The bytes forwarded from the server to clients so far.
     public var bytesToClients: Int { downstreamCount.load(ordering: .relaxed) }
 
-    /// - Parameter seed: The seed of the cuts; by default `COUCHETTE_CHAOS_SEED`, or a random one.
-    public init(targetPort: Int, cutProbability: Double, seed: UInt64? = nil) throws {
+    /// - Parameters:
+    ///   - seed: The seed of the cuts; by default `COUCHETTE_CHAOS_SEED`, or a random one.
+    ///   - delay: How long each chunk waits before it is forwarded, each way.
+    public init(targetPort: Int, cutProbability: Double, seed: UInt64? = nil, delay: Duration = .zero) throws {
+        let (seconds, attoseconds) = delay.components
+        delayMicroseconds = UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
         self.seed =
             seed ?? ProcessInfo.processInfo.environment["COUCHETTE_CHAOS_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64.max)
@@ -102,6 +111,7 @@ public final class ChaosProxy: Sendable {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
             if counts { downstreamCount.add(count, ordering: .relaxed) }
+            if delayMicroseconds > 0 { usleep(delayMicroseconds) }
             var written = 0
             while written < count {
                 let result = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + written, count - written) }
