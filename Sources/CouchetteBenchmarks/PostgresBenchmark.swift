@@ -16,6 +16,9 @@ import NIOCore
 ///   each round trip (2.5 ms each way: ``ChaosProxy``, as a PostgreSQL server on another machine) ÷ the same straight to it, goal ≥ 0.5 (issue 49:
 ///   each write holds the sequence counter's row lock for its round trips, and storage calls block the cooperative
 ///   threads).
+/// - `gateway.isolation.p99`: p99 of `GET`s on an in-memory database of the same gateway while 32 clients write to a
+///   PostgreSQL database 50 ms away (per round trip) ÷ the same p99 with that database idle, goal ≤ 2 (issue 49: one
+///   slow storage must slow only the requests that use it).
 struct PostgresBenchmark {
     let count: Int
     var crossNodeWrites = 1_000
@@ -27,6 +30,68 @@ struct PostgresBenchmark {
         try await bulkDocs(postgres)
         try await crossNode(postgres)
         try await putsFarAway(postgres)
+        try await isolation(postgres)
+    }
+
+    /// `gateway.isolation.p99`.
+    private func isolation(_ postgres: PostgresServer) async throws {
+        let url = try postgres.createDatabase()
+        guard let port = URLComponents(string: url)?.port else { throw ChangesBenchmark.Failure("no port in \(url)") }
+        let proxy = try ChaosProxy(targetPort: port, cutProbability: 0, delay: .milliseconds(25))
+        defer { proxy.stop() }
+        let config = Benchmark.loopbackGateway([
+            DatabaseConfig(name: "memory", server: .memory),
+            DatabaseConfig(
+                name: "far", server: try StorageLocation(parsing: url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/"))),
+        ])
+        let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
+        let serverTask = Task { try await server.run() }
+        let adminPort = try await server.waitUntilReady().adminPort
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        try await ChangesBenchmark.put(client, port: adminPort, database: "memory", id: "read-me")
+        let readURL = "http://127.0.0.1:\(adminPort)/memory/read-me"
+        /// Milliseconds of each `GET`, `count` one after another, or as many as `limit` allows.
+        func reads(_ count: Int, within limit: Duration) async throws -> [Double] {
+            var latencies: [Double] = []
+            let end = ContinuousClock.now + limit
+            while latencies.count < count, ContinuousClock.now < end {
+                let seconds = try await Benchmark.timedAsync {
+                    let response = try await client.execute(HTTPClientRequest(url: readURL), timeout: .seconds(60))
+                    _ = try await response.body.collect(upTo: 1 << 20)
+                }
+                latencies.append(seconds * 1_000)
+            }
+            return latencies
+        }
+        let idle = try await reads(200, within: .seconds(30))
+        let writers = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<32 {
+                    group.addTask {
+                        var index = 0
+                        while !Task.isCancelled {
+                            try await ChangesBenchmark.put(client, port: adminPort, database: "far", id: "w\(writer)-\(index)")
+                            index += 1
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        // The writers fill the far database's pipeline first.
+        try await Task.sleep(for: .seconds(1))
+        let busy = try await reads(200, within: .seconds(15))
+        writers.cancel()
+        _ = await writers.result
+        let idleP99 = ChangesBenchmark.percentile(idle, 0.99)
+        let busyP99 = ChangesBenchmark.percentile(busy, 0.99)
+        print("# gateway.isolation: GET on an in-memory database, p99 \(Benchmark.format(idleP99)) ms alone, \(Benchmark.format(busyP99)) ms (p50 \(Benchmark.format(ChangesBenchmark.percentile(busy, 0.5))) ms, \(busy.count) GETs in the time) while 32 clients write to PostgreSQL 50 ms away")
+        print("BENCH gateway.isolation.p99 \(Benchmark.format(busyP99 / idleP99)) <=2")
+        try await client.shutdown()
+        await server.triggerGracefulShutdown()
+        try await serverTask.value
     }
 
     /// `postgres.put.rtt5`.

@@ -22,6 +22,13 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
     /// A PostgreSQL database (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`), which several gateway nodes can serve.
     case postgres(PostgresLocation)
 
+    /// Whether the storage is across a network (PostgreSQL), where one call may wait for as long as the network
+    /// makes it.
+    public var isRemote: Bool {
+        if case .postgres = self { return true }
+        return false
+    }
+
     // MARK: - Parsing
 
     /// Parses a `server` URL.

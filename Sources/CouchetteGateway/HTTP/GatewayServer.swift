@@ -206,14 +206,22 @@ public final class GatewayServer: Service, Sendable {
         applicationLogger.logLevel = max(logger.logLevel, .warning)
         let lifecycle = lifecycle
         let responder = router.buildResponder()
+        // With a PostgreSQL database, handlers run on the storage threads: a storage call waiting on the network holds
+        // one of them, not one of the cooperative threads every database and feed shares.
+        let storageThreads = config.databases.values.contains(where: \.server.isRemote) ? StorageThreads.shared : nil
         let detacher = ContinuousFeedDetacher(
-            respond: { try await responder.respond(to: $0, context: $1) }, serverName: GatewayVersion.serverHeader,
+            respond: { request, context in
+                guard let storageThreads else { return try await responder.respond(to: request, context: context) }
+                return try await withTaskExecutorPreference(storageThreads) {
+                    try await responder.respond(to: request, context: context)
+                }
+            }, serverName: GatewayVersion.serverHeader,
             requestLogger: applicationLogger, logger: logger)
         let server = ChangesRoutes.server(
             environment, limits: config.connectionLimits, tls: listener == .public ? publicTLS : nil,
             detacher: detacher)
         return Application(
-            responder: ChildTaskResponder(inner: responder),
+            responder: ChildTaskResponder(inner: responder, storageThreads: storageThreads),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port),
