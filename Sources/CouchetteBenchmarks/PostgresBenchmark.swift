@@ -65,7 +65,7 @@ struct PostgresBenchmark {
             }
             return latencies
         }
-        let idle = try await reads(200, within: .seconds(30))
+        let idle = try await reads(1_000, within: .seconds(30))
         let writers = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<32 {
@@ -82,7 +82,7 @@ struct PostgresBenchmark {
         }
         // The writers fill the far database's pipeline first.
         try await Task.sleep(for: .seconds(1))
-        let busy = try await reads(200, within: .seconds(15))
+        let busy = try await reads(1_000, within: .seconds(15))
         writers.cancel()
         _ = await writers.result
         let idleP99 = ChangesBenchmark.percentile(idle, 0.99)

@@ -82,10 +82,15 @@ import Testing
             #expect(throws: GatewayError.self) {
                 try storage.update(documentID: "a") { _ throws(GatewayError) in throw .forbidden("no") }
             }
-            #expect(try storage.lastSequence == 0)
             #expect(try storage.document(id: "a") == nil)
+            #expect(try storage.changes(since: 0, limit: nil).isEmpty)
+            // PostgreSQL takes a write's sequence with its locking read (one round trip fewer): a write that changes
+            // nothing may leave a gap there, never an entry.
+            if backend != .postgres { #expect(try storage.lastSequence == 0) }
             try storage.update(documentID: "a") { try? edited($0, id: "a", body: [:]) }
-            #expect(try storage.lastSequence == 1)
+            let entries = try storage.changes(since: 0, limit: nil)
+            #expect(entries.map(\.documentID) == ["a"])
+            #expect(try storage.lastSequence == entries.last?.sequence)
         }
     }
 

@@ -86,7 +86,7 @@ struct MultiNodeTests {
         defer { client.close() }
         // Commits arrive late (a random pause in the batch's statement), documents named rollback-… fail their whole
         // transaction, as a failing disk or a constraint would, and the large batch pauses inside its transaction,
-        // holding the counter, until the test has killed its node (PostgreSQL then ends the pause and rolls back).
+        // holding back every feed's stable sequence, until the test has killed its node (PostgreSQL then ends the pause and rolls back).
         try await cluster.psql(
             """
             CREATE FUNCTION couchette_db.late() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -74,6 +74,9 @@ public struct ChangesFeed: Sendable {
     private var position: UInt64
     /// The last sequence the current pass reads (the notifier's, taken before the reload).
     private var end: UInt64 = 0
+    /// Whether a pass has begun (the first reads the storage's sequence, see
+    /// ``GatewayStorage/readableSequence(announcedBy:)``).
+    private var begun = false
     /// The sequence of the grant behind the last backfill, where a `_user/` entry is still to be sent.
     private var userEntry: UInt64?
     private var reloading: Reloading
@@ -203,8 +206,10 @@ public struct ChangesFeed: Sendable {
     private mutating func read() throws(GatewayError) -> [ChangesRow] {
         if needsReload {
             needsReload = false
-            // Taken before the reload: every change up to it (grants included) is committed and in the user.
-            end = notifier.lastSequence
+            // Taken before the reload: every change up to it (grants included) is committed and in the user. The
+            // first pass asks the storage, so that a feed requested after a write reads it.
+            end = begun ? notifier.lastSequence : try reader.database.storage.readableSequence(announcedBy: notifier)
+            begun = true
             guard try reload() else {
                 finished = true
                 needsRead = false

@@ -198,6 +198,6 @@ public struct DatabasePrincipals: Sendable {
     private func announce(_ sequence: UInt64) {
         guard sequence > 0 else { return }
         GatewayMetrics.shared.principalUpdated()
-        database.changeNotifier.notify(sequence)
+        database.storage.announce(sequence, to: database.changeNotifier)
     }
 }

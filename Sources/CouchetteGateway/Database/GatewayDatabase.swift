@@ -217,7 +217,7 @@ public final class GatewayDatabase: Sendable {
                 return lastSequence
             }
         }
-        if lastSequence > 0 { changeNotifier.notify(lastSequence) }
+        if lastSequence > 0 { storage.announce(lastSequence, to: changeNotifier) }
         try updateConfig(config)
     }
 

@@ -69,7 +69,7 @@ public struct BulkDocsWriter: Sendable {
                 }
             }
             // Feeds learn of the batch once it has committed.
-            if let lastSequence { documents.changeNotifier.notify(lastSequence) }
+            if let lastSequence { documents.storage.announce(lastSequence, to: documents.changeNotifier) }
         } catch {
             // The commit failed: none of them was stored.
             results = resultIDs.map { Self.failure(id: $0, error: error) }

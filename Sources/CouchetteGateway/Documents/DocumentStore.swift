@@ -57,7 +57,7 @@ public final class DocumentStore: Sendable {
     @discardableResult
     func commit(_ write: PreparedWrite) throws(GatewayError) -> RevisionID {
         let stored = try store(write)
-        if let sequence = stored.sequence { changeNotifier.notify(sequence) }
+        if let sequence = stored.sequence { storage.announce(sequence, to: changeNotifier) }
         return stored.revision
     }
 
@@ -92,7 +92,7 @@ public final class DocumentStore: Sendable {
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument? {
         let stored = try storage.update(documentID: documentID, transform)
-        if let stored { changeNotifier.notify(stored.sequence) }
+        if let stored { storage.announce(stored.sequence, to: changeNotifier) }
         return stored
     }
 

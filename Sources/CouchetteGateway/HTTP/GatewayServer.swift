@@ -206,13 +206,12 @@ public final class GatewayServer: Service, Sendable {
         applicationLogger.logLevel = max(logger.logLevel, .warning)
         let lifecycle = lifecycle
         let responder = router.buildResponder()
-        // With a PostgreSQL database, handlers run on the storage threads: a storage call waiting on the network holds
-        // one of them, not one of the cooperative threads every database and feed shares.
-        let storageThreads = config.databases.values.contains(where: \.server.isRemote) ? StorageThreads.shared : nil
+        // With a PostgreSQL database, its handlers run on the storage threads: a storage call waiting on the network
+        // holds one of them, not one of the cooperative threads every database and feed shares.
+        let threads = HandlerThreads(config: config)
         let detacher = ContinuousFeedDetacher(
             respond: { request, context in
-                guard let storageThreads else { return try await responder.respond(to: request, context: context) }
-                return try await withTaskExecutorPreference(storageThreads) {
+                try await threads.run(forPath: request.uri.path) {
                     try await responder.respond(to: request, context: context)
                 }
             }, serverName: GatewayVersion.serverHeader,
@@ -221,7 +220,7 @@ public final class GatewayServer: Service, Sendable {
             environment, limits: config.connectionLimits, tls: listener == .public ? publicTLS : nil,
             detacher: detacher)
         return Application(
-            responder: ChildTaskResponder(inner: responder, storageThreads: storageThreads),
+            responder: ChildTaskResponder(inner: responder, threads: threads),
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: address.port),

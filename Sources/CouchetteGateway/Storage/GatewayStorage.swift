@@ -38,6 +38,11 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument?
 
+    /// Whether the storage wakes this process's feeds for its own commits too (through ``observeCommits(pollInterval:_:)``),
+    /// at the sequence up to which feeds may read: PostgreSQL, whose writers commit out of sequence order. Writers
+    /// then do not announce their sequences themselves (``announce(_:to:)``).
+    var announcesOwnCommits: Bool { get }
+
     /// Whether writes should come with their rows worked out ahead (``EncodedWrite/Rows``), for ``store(_:)`` to
     /// write under the lock; a storage that works them out itself (PostgreSQL, in its transaction) says no, so that
     /// no write encodes them twice.
@@ -171,6 +176,26 @@ extension GatewayStorage {
     /// (``documents(ids:winnerAsText:)``).
     public func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
         try documents(ids: ids, winnerAsText: false)
+    }
+
+    /// Writers announce their commits (``announce(_:to:)``).
+    public var announcesOwnCommits: Bool { false }
+
+    /// Wakes `notifier`'s feeds for a commit at `sequence`, unless the storage announces its commits itself
+    /// (``announcesOwnCommits``): the one way writers announce.
+    public func announce(_ sequence: UInt64, to notifier: ChangeNotifier) {
+        guard !announcesOwnCommits else { return }
+        notifier.notify(sequence)
+    }
+
+    /// The sequence through which a feed may read now: the notifier's; for a storage that announces its own commits,
+    /// whose announcement comes a moment after the commit, the one it reads now (and tells the notifier of), so that
+    /// a feed requested after a write of this node reads it.
+    public func readableSequence(announcedBy notifier: ChangeNotifier) throws(GatewayError) -> UInt64 {
+        guard announcesOwnCommits else { return notifier.lastSequence }
+        let sequence = try lastSequence
+        notifier.notify(sequence)
+        return max(sequence, notifier.lastSequence)
     }
 
     /// No rows worked out ahead: ``store(_:)`` goes through ``update(documentID:_:)``.

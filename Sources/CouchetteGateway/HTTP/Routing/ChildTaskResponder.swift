@@ -18,15 +18,12 @@ struct ChildTaskResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Conte
     /// The responder the chain starts with.
     let inner: Inner
 
-    /// The threads the chain runs on when a database's storage may block for long (``StorageThreads``); nil for
-    /// Swift's cooperative threads.
-    var storageThreads: StorageThreads? = nil
+    /// The threads the chain runs on (``HandlerThreads``); nil for Swift's cooperative threads.
+    var threads: HandlerThreads? = nil
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        guard let storageThreads else { return try await respondHere(to: request, context: context) }
-        return try await withTaskExecutorPreference(storageThreads) {
-            try await respondHere(to: request, context: context)
-        }
+        guard let threads else { return try await respondHere(to: request, context: context) }
+        return try await threads.run(forPath: request.uri.path) { try await respondHere(to: request, context: context) }
     }
 
     private func respondHere(to request: Request, context: Context) async throws -> Response {

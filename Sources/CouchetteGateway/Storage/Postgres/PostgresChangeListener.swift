@@ -6,16 +6,20 @@ import Synchronization
 
 // MARK: - PostgresChangeListener
 
-/// Tells one node of the sequences every node commits to a ``PostgresGatewayStorage``, so that its `_changes` feeds
-/// wake for writes made elsewhere.
+/// Tells one node how far its `_changes` feeds may read in a ``PostgresGatewayStorage`` every node writes, so that they
+/// wake for writes made anywhere, the node's own included.
 ///
 /// A connection of its own runs `LISTEN couchette`; a commit's `NOTIFY` (payload `SCHEMA SEQUENCE`, with the
 /// version of the shared settings when it changed them; sent by PostgreSQL only once the transaction committed) is
-/// a prompt hint. The counter row and the settings' version are also read every `pollInterval` as a backstop for a missed notification or a lost connection, which is then opened again. Either
-/// way the handler only ever hears of committed sequences, and feeds read what is new from the tables.
+/// a prompt hint, after which the listener reads the stable sequence (``PostgresSequencer``; one read at a time, the
+/// notifications arriving meanwhile answered by one more). The stable sequence and the settings' version are also
+/// read every `pollInterval` as a backstop for a missed notification or a lost connection, which is then opened
+/// again. Either way the handler only ever hears of sequences below which everything has committed, and feeds read
+/// what is new from the tables.
 final class PostgresChangeListener: Sendable {
     private let pool: PostgresConnectionPool
     private let schema: String
+    private let sequencer: PostgresSequencer
     private let pollInterval: TimeAmount
     /// Called on ``callbacks``, never on an event loop: it may read the storage, which waits on one.
     private let handler: @Sendable (StorageCommit) -> Void
@@ -25,16 +29,22 @@ final class PostgresChangeListener: Sendable {
         var poll: RepeatedTask?
         var stopped = false
         var reconnecting = false
+        /// A read of the stable sequence is running; another is due after it.
+        var reading = false
+        var readAgain = false
+        /// The newest settings version notified and not yet reported.
+        var settingsVersion: UInt64?
     }
 
     private let state = Mutex(State())
 
     init(
-        pool: PostgresConnectionPool, schema: String, pollInterval: Duration,
+        pool: PostgresConnectionPool, schema: String, sequencer: PostgresSequencer, pollInterval: Duration,
         handler: @escaping @Sendable (StorageCommit) -> Void
     ) {
         self.pool = pool
         self.schema = schema
+        self.sequencer = sequencer
         let (seconds, attoseconds) = pollInterval.components
         self.pollInterval = .nanoseconds(max(1_000_000, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
         let callbacks = callbacks
@@ -65,7 +75,7 @@ final class PostgresChangeListener: Sendable {
         connection?.closeInBackground()
     }
 
-    /// Reads the counter (connecting and listening first when there is no live connection).
+    /// Reads the stable sequence (connecting and listening first when there is no live connection).
     private func pollOnce(on loop: any EventLoop) -> EventLoopFuture<Void> {
         let connection = state.withLock { state -> PostgresConnection? in
             guard !state.stopped else { return nil }
@@ -78,11 +88,12 @@ final class PostgresChangeListener: Sendable {
             ready = connect(on: loop)
         }
         let handler = handler
+        let tag = sequencer.tag
         return ready.flatMap { connection in
             connection.query(
                 """
-                SELECT c.last, coalesce((SELECT value FROM meta WHERE key = 'settings_version'), '0')
-                FROM counter c WHERE c.id = 1
+                SELECT stable_sequence(\(tag)),
+                    coalesce((SELECT value FROM meta WHERE key = 'settings_version'), '0')
                 """, logger: connection.logger
             ).map { result in
                 guard let row = result.rows.first, let (last, settings) = try? row.decode((Int64, String).self) else {
@@ -104,13 +115,12 @@ final class PostgresChangeListener: Sendable {
             return promise.futureResult
         }
         let schema = schema
-        let handler = handler
         return opened.flatMap { connection in
-            connection.addListener(channel: "couchette") { _, notification in
-                // `SCHEMA LAST` or `SCHEMA LAST SETTINGS` (PostgresWriteBatch).
+            connection.addListener(channel: "couchette") { [weak self] _, notification in
+                // `SCHEMA LAST` or `SCHEMA LAST SETTINGS` (PostgresWriteBatch); LAST is only a hint.
                 let parts = notification.payload.split(separator: " ")
-                guard parts.count >= 2, parts[0] == schema, let sequence = UInt64(parts[1]) else { return }
-                handler(StorageCommit(sequence: sequence, settingsVersion: parts.count > 2 ? UInt64(parts[2]) : nil))
+                guard parts.count >= 2, parts[0] == schema else { return }
+                self?.readStableSequence(settingsVersion: parts.count > 2 ? UInt64(parts[2]) : nil)
             }
             return connection.query("LISTEN couchette", logger: connection.logger).map { _ in
                 let keep = self.state.withLock { state -> Bool in
@@ -121,6 +131,40 @@ final class PostgresChangeListener: Sendable {
                 if !keep { connection.closeInBackground() }
                 return connection
             }
+        }
+    }
+
+    /// Reads the stable sequence after a notification and reports it (with `settingsVersion`, when the commit named
+    /// one); while a read runs, notifications make one more read after it.
+    private func readStableSequence(settingsVersion: UInt64?) {
+        let connection = state.withLock { state -> PostgresConnection? in
+            if let settingsVersion { state.settingsVersion = max(state.settingsVersion ?? 0, settingsVersion) }
+            guard !state.stopped, let connection = state.connection, !connection.isClosed else { return nil }
+            guard !state.reading else {
+                state.readAgain = true
+                return nil
+            }
+            state.reading = true
+            return connection
+        }
+        guard let connection else { return }
+        let handler = handler
+        connection.query(sequencer.stableQuery, logger: connection.logger).whenComplete { [weak self] result in
+            guard let self else { return }
+            let (settingsVersion, again) = self.state.withLock { state in
+                defer {
+                    state.settingsVersion = nil
+                    state.readAgain = false
+                    state.reading = false
+                }
+                return (state.settingsVersion, state.readAgain)
+            }
+            if case .success(let rows) = result, let row = rows.rows.first, let stable = try? row.decode(Int64.self) {
+                handler(StorageCommit(sequence: UInt64(max(0, stable)), settingsVersion: settingsVersion))
+            } else if let settingsVersion {
+                handler(StorageCommit(sequence: 0, settingsVersion: settingsVersion))
+            }
+            if again { self.readStableSequence(settingsVersion: nil) }
         }
     }
 

@@ -6,12 +6,14 @@ import PostgresNIO
 
 /// Compaction, sizes and the storage's UUID in PostgreSQL (spec: gateway-rest-api.md §3, §16).
 extension PostgresGatewayStorage {
-    /// Drops the bodies of non-leaf revisions and empties tombstone bodies, in one write transaction (so no node
-    /// writes meanwhile); rows keep their sequences, so compaction never shows in a changes feed.
+    /// Drops the bodies of non-leaf revisions and empties tombstone bodies; rows keep their sequences, so compaction
+    /// never shows in a changes feed. Each document is rewritten only if it is still the one compacted (its sequence
+    /// unchanged): a write on any node meanwhile wins, and the document is compacted next time.
     public func compact() throws(GatewayError) -> Int {
-        try writeTransaction { _, link throws(GatewayError) in
-            var removed = 0
+        try pool.withConnection { link throws(GatewayError) in
+            var removedBy: [String: Int] = [:]
             var ids: [String] = []
+            var sequences: [Int64] = []
             var bodies: [ByteBuffer] = []
             var metadata: [ByteBuffer] = []
             for row in try link.query("SELECT id, sequence, body, metadata FROM documents").rows {
@@ -20,20 +22,22 @@ extension PostgresGatewayStorage {
                 var document = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: meta)
                 let count = SQLiteGatewayStorage.compact(&document.tree)
                 guard count > 0, let winner = document.tree.winner else { continue }
-                removed += count
+                removedBy[id] = count
                 ids.append(id)
+                sequences.append(sequence)
                 bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
                 metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
             }
-            if !ids.isEmpty {
-                try link.query(
-                    """
-                    UPDATE documents d SET body = c.body, metadata = c.metadata
-                    FROM unnest(\(ids)::text[], \(bodies)::bytea[], \(metadata)::bytea[]) AS c(id, body, metadata)
-                    WHERE d.id = c.id
-                    """)
-            }
-            return removed
+            guard !ids.isEmpty else { return 0 }
+            let compacted = try link.strings(
+                """
+                UPDATE documents d SET body = c.body, metadata = c.metadata
+                FROM unnest(\(ids)::text[], \(sequences)::bigint[], \(bodies)::bytea[], \(metadata)::bytea[])
+                    AS c(id, sequence, body, metadata)
+                WHERE d.id = c.id AND d.sequence = c.sequence
+                RETURNING d.id
+                """)
+            return compacted.reduce(0) { $0 + (removedBy[$1] ?? 0) }
         }
     }
 

@@ -9,16 +9,18 @@ import PostgresNIO
 /// keep nothing that another node can change in memory: documents, users, roles, sessions and grants are read from
 /// PostgreSQL at each call.
 ///
-/// Every write transaction first locks the one `counter` row and takes its sequences from it, holding the lock until
-/// it commits: writes are serialized across nodes, so the order of sequences is the order in which they become
-/// visible, and a feed reading `sequence > since` can never pass a sequence that commits later; a rolled-back write
-/// gives its sequences back with the counter (docs/decisions.md, "Gateway storage in PostgreSQL and several nodes"). Rows are written
-/// at the end of a transaction in a few statements, whatever the number of documents. Committing sends
-/// `NOTIFY couchette`, which every node's ``PostgresChangeListener`` turns into a wake-up of its feeds.
+/// Writers of every node take their sequences without waiting for each other (``PostgresSequencer``) and lock only
+/// the documents they change (`SELECT … FOR UPDATE`); feeds read up to the stable sequence, below which nothing can
+/// commit any more, so a feed reading `since < sequence ≤ stable` never passes a sequence that commits later
+/// (docs/decisions.md, "Sequences across nodes without a lock"). Rows are written at the end of a transaction in one
+/// statement, whatever the number of documents. Committing sends `NOTIFY couchette`, which every node's
+/// ``PostgresChangeListener`` turns into a wake-up of its feeds at the new stable sequence.
 public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     let pool: PostgresConnectionPool
     /// The PostgreSQL schema holding this database's tables.
     let schema: String
+    /// Where writers take sequences and feeds learn how far they may read.
+    let sequencer: PostgresSequencer
     private let listener = PostgresChangeListener.Slot()
     /// Feed reads the feeds woken by one commit share.
     private let feedReads = PostgresFeedReads()
@@ -28,6 +30,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// - Throws: 503 when PostgreSQL cannot be reached; 500 for tables written by a newer gateway.
     public init(location: PostgresLocation, databaseName: String) throws(GatewayError) {
         self.schema = "couchette_" + databaseName
+        sequencer = PostgresSequencer(schema: schema)
         pool = try PostgresConnectionPool(location: location, searchPath: schema)
         do {
             try PostgresSchema.migrate(schema: schema, pool)
@@ -44,12 +47,14 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         pool.close()
     }
 
-    /// Calls `handler` with every commit of any node (a `NOTIFY`, or the counter and settings read every
+    /// Calls `handler` with every commit of any node, this one's included, at the stable sequence (after a `NOTIFY`, and
+    /// read with the settings' version every
     /// `pollInterval`), until the storage closes.
     public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void) {
         let pool = pool
         listener.start(
-            PostgresChangeListener(pool: pool, schema: schema, pollInterval: pollInterval) { commit in
+            PostgresChangeListener(pool: pool, schema: schema, sequencer: sequencer, pollInterval: pollInterval) {
+                commit in
                 pool.noteCommit()  // before the feeds it wakes read: none may take an answer from before it
                 handler(commit)
             })
@@ -68,11 +73,11 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     /// Stores `settings` as a new version, which the commit's notification names, so every node reloads them. It
-    /// runs as a write transaction (after every write that committed before it) but takes no sequence.
+    /// runs as a write transaction that takes no sequence; the version row's lock orders deployments.
     @discardableResult
     public func shareSettings(_ settings: SharedDatabaseSettings) throws(GatewayError) -> UInt64 {
         try writeTransaction { batch, link throws(GatewayError) in
-            let current = try link.query("SELECT value FROM meta WHERE key = 'settings_version'").rows.first
+            let current = try link.query("SELECT value FROM meta WHERE key = 'settings_version' FOR UPDATE").rows.first
             let version = try (current.map { row throws(GatewayError) in
                 UInt64(try PostgresLink.decode(row, as: String.self)) ?? 0
             } ?? 0) + 1
@@ -94,21 +99,21 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     // MARK: - Sequences
 
+    /// The stable sequence (``PostgresSequencer/stable(_:)``): a sequence taken by a write still in flight is not
+    /// given out as the last one, so that no feed starting from it can miss that write.
     public var lastSequence: UInt64 {
         get throws(GatewayError) {
-            try pool.withConnection { link throws(GatewayError) in
-                guard let row = try link.query("SELECT last FROM counter WHERE id = 1").rows.first else { return 0 }
-                return UInt64(try PostgresLink.decode(row, as: Int64.self))
-            }
+            try pool.withConnection { link throws(GatewayError) in try sequencer.stable(link) }
         }
     }
 
     public func nextSequence() throws(GatewayError) -> UInt64 {
-        try writeTransaction { batch, _ throws(GatewayError) in
-            batch.last += 1
-            return batch.last
-        }
+        try writeTransaction { batch, link throws(GatewayError) in try batch.nextSequence(sequencer, link) }
     }
+
+    /// This storage's listener announces every commit, the node's own included, at the stable sequence: a write's
+    /// own sequence may not be readable yet.
+    public var announcesOwnCommits: Bool { true }
 
     // MARK: - Reading documents
 
@@ -140,12 +145,45 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: metadata)
     }
 
-    /// A document as the write transaction `batch` sees it: as the batch knows it, else read under its lock.
-    private func latest(_ id: String, _ batch: PostgresWriteBatch, _ link: PostgresLink) throws(GatewayError)
-        -> StoredDocument?
-    {
+    /// A document as the write transaction `batch` sees it: as the batch knows it, else read and locked
+    /// (``lock(_:in:_:takingSequences:)``).
+    private func latest(
+        _ id: String, _ batch: PostgresWriteBatch, _ link: PostgresLink, takingSequences: Bool
+    ) throws(GatewayError) -> StoredDocument? {
         if let known = batch.known(id) { return known }
-        return try read(id, link)
+        try lock([id], in: batch, link, takingSequences: takingSequences)
+        return batch.known(id) ?? nil
+    }
+
+    /// Reads the documents `ids` into `batch` (``PostgresWriteBatch/prefetched``, absent ones also in
+    /// ``PostgresWriteBatch/readAbsent``), locked until the transaction ends, in ID order (so that two batches
+    /// locking the same documents cannot deadlock); in the same statement, when `takingSequences` and the batch has
+    /// none left, takes one per document.
+    private func lock(
+        _ ids: [String], in batch: PostgresWriteBatch, _ link: PostgresLink, takingSequences: Bool
+    ) throws(GatewayError) {
+        let wanted = Set(ids)
+        let count = takingSequences && !batch.hasSequences ? wanted.count : 0
+        let rows = try link.query(
+            """
+            SELECT t.taken, d.id, d.sequence, d.body, d.metadata
+            FROM take_sequences(\(Int32(clamping: count)), \(sequencer.tag)) AS t(taken)
+            LEFT JOIN LATERAL (
+                SELECT id, sequence, body, metadata FROM documents WHERE id = ANY(\(Array(wanted))) ORDER BY id FOR UPDATE
+            ) AS d ON true
+            """)
+        var found: [String: StoredDocument] = [:]
+        for row in rows.rows {
+            let (taken, id, sequence, body, metadata) = try PostgresLink.decode(
+                row, as: ([Int64], String?, Int64?, ByteBuffer?, ByteBuffer?).self)
+            batch.addSequences(taken)
+            guard let id, let sequence, let body, let metadata else { continue }
+            found[id] = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: metadata)
+        }
+        for id in wanted where batch.prefetched[id] == nil {
+            batch.prefetched[id] = .some(found[id])
+            if found[id] == nil { batch.readAbsent.insert(id) }
+        }
     }
 
     static func decodeDocument(
@@ -167,11 +205,10 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument? {
         try writeTransaction { batch, link throws(GatewayError) in
-            let current = try latest(documentID, batch, link)
+            let current = try latest(documentID, batch, link, takingSequences: true)
             guard var updated = try transform(current) else { return nil }
             guard updated.tree.winner != nil else { throw .internalError("A stored document needs a revision") }
-            batch.last += 1
-            updated.sequence = batch.last
+            updated.sequence = try batch.nextSequence(sequencer, link)
             var changes = IndexChanges()
             changes.recordUpdate(of: &updated, previous: current)
             batch.record(changes)
@@ -185,13 +222,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         try writeTransaction { _, _ throws(GatewayError) in try body() }
     }
 
-    /// ``inBatch(_:)`` reading the documents `ids` in one statement once the counter is locked, instead of one
+    /// ``inBatch(_:)`` reading and locking the documents `ids` in one statement, instead of one
     /// statement per update.
     public func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
-        try writeTransaction { batch, _ throws(GatewayError) in
-            // Under the lock, and behind what the batch itself stores or purges (``PostgresWriteBatch/known(_:)``).
-            let found = try documents(ids: ids)
-            for id in ids { batch.prefetched[id] = .some(found[id]) }
+        try writeTransaction { batch, link throws(GatewayError) in
+            // Locked, and behind what the batch itself stores or purges (``PostgresWriteBatch/known(_:)``).
+            try lock(ids, in: batch, link, takingSequences: true)
             return try body()
         }
     }
@@ -199,7 +235,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     @discardableResult
     public func purge(documentID: String, expiredBy: Date?) throws(GatewayError) -> Bool {
         try writeTransaction { batch, link throws(GatewayError) in
-            guard let document = try latest(documentID, batch, link) else { return false }
+            guard let document = try latest(documentID, batch, link, takingSequences: false) else { return false }
             if let expiredBy, !(document.expiry.map { $0 <= expiredBy } ?? false) { return false }
             var changes = IndexChanges()
             changes.recordDeletion(of: document)
@@ -215,9 +251,9 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         pool.currentTransaction?.state as? PostgresWriteBatch
     }
 
-    /// Runs `body` in a write transaction, joining the calling thread's open one: the counter row is locked first,
-    /// `body` records documents and index rows in the batch, and they are written and the counter advanced just
-    /// before the commit, which also notifies every node.
+    /// Runs `body` in a write transaction, joining the calling thread's open one: `body` locks the documents it
+    /// reads, takes sequences (``PostgresWriteBatch/nextSequence(_:_:)``) and records documents and index rows in the
+    /// batch, which are written just before the commit, which also notifies every node.
     func writeTransaction<T>(
         _ body: (PostgresWriteBatch, PostgresLink) throws(GatewayError) -> T
     ) throws(GatewayError) -> T {
@@ -225,10 +261,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
             return try body(batch, transaction.connection)
         }
         return try pool.transaction { link, transaction throws(GatewayError) in
-            guard let row = try link.query("SELECT last FROM counter WHERE id = 1 FOR UPDATE").rows.first else {
-                throw .internalError("PostgreSQL storage: the sequence counter is missing")
-            }
-            let batch = PostgresWriteBatch(last: UInt64(try PostgresLink.decode(row, as: Int64.self)))
+            let batch = PostgresWriteBatch()
             transaction.state = batch
             defer { transaction.state = nil }
             let result = try body(batch, link)
@@ -247,9 +280,13 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     private func queryChanges(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
         try pool.withConnection { link throws(GatewayError) in
+            // The stable sequence first, the rows in a later statement (a later snapshot).
+            let stable = try sequencer.stable(link)
+            guard stable > since else { return [] }
             let rows = try link.query(
                 """
-                SELECT sequence, id, rev, deleted FROM documents WHERE sequence > \(Int64(clamping: since))
+                SELECT sequence, id, rev, deleted FROM documents
+                WHERE sequence > \(Int64(clamping: since)) AND sequence <= \(Int64(clamping: stable))
                 ORDER BY sequence LIMIT \(limit.map { Int64($0) })
                 """)
             var entries: [ChangeEntry] = []
@@ -278,12 +315,15 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     {
         // As SQLite's query: per document its rows after `since`, still in a channel when one row is not a removal.
         return try pool.withConnection { link throws(GatewayError) in
+            let stable = try sequencer.stable(link)
+            guard stable > since else { return [] }
             let rows = try link.query(
                 """
                 SELECT m.doc_id, max(m.sequence), bool_and(m.removed), d.rev, d.deleted,
                     coalesce(array_agg(m.channel) FILTER (WHERE m.removed), '{}')
                 FROM channel_changes m JOIN documents d ON d.id = m.doc_id
                 WHERE m.channel = ANY(\(Array(channels))) AND m.sequence > \(Int64(clamping: since))
+                    AND m.sequence <= \(Int64(clamping: stable))
                 GROUP BY m.doc_id, d.rev, d.deleted
                 ORDER BY max(m.sequence)
                 LIMIT \(limit.map { Int64($0) })

@@ -31,6 +31,11 @@ final class PostgresLink: @unchecked Sendable {
         }
     }
 
+    /// Marks the transaction's failure as worth running again (a conflict found by the storage, not by PostgreSQL).
+    func noteTransientFailure() {
+        lastFailureWasTransient = true
+    }
+
     /// Runs a statement without parameters.
     func execute(_ sql: String) throws(GatewayError) {
         try query(PostgresQuery(unsafeSQL: sql))

@@ -2,19 +2,22 @@
 
 /// The tables of ``PostgresGatewayStorage``, in a PostgreSQL schema of their own per gateway database.
 ///
-/// The same tables as ``StorageSchema`` (SQLite), plus `counter`, the one row every document write and principal
-/// change takes its sequences from (docs/decisions.md, "Sequences across gateway nodes"). Text keys use the `C`
-/// collation, so `_all_docs` orders IDs by their bytes, as SQLite does. Nodes starting together create the tables
-/// once: creation runs under a transaction-scoped advisory lock.
+/// The same tables as ``StorageSchema`` (SQLite), plus the PostgreSQL `SEQUENCE` every document write and
+/// principal change takes its sequences from, and the two functions that make feeds safe without a lock between
+/// writers: `take_sequences` and `stable_sequence` (``PostgresSequencer``; docs/decisions.md, "Sequences across
+/// nodes without a lock"). Text keys use the `C` collation, so `_all_docs` orders IDs by their bytes, as SQLite does.
+/// Nodes starting together create the tables once: creation runs under a transaction-scoped advisory lock.
 ///
-/// - Version 1: this layout (`documents.expiry` in Unix seconds, NULL when the document does not expire).
+/// - Version 1: sequences from a `counter` row locked by every write transaction.
+/// - Version 2: this layout (`documents.expiry` in Unix seconds, NULL when the document does not expire); the
+///   counter's value moves to `document_sequence` and the table is dropped.
 enum PostgresSchema {
     /// The version this code writes.
-    static let version = 1
+    static let version = 2
 
     private static let tables = [
         "CREATE TABLE IF NOT EXISTS meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, last BIGINT NOT NULL)",
+        "CREATE SEQUENCE IF NOT EXISTS document_sequence AS BIGINT MINVALUE 1 CACHE 1",
         """
         CREATE TABLE IF NOT EXISTS documents (
             id TEXT COLLATE "C" PRIMARY KEY,
@@ -67,7 +70,7 @@ enum PostgresSchema {
         )
         """,
         "CREATE TABLE IF NOT EXISTS served_users (username TEXT COLLATE \"C\" PRIMARY KEY, last_served BIGINT NOT NULL)",
-        "INSERT INTO counter (id, last) VALUES (1, 0) ON CONFLICT DO NOTHING",
+        "INSERT INTO meta (key, value) VALUES ('settings_version', '0') ON CONFLICT DO NOTHING",
         "INSERT INTO meta (key, value) VALUES ('uuid', md5(random()::text || clock_timestamp()::text)) ON CONFLICT DO NOTHING",
     ]
 
@@ -86,6 +89,13 @@ enum PostgresSchema {
             if let foundVersion, foundVersion > version {
                 throw .internalError("The PostgreSQL schema \(schema) was written by a newer gateway")
             }
+            if let foundVersion, foundVersion < 2 {
+                // Version 1 counted in a row: the sequence goes on from its value.
+                try link.execute(
+                    "SELECT setval('document_sequence', last) FROM counter WHERE id = 1 AND last > 0")
+                try link.execute("DROP TABLE counter")
+            }
+            for statement in PostgresSequencer.functions { try link.execute(statement) }
             try link.query("INSERT INTO meta (key, value) VALUES ('schema_version', \(String(version))) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         }
     }

@@ -8,15 +8,17 @@ import PostgresNIO
 /// sequences it took, the documents it stores or purges, and the index rows they add and remove.
 ///
 /// Rows are netted as they are recorded (a row inserted then deleted in the same batch, as when a `_bulk_docs`
-/// request updates a document twice, is never written), then ``flush(_:schema:)`` writes everything in at most
-/// seven statements.
+/// request updates a document twice, is never written), then ``flush(_:schema:)`` writes everything in one statement.
 final class PostgresWriteBatch {
-    /// The last sequence taken (the counter's value when the transaction started, plus what it allocated).
-    var last: UInt64
-    /// The counter's value when the transaction started.
-    let first: UInt64
+    /// Sequences taken (``PostgresSequencer/take(_:_:)``) and not used yet, in increasing order.
+    private var available: [UInt64] = []
+    /// The last sequence used, or nil while none is.
+    private(set) var last: UInt64?
     /// Documents to store, by ID, as they will be stored.
     var documents: [String: StoredDocument] = [:]
+    /// Documents read absent under the batch's locks: stored only if still absent at the flush (another writer may
+    /// create them meanwhile, since an absent row cannot be locked).
+    var readAbsent: Set<String> = []
     /// Documents to delete (purge).
     var purged: Set<String> = []
     /// The version of the shared settings this batch stores, if it does.
@@ -35,9 +37,21 @@ final class PostgresWriteBatch {
         return prefetched[id]
     }
 
-    init(last: UInt64) {
-        self.last = last
-        self.first = last
+    /// Whether sequences taken are left.
+    var hasSequences: Bool { !available.isEmpty }
+
+    /// Adds sequences taken (by a statement that also read documents).
+    func addSequences(_ taken: [Int64]) {
+        guard !taken.isEmpty else { return }
+        available = (available + taken.map { UInt64($0) }).sorted(by: >)
+    }
+
+    /// The next sequence for this batch, taking one more from `sequencer` when the ones taken are used up.
+    func nextSequence(_ sequencer: PostgresSequencer, _ link: PostgresLink) throws(GatewayError) -> UInt64 {
+        if available.isEmpty { available = try sequencer.take(1, link).reversed() }
+        guard let sequence = available.popLast() else { throw .internalError("PostgreSQL storage: no sequence") }
+        last = sequence
+        return sequence
     }
 
     /// Adds a change's index rows, cancelling rows this batch inserted and now deletes.
@@ -45,90 +59,96 @@ final class PostgresWriteBatch {
         indexRows.record(changes)
     }
 
-    /// `SCHEMA LAST`, or `SCHEMA LAST VERSION` when the batch changed the shared settings.
+    /// `SCHEMA LAST`, or `SCHEMA LAST VERSION` when the batch changed the shared settings (LAST, the batch's last
+    /// sequence, is a hint: listeners read the stable sequence).
     private func notification(schema: String) -> String {
-        [schema, String(last)].joined(separator: " ") + (settingsVersion.map { " \($0)" } ?? "")
+        [schema, String(last ?? 0)].joined(separator: " ") + (settingsVersion.map { " \($0)" } ?? "")
     }
 
-    /// Writes the batch: index rows, purges, documents, then the counter and the notification (both take effect
-    /// at the commit that follows).
+    /// Writes the batch in one statement: index rows, purges, documents and the notification (which takes effect at
+    /// the commit that follows).
+    ///
+    /// - Throws: A transient failure (the transaction runs again) when a document read absent was created meanwhile.
     func flush(_ link: PostgresLink, schema: String) throws(GatewayError) {
-        guard last != first || !purged.isEmpty || settingsVersion != nil else { return }
-        if !indexRows.deletedChannels.isEmpty {
-            let keys = Array(indexRows.deletedChannels)
-            try link.query(
-                """
-                DELETE FROM channel_changes c USING unnest(\(keys.map(\.channel))::text[], \(keys.map { Int64($0.sequence) })::bigint[]) AS d(channel, sequence)
+        guard last != nil || !purged.isEmpty || settingsVersion != nil else { return }
+        let deletedChannels = Array(indexRows.deletedChannels)
+        let insertedChannels = Array(indexRows.insertedChannels.values)
+        let deletedGrants = Array(indexRows.deletedGrants)
+        let insertedGrants = Array(indexRows.insertedGrants.values)
+        var columns = DocumentColumns()
+        var created = DocumentColumns()
+        for document in documents.values {
+            if readAbsent.contains(document.id) { created.append(document) } else { columns.append(document) }
+        }
+        let result = try link.query(
+            """
+            WITH deleted_channels AS (
+                DELETE FROM channel_changes c
+                USING unnest(\(deletedChannels.map(\.channel))::text[], \(deletedChannels.map { Int64($0.sequence) })::bigint[]) AS d(channel, sequence)
                 WHERE c.channel = d.channel AND c.sequence = d.sequence
-                """)
-        }
-        if !indexRows.insertedChannels.isEmpty {
-            let rows = Array(indexRows.insertedChannels.values)
-            try link.query(
-                """
+            ), inserted_channels AS (
                 INSERT INTO channel_changes (channel, sequence, doc_id, removed)
-                SELECT * FROM unnest(\(rows.map(\.channel))::text[], \(rows.map { Int64($0.sequence) })::bigint[],
-                    \(rows.map(\.documentID))::text[], \(rows.map(\.removed))::boolean[])
-                """)
-        }
-        if !indexRows.deletedGrants.isEmpty {
-            let keys = Array(indexRows.deletedGrants)
-            try link.query(
-                """
-                DELETE FROM grants g USING unnest(\(keys.map(\.grant.principal))::text[], \(keys.map { Int16($0.grant.kind.rawValue) })::smallint[],
-                    \(keys.map { Int64($0.sequence) })::bigint[], \(keys.map(\.grant.target))::text[]) AS d(principal, kind, sequence, target)
+                SELECT * FROM unnest(\(insertedChannels.map(\.channel))::text[], \(insertedChannels.map { Int64($0.sequence) })::bigint[],
+                    \(insertedChannels.map(\.documentID))::text[], \(insertedChannels.map(\.removed))::boolean[])
+            ), deleted_grants AS (
+                DELETE FROM grants g USING unnest(\(deletedGrants.map(\.grant.principal))::text[], \(deletedGrants.map { Int16($0.grant.kind.rawValue) })::smallint[],
+                    \(deletedGrants.map { Int64($0.sequence) })::bigint[], \(deletedGrants.map(\.grant.target))::text[]) AS d(principal, kind, sequence, target)
                 WHERE g.principal = d.principal AND g.kind = d.kind AND g.sequence = d.sequence AND g.target = d.target
-                """)
-        }
-        if !indexRows.insertedGrants.isEmpty {
-            let rows = Array(indexRows.insertedGrants.values)
-            try link.query(
-                """
+            ), inserted_grants AS (
                 INSERT INTO grants (principal, kind, sequence, target, doc_id)
-                SELECT * FROM unnest(\(rows.map(\.grant.principal))::text[], \(rows.map { Int16($0.grant.kind.rawValue) })::smallint[],
-                    \(rows.map { Int64($0.sequence) })::bigint[], \(rows.map(\.grant.target))::text[], \(rows.map(\.documentID))::text[])
-                """)
-        }
-        let purgedIDs = purged
-        if !purgedIDs.isEmpty {
-            try link.query("DELETE FROM documents WHERE id = ANY(\(Array(purgedIDs)))")
-        }
-        if !documents.isEmpty {
-            let stored = Array(documents.values)
-            var ids: [String] = []
-            var sequences: [Int64] = []
-            var deleted: [Bool] = []
-            var revisions: [String] = []
-            var bodies: [ByteBuffer] = []
-            var metadata: [ByteBuffer] = []
-            var expiries: [Double] = []  // NaN: none (arrays of optionals do not bind)
-            for document in stored {
-                guard let winner = document.tree.winner else { continue }
-                ids.append(document.id)
-                sequences.append(Int64(document.sequence))
-                deleted.append(winner.isDeleted)
-                revisions.append(winner.id.description)
-                bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
-                metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
-                expiries.append(document.expiry?.timeIntervalSince1970 ?? .nan)
-            }
-            try link.query(
-                """
+                SELECT * FROM unnest(\(insertedGrants.map(\.grant.principal))::text[], \(insertedGrants.map { Int16($0.grant.kind.rawValue) })::smallint[],
+                    \(insertedGrants.map { Int64($0.sequence) })::bigint[], \(insertedGrants.map(\.grant.target))::text[], \(insertedGrants.map(\.documentID))::text[])
+            ), purged AS (
+                DELETE FROM documents WHERE id = ANY(\(Array(purged)))
+            ), updated AS (
                 INSERT INTO documents (id, sequence, deleted, rev, body, metadata, expiry)
                 SELECT i, s, d, r, b, m, NULLIF(e, 'NaN'::float8)
-                FROM unnest(\(ids)::text[], \(sequences)::bigint[], \(deleted)::boolean[], \(revisions)::text[],
-                    \(bodies)::bytea[], \(metadata)::bytea[], \(expiries)::float8[]) AS u(i, s, d, r, b, m, e)
+                FROM unnest(\(columns.ids)::text[], \(columns.sequences)::bigint[], \(columns.deleted)::boolean[], \(columns.revisions)::text[],
+                    \(columns.bodies)::bytea[], \(columns.metadata)::bytea[], \(columns.expiries)::float8[]) AS u(i, s, d, r, b, m, e)
                 ON CONFLICT (id) DO UPDATE SET sequence = excluded.sequence, deleted = excluded.deleted,
                     rev = excluded.rev, body = excluded.body, metadata = excluded.metadata, expiry = excluded.expiry
-                """)
+            ), created AS (
+                INSERT INTO documents (id, sequence, deleted, rev, body, metadata, expiry)
+                SELECT i, s, d, r, b, m, NULLIF(e, 'NaN'::float8)
+                FROM unnest(\(created.ids)::text[], \(created.sequences)::bigint[], \(created.deleted)::boolean[], \(created.revisions)::text[],
+                    \(created.bodies)::bytea[], \(created.metadata)::bytea[], \(created.expiries)::float8[]) AS u(i, s, d, r, b, m, e)
+                ON CONFLICT (id) DO NOTHING
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM created), pg_notify('couchette', \(notification(schema: schema)))
+            """)
+        let createdCount = try result.rows.first.map { row throws(GatewayError) in
+            try PostgresLink.decode(row, as: (Int64, String).self).0
         }
-        if last != first || settingsVersion != nil {
-            // The notification goes out once the transaction commits.
-            try link.query(
-                """
-                WITH advanced AS (UPDATE counter SET last = \(Int64(last)) WHERE id = 1)
-                SELECT pg_notify('couchette', \(notification(schema: schema)))
-                """)
+        guard createdCount == Int64(created.ids.count) else {
+            // Another writer created one of them after this batch read it absent: run the batch again.
+            link.noteTransientFailure()
+            throw .conflict("Document update conflict")
         }
+    }
+}
+
+// MARK: - DocumentColumns
+
+/// Documents as the columns of an `unnest` insert.
+private struct DocumentColumns {
+    var ids: [String] = []
+    var sequences: [Int64] = []
+    var deleted: [Bool] = []
+    var revisions: [String] = []
+    var bodies: [ByteBuffer] = []
+    var metadata: [ByteBuffer] = []
+    /// NaN: none (arrays of optionals do not bind).
+    var expiries: [Double] = []
+
+    mutating func append(_ document: StoredDocument) {
+        guard let winner = document.tree.winner else { return }
+        ids.append(document.id)
+        sequences.append(Int64(document.sequence))
+        deleted.append(winner.isDeleted)
+        revisions.append(winner.id.description)
+        bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
+        metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
+        expiries.append(document.expiry?.timeIntervalSince1970 ?? .nan)
     }
 }
