@@ -11,7 +11,10 @@ import Testing
 /// Sequences in PostgreSQL taken without a lock between writers (``PostgresSequencer``): feeds read only up to the
 /// stable sequence, so none ever passes a sequence that commits later, however the commits of several nodes
 /// interleave (docs/decisions.md, "Sequences across nodes without a lock").
-@Suite("PostgreSQL sequences without a lock", .timeLimit(.minutes(3)))
+///
+/// The cases run one at a time: each keeps eight threads and PostgreSQL busy, which the suite's timing tests running
+/// beside them would feel.
+@Suite("PostgreSQL sequences without a lock", .serialized, .timeLimit(.minutes(3)))
 struct PostgresSequencerTests {
     /// A new PostgreSQL database: its URL and name.
     private func newDatabase() async throws -> (url: String, name: String) {
@@ -31,15 +34,16 @@ struct PostgresSequencerTests {
     }
 
     @Test(
-        "Feeds on two nodes, reading in random pages while writers on both commit late, out of sequence order, and some roll back, deliver every committed sequence once, in order",
+        "Feeds on two nodes, reading in random pages while writers on both (in transactions and in single statements) commit late, out of sequence order, and some roll back, deliver every committed sequence once, in order",
         arguments: 0..<5)
     func noFeedSkipsALateCommit(seed: Int) async throws {
         let (url, name) = try await newDatabase()
         let location = try StorageLocation(parsing: url)
-        let nodes = [
-            try location.openStorage(databaseName: "db"), try location.openStorage(databaseName: "db"),
-        ]
-        defer { for node in nodes { node.close() } }
+        // Opening and closing wait for PostgreSQL: not on the cooperative threads.
+        let nodes = try await offCooperativeThreads {
+            [try location.openStorage(databaseName: "db"), try location.openStorage(databaseName: "db")]
+        }
+        defer { Thread.detachNewThread { for node in nodes { node.close() } } }
         // Each write pauses for up to 30 ms before it commits; documents named rollback-… fail their transaction.
         _ = try await psql(
             """
@@ -67,8 +71,21 @@ struct PostgresSequencerTests {
                                     "n\(nodeIndex)-w\(writer)-b\(batch)-\($0)"
                                 }
                                 if Int.random(in: 0..<5, using: &random) == 0 { ids.append("rollback-\(ids[0])") }
-                                _ = try? node.inBatch(updating: ids) { () throws(GatewayError) in
-                                    for id in ids { try node.update(documentID: id) { Self.edited($0, id: id) } }
+                                if writer % 2 == 0 {
+                                    // A transaction: locking reads, then the rows.
+                                    _ = try? node.inBatch(updating: ids) { () throws(GatewayError) in
+                                        for id in ids { try node.update(documentID: id) { Self.edited($0, id: id) } }
+                                    }
+                                } else {
+                                    // Writes prepared on snapshots, stored in one statement.
+                                    let snapshots = (try? node.documents(ids: ids)) ?? [:]
+                                    let writes = ids.compactMap { id in
+                                        Self.edited(snapshots[id], id: id).map {
+                                            EncodedWrite(
+                                                document: $0, previous: snapshots[id], attachments: [], encodingRows: true)
+                                        }
+                                    }
+                                    _ = try? node.store(writes)
                                 }
                             }
                             return nil
@@ -96,6 +113,9 @@ struct PostgresSequencerTests {
             let stored = try await psql("SELECT sequence FROM couchette_db.documents ORDER BY sequence", database: name)
                 .split(separator: "\n").compactMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
             #expect(stored.count > writersPerNode * batches)
+            let statementWrites = try await psql(
+                "SELECT count(*) FROM couchette_db.documents WHERE id LIKE '%-w1-%'", database: name)
+            #expect((Int(statementWrites.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= batches)
             #expect(feeds.count == nodes.count)
             for (index, feed) in feeds.enumerated() {
                 #expect(feed == stored, "feed \(index): \(Set(stored).subtracting(feed).sorted()) missing")

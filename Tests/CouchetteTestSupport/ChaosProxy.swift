@@ -12,9 +12,10 @@ import Synchronization
 /// it, so a failing run's seed (`COUCHETTE_CHAOS_SEED`) replays the same decisions for the same traffic. With
 /// `cutProbability` 0 it only counts the bytes (the benchmarks' bytes-on-the-wire figures).
 ///
-/// With a `delay`, each chunk waits that long before it is forwarded, each way: a server a round trip of twice the
-/// delay away, for a protocol that waits for each answer (PostgreSQL's extended queries; the benchmarks'
-/// `postgres.*.rtt5`).
+/// With a `delay`, each chunk is forwarded that long after it arrived, each way: a server a round trip of twice the
+/// delay away (latency, not bandwidth: chunks read meanwhile are in flight together, so a large statement costs one
+/// delay, not one per chunk), for a protocol that waits for each answer (PostgreSQL's extended queries; the
+/// benchmarks' `postgres.*.rtt5`).
 public final class ChaosProxy: Sendable {
     /// The seed of this proxy's cuts.
     public let seed: UInt64
@@ -107,26 +108,85 @@ public final class ChaosProxy: Sendable {
     ) {
         var random = random
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        let delayed = delayMicroseconds > 0 ? DelayLine(delayMicroseconds: delayMicroseconds) : nil
+        if let delayed {
+            Thread.detachNewThread {
+                while let chunk = delayed.next() {
+                    guard Self.writeAll(chunk, to: destination) else { break }
+                }
+                connection.end()
+            }
+        }
+        defer { delayed?.close() }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
             if counts { downstreamCount.add(count, ordering: .relaxed) }
-            if delayMicroseconds > 0 { usleep(delayMicroseconds) }
-            var written = 0
-            while written < count {
-                let result = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + written, count - written) }
-                guard result > 0 else {
-                    connection.end()
-                    return
-                }
-                written += result
+            if let delayed {
+                delayed.send(Array(buffer[0..<count]))
+            } else if !Self.writeAll(buffer[0..<count], to: destination) {
+                break
             }
             if Double.random(in: 0..<1, using: &random) < cutProbability {
                 cutCount.add(1, ordering: .relaxed)
                 break
             }
         }
-        connection.end()
+        if delayed == nil { connection.end() }
+    }
+
+    /// Writes every byte of `bytes`; false when the connection is gone.
+    private static func writeAll(_ bytes: some Collection<UInt8>, to destination: Int32) -> Bool {
+        let bytes = Array(bytes)
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { write(destination, $0.baseAddress! + written, bytes.count - written) }
+            guard result > 0 else { return false }
+            written += result
+        }
+        return true
+    }
+
+    /// Chunks in flight one way, each handed on `delayMicroseconds` after it was sent.
+    private final class DelayLine: @unchecked Sendable {
+        private let delay: Duration
+        private let condition = NSCondition()
+        // Guarded by `condition`:
+        private var chunks: [(due: ContinuousClock.Instant, bytes: [UInt8])] = []
+        private var closed = false
+
+        init(delayMicroseconds: UInt32) { delay = .microseconds(Int64(delayMicroseconds)) }
+
+        func send(_ bytes: [UInt8]) {
+            condition.withLock {
+                chunks.append((.now + delay, bytes))
+                condition.signal()
+            }
+        }
+
+        /// Ends the line once the chunks in it are handed on.
+        func close() {
+            condition.withLock {
+                closed = true
+                condition.signal()
+            }
+        }
+
+        /// The next chunk once it is due; nil when the line is closed and empty.
+        func next() -> [UInt8]? {
+            condition.lock()
+            defer { condition.unlock() }
+            while chunks.isEmpty {
+                if closed { return nil }
+                condition.wait()
+            }
+            let chunk = chunks.removeFirst()
+            condition.unlock()
+            let wait = chunk.due - .now
+            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)) }
+            condition.lock()
+            return chunk.bytes
+        }
     }
 
     /// Both sockets of one proxied connection, closed once.

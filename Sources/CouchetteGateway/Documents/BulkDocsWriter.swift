@@ -43,8 +43,8 @@ public struct BulkDocsWriter: Sendable {
         let documentBodies = documentIndices.map { bodies[$0] }
         let documentHistories = documentIndices.map { $0 < histories.count ? histories[$0] : nil }
         // First every document's new revision is computed — sync function included — on snapshots read at once,
-        // without the storage's lock, so concurrent requests use every core; then one transaction stores them all,
-        // durable together before the response is sent. A document changed meanwhile is redone at commit.
+        // without the storage's lock, so concurrent requests use every core; then they are stored together (one
+        // round trip to PostgreSQL), durable before the response is sent. A document changed meanwhile is redone.
         let ids = documentBodies.compactMap { $0["_id"]?.stringValue }
         let snapshots = ids.isEmpty ? [:] : try? documents.storage.documents(ids: ids)
         // A result names its document by its `_id`, a non-string one by its JSON text; a failed document without
@@ -56,24 +56,7 @@ public struct BulkDocsWriter: Sendable {
                 history: documentHistories[index], snapshots: snapshots)
         }
         let prepared = documents.prepare(batch: edits, user: user)
-        var results: [JSONValue]
-        do {
-            var lastSequence: UInt64?
-            results = try documents.storage.inBatch(updating: ids) { () throws(GatewayError) in
-                // A storage may run the batch again (PostgreSQL, after a deadlock): count this run's sequences only.
-                lastSequence = nil
-                return zip(resultIDs, prepared).map { id, write in
-                    let (result, sequence) = store(write, id: id)
-                    if let sequence { lastSequence = max(lastSequence ?? 0, sequence) }
-                    return result
-                }
-            }
-            // Feeds learn of the batch once it has committed.
-            if let lastSequence { documents.storage.announce(lastSequence, to: documents.changeNotifier) }
-        } catch {
-            // The commit failed: none of them was stored.
-            results = resultIDs.map { Self.failure(id: $0, error: error) }
-        }
+        var results = store(prepared, ids: resultIDs)
         for body in bodies where isLocal(body) {
             results.append(writeLocal(body, id: body["_id"]?.stringValue ?? ""))
         }
@@ -104,14 +87,62 @@ public struct BulkDocsWriter: Sendable {
         }
     }
 
-    /// Stores a prepared write inside the batch's transaction; returns its result and the sequence it took.
-    private func store(_ write: Result<PreparedWrite, GatewayError>, id: String?) -> (JSONValue, UInt64?) {
-        do throws(GatewayError) {
-            let write = try write.get()
-            let (revision, sequence) = try documents.store(write)
-            return (["id": .string(write.id), "rev": .string(revision.description)], sequence)
+    /// Stores the prepared writes and returns one result each: first, in one call (one round trip to PostgreSQL),
+    /// every write whose document is still its snapshot; then, in one transaction, the writes whose document changed
+    /// meanwhile, computed again on the latest document. Feeds learn of the writes once they have committed.
+    private func store(_ prepared: [Result<PreparedWrite, GatewayError>], ids: [String?]) -> [JSONValue] {
+        var results: [JSONValue?] = prepared.indices.map { index in
+            guard case .failure(let error) = prepared[index] else { return nil }
+            return Self.failure(id: ids[index], error: error)
+        }
+        var lastSequence: UInt64?
+        func succeeded(_ index: Int, _ write: PreparedWrite, revision: RevisionID, sequence: UInt64?) {
+            results[index] = ["id": .string(write.id), "rev": .string(revision.description)]
+            if let sequence { lastSequence = max(lastSequence ?? 0, sequence) }
+        }
+        let writes = prepared.map { try? $0.get() }
+        let encoded = writes.indices.compactMap { index in writes[index]?.encoded.map { (index, $0) } }
+        var stale: [Int] = []
+        do {
+            let outcomes = try documents.storage.store(encoded.map(\.1))
+            for ((index, _), outcome) in zip(encoded, outcomes) {
+                guard let write = writes[index] else { continue }
+                switch outcome {
+                case .success(let sequence?): succeeded(index, write, revision: write.result.revision, sequence: sequence)
+                case .success(nil): stale.append(index)
+                case .failure(let error): results[index] = Self.failure(id: ids[index], error: error)
+                }
+            }
         } catch {
-            return (Self.failure(id: id, error: error), nil)
+            // Nothing was stored.
+            for (index, _) in encoded { results[index] = Self.failure(id: ids[index], error: error) }
+        }
+        // Writes that change nothing succeed as they are.
+        for (index, write) in writes.enumerated() where results[index] == nil && write?.encoded == nil {
+            if let write { succeeded(index, write, revision: write.result.revision, sequence: nil) }
+        }
+        if !stale.isEmpty {
+            do {
+                try documents.storage.inBatch(updating: stale.compactMap { writes[$0]?.id }) { () throws(GatewayError) in
+                    // A storage may run the batch again (PostgreSQL, after a deadlock): each run sets every result.
+                    for index in stale {
+                        guard let write = writes[index] else { continue }
+                        do throws(GatewayError) {
+                            let (revision, sequence) = try documents.redo(write)
+                            succeeded(index, write, revision: revision, sequence: sequence)
+                        } catch {
+                            results[index] = Self.failure(id: ids[index], error: error)
+                        }
+                    }
+                }
+            } catch {
+                // The commit failed: none of them was stored.
+                for index in stale { results[index] = Self.failure(id: ids[index], error: error) }
+            }
+        }
+        if let lastSequence { documents.storage.announce(lastSequence, to: documents.changeNotifier) }
+        return results.enumerated().map { index, result in
+            result ?? Self.failure(id: ids[index], error: GatewayError.internalError("The write was not stored"))
         }
     }
 

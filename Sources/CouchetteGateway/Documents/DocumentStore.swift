@@ -70,6 +70,14 @@ public final class DocumentStore: Sendable {
     func store(_ write: PreparedWrite) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
         guard let encoded = write.encoded else { return (write.result.revision, nil) }
         if let sequence = try storage.store(encoded) { return (write.result.revision, sequence) }
+        return try redo(write)
+    }
+
+    /// Runs a prepared write's edit again under the storage's lock, on the latest document: its document changed
+    /// since the write was computed.
+    ///
+    /// - Returns: The revision written, and the sequence it was stored at (nil when nothing changed).
+    func redo(_ write: PreparedWrite) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
         var revision = write.result.revision
         let redone = try storage.update(documentID: write.id) { current throws(GatewayError) in
             let result = try write.edit(current)

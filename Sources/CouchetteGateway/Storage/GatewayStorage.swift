@@ -55,6 +55,13 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     ///   stored; the caller computes the write again).
     func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64?
 
+    /// Stores writes prepared beforehand (``store(_:)-(EncodedWrite)``), together: for each, the sequence it was stored at,
+    /// nil when its document changed meanwhile (or appears earlier in `writes`), or why it failed. A storage reached
+    /// over the network stores them in one round trip.
+    ///
+    /// - Throws: When nothing could be stored.
+    func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>]
+
     /// Runs `body`, whose updates commit together at its end (each update still succeeds or fails on its own).
     func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
 
@@ -220,6 +227,14 @@ extension GatewayStorage {
             return write.document
         }
         return stale ? nil : stored?.sequence
+    }
+
+    /// ``GatewayStorage/store(_:)-([EncodedWrite])`` as one batch of ``GatewayStorage/store(_:)-(EncodedWrite)``
+    /// calls, each succeeding or failing on its own.
+    public func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
+        try inBatch(updating: writes.map(\.document.id)) { () throws(GatewayError) in
+            writes.map { write in Result { () throws(GatewayError) in try store(write) } }
+        }
     }
 
     /// Calls `body` with every document ID in order, `size` at a time, until it returns false (`_all_docs`, resync,

@@ -218,6 +218,21 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// Rows worked out ahead let a write be stored in one statement (``PostgresDocumentWriter``).
+    public var encodesWritesAhead: Bool { true }
+
+    public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
+        try store([write])[0].get()
+    }
+
+    /// One statement for every write (``PostgresDocumentWriter``), in the open transaction if there is one.
+    public func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
+        let writer = PostgresDocumentWriter(schema: schema, sequencer: sequencer)
+        let stored = try pool.withConnection { link throws(GatewayError) in try writer.store(writes, link) }
+        if pool.currentTransaction == nil { pool.noteCommit() }
+        return stored.map { .success($0) }
+    }
+
     public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
         try writeTransaction { _, _ throws(GatewayError) in try body() }
     }
