@@ -29,6 +29,14 @@ public final class ChaosProxy: Sendable {
     private let cutCount = Atomic<Int>(0)
     private let connectionCount = Atomic<UInt64>(0)
     private let downstreamCount = Atomic<Int>(0)
+    private let gate = HoldGate()
+
+    /// Stops forwarding, both ways, on every connection (chunks read meanwhile wait): a server that stopped answering,
+    /// its connections still open.
+    public func hold() { gate.set(holding: true) }
+
+    /// Forwards again what ``hold()`` kept, and what comes after.
+    public func release() { gate.set(holding: false) }
 
     /// How many connections were cut so far.
     public var cuts: Int { cutCount.load(ordering: .relaxed) }
@@ -122,6 +130,7 @@ public final class ChaosProxy: Sendable {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
             if counts { downstreamCount.add(count, ordering: .relaxed) }
+            gate.waitWhileHolding()
             if let delayed {
                 delayed.send(Array(buffer[0..<count]))
             } else if !Self.writeAll(buffer[0..<count], to: destination) {
@@ -217,5 +226,26 @@ public final class ChaosProxy: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = port.bigEndian
         return address
+    }
+}
+
+// MARK: - HoldGate
+
+/// Whether a ``ChaosProxy`` holds its traffic, with a wait for the moment it no longer does.
+private final class HoldGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var holding = false  // guarded by `condition`
+
+    func set(holding: Bool) {
+        condition.withLock {
+            self.holding = holding
+            condition.broadcast()
+        }
+    }
+
+    func waitWhileHolding() {
+        condition.withLock {
+            while holding { condition.wait() }
+        }
     }
 }

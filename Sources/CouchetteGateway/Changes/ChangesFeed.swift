@@ -74,9 +74,9 @@ public struct ChangesFeed: Sendable {
     private var position: UInt64
     /// The last sequence the current pass reads (the notifier's, taken before the reload).
     private var end: UInt64 = 0
-    /// Whether a pass has begun (the first reads the storage's sequence, see
-    /// ``GatewayStorage/readableSequence(announcedBy:)``).
-    private var begun = false
+    /// Whether the next pass takes its end from the storage (``GatewayStorage/readableSequence(announcedBy:)``)
+    /// rather than the notifier: the first pass, and one after a read found entries past its end.
+    private var endFromStorage = true
     /// The sequence of the grant behind the last backfill, where a `_user/` entry is still to be sent.
     private var userEntry: UInt64?
     private var reloading: Reloading
@@ -208,8 +208,10 @@ public struct ChangesFeed: Sendable {
             needsReload = false
             // Taken before the reload: every change up to it (grants included) is committed and in the user. The
             // first pass asks the storage, so that a feed requested after a write reads it.
-            end = begun ? notifier.lastSequence : try reader.database.storage.readableSequence(announcedBy: notifier)
-            begun = true
+            end =
+                endFromStorage
+                ? try reader.database.storage.readableSequence(announcedBy: notifier) : notifier.lastSequence
+            endFromStorage = false
             guard try reload() else {
                 finished = true
                 needsRead = false
@@ -246,6 +248,13 @@ public struct ChangesFeed: Sendable {
             rows += pendingRevocations.prefix(room)
             pendingRevocations.removeFirst(min(room, pendingRevocations.count))
             if !pendingRevocations.isEmpty { return rows }
+        }
+        if batch.passedEnd {
+            // Documents changed during the pass moved past its end (a push racing this pull): another pass, to a
+            // new end, sends them now rather than at the next request.
+            needsReload = true
+            endFromStorage = true
+            return rows
         }
         needsRead = false
         return rows

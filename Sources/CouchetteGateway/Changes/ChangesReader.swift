@@ -35,6 +35,9 @@ public struct ChangesReader: Sendable {
         public var position: UInt64
         /// Whether the read reached the end of the changes (rather than a limit).
         public var isExhausted: Bool
+        /// Whether the storage had entries past the read's `end` (committed after the feed took it): a document that
+        /// changed meanwhile moved there, and a further read finds it.
+        public var passedEnd = false
     }
 
     // MARK: - Properties
@@ -109,7 +112,7 @@ public struct ChangesReader: Sendable {
             let leaves = try leaves(of: entries)
             for entry in entries {
                 if let end, entry.sequence > end {
-                    return Batch(rows: rows, position: max(position, end), isExhausted: true)
+                    return Batch(rows: rows, position: max(position, end), isExhausted: true, passedEnd: true)
                 }
                 position = entry.sequence
                 guard accepts(entry) else { continue }

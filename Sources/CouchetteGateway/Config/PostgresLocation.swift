@@ -20,6 +20,10 @@ import Foundation
 /// default) encrypts when the server offers TLS, `require` insists on it, `verify-ca` also checks the server's
 /// certificate against `sslrootcert` (the system's trust roots without it), `verify-full` its name too;
 /// `disable` never encrypts.
+///
+/// `connect_timeout` (libpq's name, in seconds; 10 by default) bounds every wait on the server here, not only
+/// connecting: for a connection from the pool, and for each answer. A server that does not answer in time makes the
+/// request a 503, and the connection is closed.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// The server's host name or address.
     public var host: String
@@ -36,6 +40,11 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// A PEM file of the certificates that may sign the server's (`sslrootcert`), for ``TLSMode/verifyCA`` and
     /// ``TLSMode/verifyFull``; the system's trust roots when nil.
     public var rootCertificatesPath: String?
+    /// How long to wait for a connection or an answer before giving up with a 503 (`connect_timeout`).
+    public var timeout: Duration
+
+    /// The wait bound when the URL names none.
+    public static let defaultTimeout = Duration.seconds(10)
 
     /// How a connection uses TLS: libpq's `sslmode` values.
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
@@ -54,7 +63,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// Creates a location from its parts.
     public init(
         host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
-        tlsMode: TLSMode = .prefer, rootCertificatesPath: String? = nil
+        tlsMode: TLSMode = .prefer, rootCertificatesPath: String? = nil, timeout: Duration = Self.defaultTimeout
     ) {
         self.host = host
         self.port = port
@@ -63,6 +72,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         self.database = database
         self.tlsMode = tlsMode
         self.rootCertificatesPath = rootCertificatesPath
+        self.timeout = timeout
     }
 
     /// Parses a `postgres://` URL.
@@ -92,6 +102,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         }
         var tlsMode = TLSMode.prefer
         var rootCertificatesPath: String?
+        var timeout = Self.defaultTimeout
         for item in components.queryItems ?? [] {
             switch item.name {
             case "sslmode":
@@ -105,15 +116,22 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                     throw .invalidConfig(field: field, problem: "the PostgreSQL sslrootcert needs a file path")
                 }
                 rootCertificatesPath = path
+            case "connect_timeout":
+                guard let seconds = item.value.flatMap(Double.init), seconds > 0, seconds <= 3_600 else {
+                    throw .invalidConfig(
+                        field: field, problem: "the PostgreSQL connect_timeout must be a number of seconds from 0 to 3600")
+                }
+                timeout = .milliseconds(Int64(seconds * 1_000))
             default:
                 throw .invalidConfig(
-                    field: field, problem: "unknown PostgreSQL URL parameter \"\(item.name)\" (sslmode and sslrootcert are known)")
+                    field: field,
+                    problem: "unknown PostgreSQL URL parameter \"\(item.name)\" (sslmode, sslrootcert and connect_timeout are known)")
             }
         }
         self.init(
             host: host, port: components.port ?? 5432, username: username,
             password: components.percentEncodedPassword?.removingPercentEncoding, database: database,
-            tlsMode: tlsMode, rootCertificatesPath: rootCertificatesPath)
+            tlsMode: tlsMode, rootCertificatesPath: rootCertificatesPath, timeout: timeout)
     }
 
     /// The URL, password included (a configuration written back must keep it).
@@ -133,6 +151,11 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         var query: [URLQueryItem] = []
         if tlsMode != .prefer { query.append(URLQueryItem(name: "sslmode", value: tlsMode.rawValue)) }
         if let rootCertificatesPath { query.append(URLQueryItem(name: "sslrootcert", value: rootCertificatesPath)) }
+        if timeout != Self.defaultTimeout {
+            let milliseconds = timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            let text = milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000)" : "\(Double(milliseconds) / 1_000)"
+            query.append(URLQueryItem(name: "connect_timeout", value: text))
+        }
         if !query.isEmpty { components.queryItems = query }
         return components.string ?? "postgres://\(host):\(port)/\(database)"
     }

@@ -70,10 +70,14 @@ public struct DatabasePrincipals: Sendable {
             var user = try update.applied(
                 to: existing, hasher: database.authenticator.hasher, allowEmptyPassword: allowEmptyPassword)
             guard user != existing else { return (false, UInt64(0)) }
-            user.sequence = try store.nextSequence()
-            try store.putUser(user)
+            // One transaction: no feed reads past the user's sequence before the user is stored with it (PostgreSQL
+            // holds its stable sequence below a transaction's sequences until it commits).
+            try store.inBatch { () throws(GatewayError) in
+                user.sequence = try store.nextSequence()
+                try store.putUser(user)
+                if existing != nil, update.changesPassword { try store.deleteSessions(forUser: update.name) }
+            }
             if existing != nil, update.changesPassword {
-                try store.deleteSessions(forUser: update.name)
                 database.authenticator.invalidateCachedCredentials(forUser: update.name)
             }
             return (existing == nil, user.sequence)
@@ -123,8 +127,10 @@ public struct DatabasePrincipals: Sendable {
             if mustBeNew, existing != nil { throw GatewayError.conflict("Already exists") }
             var role = update.applied(to: existing)
             guard role != existing else { return (false, UInt64(0)) }
-            role.sequence = try store.nextSequence()
-            try store.putRole(role)
+            try store.inBatch { () throws(GatewayError) in  // as a user's (saveUser)
+                role.sequence = try store.nextSequence()
+                try store.putRole(role)
+            }
             return (existing == nil, role.sequence)
         }
         announce(sequence)

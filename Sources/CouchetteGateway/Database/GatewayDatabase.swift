@@ -210,11 +210,14 @@ public final class GatewayDatabase: Sendable {
         let storage = storage
         var lastSequence: UInt64 = 0
         try principalLock.withLock { _ throws(GatewayError) in
-            try PrincipalConfigLoader(hasher: authenticator.hasher).apply(config, to: storage) {
-                () throws(GatewayError) -> UInt64 in
-                lastSequence = try storage.nextSequence()
-                GatewayMetrics.shared.principalUpdated()
-                return lastSequence
+            // One transaction, so that no feed reads past a principal's sequence before it is stored (see saveUser).
+            try storage.inBatch { () throws(GatewayError) in
+                try PrincipalConfigLoader(hasher: authenticator.hasher).apply(config, to: storage) {
+                    () throws(GatewayError) -> UInt64 in
+                    lastSequence = try storage.nextSequence()
+                    GatewayMetrics.shared.principalUpdated()
+                    return lastSequence
+                }
             }
         }
         if lastSequence > 0 { storage.announce(lastSequence, to: changeNotifier) }

@@ -123,18 +123,23 @@ public struct BulkDocsWriter: Sendable {
         }
         if !stale.isEmpty {
             do {
+                var redoneLast: UInt64?
                 try documents.storage.inBatch(updating: stale.compactMap { writes[$0]?.id }) { () throws(GatewayError) in
-                    // A storage may run the batch again (PostgreSQL, after a deadlock): each run sets every result.
+                    // A storage may run the batch again (PostgreSQL, after a deadlock): each run sets every result,
+                    // and only the last run's sequences count.
+                    redoneLast = nil
                     for index in stale {
                         guard let write = writes[index] else { continue }
                         do throws(GatewayError) {
                             let (revision, sequence) = try documents.redo(write)
-                            succeeded(index, write, revision: revision, sequence: sequence)
+                            results[index] = ["id": .string(write.id), "rev": .string(revision.description)]
+                            if let sequence { redoneLast = max(redoneLast ?? 0, sequence) }
                         } catch {
                             results[index] = Self.failure(id: ids[index], error: error)
                         }
                     }
                 }
+                if let redoneLast { lastSequence = max(lastSequence ?? 0, redoneLast) }
             } catch {
                 // The commit failed: none of them was stored.
                 for index in stale { results[index] = Self.failure(id: ids[index], error: error) }

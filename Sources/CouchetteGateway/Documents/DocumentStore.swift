@@ -61,10 +61,9 @@ public final class DocumentStore: Sendable {
         return stored.revision
     }
 
-    /// Stores a prepared write, with the attachments it brings, in one transaction, if the document did not change
-    /// since its snapshot (its rows were encoded outside the lock, ``EncodedWrite``); otherwise runs its edit again
-    /// under the storage's lock, which always sees the latest document. Feeds are not told: inside ``GatewayStorage/inBatch(_:)`` the caller announces the batch once it
-    /// has committed.
+    /// Stores a prepared write, with the attachments it brings, if the document did not change since its snapshot
+    /// (its rows were encoded outside the lock, ``EncodedWrite``); otherwise runs its edit again under the storage's
+    /// lock, which always sees the latest document (``redo(_:)``). Feeds are not told: the caller announces.
     ///
     /// - Returns: The revision written, and the sequence it was stored at (nil when nothing changed).
     func store(_ write: PreparedWrite) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {

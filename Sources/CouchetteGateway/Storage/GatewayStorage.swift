@@ -44,8 +44,8 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     var announcesOwnCommits: Bool { get }
 
     /// Whether writes should come with their rows worked out ahead (``EncodedWrite/Rows``), for ``store(_:)`` to
-    /// write under the lock; a storage that works them out itself (PostgreSQL, in its transaction) says no, so that
-    /// no write encodes them twice.
+    /// write under the lock (SQLite) or in one statement (PostgreSQL); a storage that works them out itself, under
+    /// its lock, says no, so that no write encodes them twice.
     var encodesWritesAhead: Bool { get }
 
     /// Stores a write prepared beforehand (``EncodedWrite``), with its attachments, if the document is still the

@@ -23,9 +23,11 @@ struct HandlerThreads: Sendable {
         localDatabases = Set(config.databases.filter { !$0.value.server.isRemote }.keys)
     }
 
-    /// The executor for a request to `path`: nil (the cooperative threads) when no database is remote or the path's
-    /// first segment names a local one; the storage threads for everything else (a remote database, a database
-    /// made since the start, server-wide endpoints that may read every database).
+    /// The executor for a request to `path`: nil (the cooperative threads) when no database configured at the start
+    /// is remote, or when the path's first segment names a local one; otherwise the storage threads (a remote
+    /// database, a database made since the start, server-wide endpoints that may read every database). A gateway
+    /// started with only local databases keeps every request on the cooperative threads, even for a PostgreSQL
+    /// database created later through the admin API.
     func executor(forPath path: String) -> StorageThreads? {
         guard let storageThreads else { return nil }
         let segment = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first.map(String.init)

@@ -89,12 +89,15 @@ final class PostgresChangeListener: Sendable {
         }
         let handler = handler
         let tag = sequencer.tag
+        let timeout = pool.timeout
         return ready.flatMap { connection in
-            connection.query(
-                """
-                SELECT stable_sequence(\(tag)),
-                    coalesce((SELECT value FROM meta WHERE key = 'settings_version'), '0')
-                """, logger: connection.logger
+            // Bounded: a poll that never ends would stop the polls (and the reconnection after an outage).
+            PostgresLink.bounded(
+                connection.query(
+                    """
+                    SELECT stable_sequence(\(tag)),
+                        coalesce((SELECT value FROM meta WHERE key = 'settings_version'), '0')
+                    """, logger: connection.logger), on: connection, within: timeout
             ).map { result in
                 guard let row = result.rows.first, let (last, settings) = try? row.decode((Int64, String).self) else {
                     return
@@ -117,7 +120,7 @@ final class PostgresChangeListener: Sendable {
         let schema = schema
         return opened.flatMap { connection in
             connection.addListener(channel: "couchette") { [weak self] _, notification in
-                // `SCHEMA LAST` or `SCHEMA LAST SETTINGS` (PostgresWriteBatch); LAST is only a hint.
+                // `SCHEMA LAST` or `SCHEMA LAST SETTINGS` (PostgresWriteBatch, store_documents); LAST is only a hint.
                 let parts = notification.payload.split(separator: " ")
                 guard parts.count >= 2, parts[0] == schema else { return }
                 self?.readStableSequence(settingsVersion: parts.count > 2 ? UInt64(parts[2]) : nil)
@@ -149,7 +152,9 @@ final class PostgresChangeListener: Sendable {
         }
         guard let connection else { return }
         let handler = handler
-        connection.query(sequencer.stableQuery, logger: connection.logger).whenComplete { [weak self] result in
+        PostgresLink.bounded(
+            connection.query(sequencer.stableQuery, logger: connection.logger), on: connection, within: pool.timeout
+        ).whenComplete { [weak self] result in
             guard let self else { return }
             let (settingsVersion, again) = self.state.withLock { state in
                 defer {

@@ -20,6 +20,8 @@ final class PostgresConnectionPool: @unchecked Sendable {
     static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     private let configuration: PostgresConnection.Configuration
+    /// How long to wait for a connection or an answer (``PostgresLocation/timeout``).
+    let timeout: Duration
     private let logger: Logger
     private let maximumConnections: Int
     /// Connections given back beyond this many idle ones are closed.
@@ -59,8 +61,10 @@ final class PostgresConnectionPool: @unchecked Sendable {
             ("search_path", PostgresLink.quoted(searchPath)),
             ("application_name", "couchette-gateway \(ProcessInfo.processInfo.processIdentifier)"),
         ]
-        configuration.options.connectTimeout = .seconds(10)
+        let (seconds, attoseconds) = location.timeout.components
+        configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         self.configuration = configuration
+        self.timeout = location.timeout
         self.maximumConnections = maximumConnections
         var logger = Logger(label: "couchette.postgres")
         logger.logLevel = .critical
@@ -175,6 +179,8 @@ final class PostgresConnectionPool: @unchecked Sendable {
     private static var threadKey: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
 
     private func borrow() throws(GatewayError) -> PostgresLink {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
         condition.lock()
         while true {
             if closed {
@@ -188,13 +194,13 @@ final class PostgresConnectionPool: @unchecked Sendable {
                     condition.lock()
                     continue
                 }
-                return PostgresLink(connection: connection, logger: logger)
+                return PostgresLink(connection: connection, logger: logger, timeout: timeout)
             }
             if openCount < maximumConnections {
                 openCount += 1
                 condition.unlock()
                 do {
-                    return PostgresLink(connection: try openConnection(), logger: logger)
+                    return PostgresLink(connection: try openConnection(), logger: logger, timeout: timeout)
                 } catch {
                     condition.withLock {
                         openCount -= 1
@@ -203,13 +209,16 @@ final class PostgresConnectionPool: @unchecked Sendable {
                     throw error
                 }
             }
-            condition.wait()
+            guard condition.wait(until: deadline) || Date() < deadline else {
+                condition.unlock()
+                throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
+            }
         }
     }
 
     private func giveBack(_ link: PostgresLink) {
         condition.withLock {
-            if closed || link.connection.isClosed || idle.count >= maximumIdleConnections {
+            if closed || link.isBroken || link.connection.isClosed || idle.count >= maximumIdleConnections {
                 openCount -= 1
                 if !link.connection.isClosed { link.connection.closeInBackground() }
             } else {

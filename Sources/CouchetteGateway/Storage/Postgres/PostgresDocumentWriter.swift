@@ -8,7 +8,8 @@ import PostgresNIO
 /// on) in one statement, `store_documents`: one round trip for a `PUT` or a whole `_bulk_docs` batch, where a
 /// transaction (`BEGIN`, a locking read, the rows, `COMMIT`) takes four.
 ///
-/// The function locks the documents that exist, in ID order; a write whose document is no longer the one it was
+/// The function locks the documents that exist, in ID order, and inserts new documents and attachments in key order
+/// (two writers creating the same ones wait for each other rather than deadlock; a deadlock left is run again); a write whose document is no longer the one it was
 /// computed on (its sequence moved, or another writer created it meanwhile) is left out and reported as such (0),
 /// for the caller to compute again on the latest document; the others take their sequences
 /// (``PostgresSequencer``, ticket included), and their documents, index rows and attachments are written, rows at the
@@ -60,6 +61,7 @@ struct PostgresDocumentWriter {
                 FROM unnest(doc_ids, doc_expected, doc_deleted, doc_revs, doc_bodies, doc_metadata, doc_expiries)
                     WITH ORDINALITY AS u(doc_id, was, del, rev, body, meta, exp, ord)
                 WHERE u.was = 0 AND stored_at[u.ord::INTEGER] > 0
+                ORDER BY u.doc_id  -- two writers creating the same documents wait for each other in one order
                 ON CONFLICT (id) DO NOTHING RETURNING id)
             SELECT coalesce(array_agg(id), '{}') INTO created FROM inserted;
             FOR i IN 1..total LOOP
@@ -84,6 +86,7 @@ struct PostgresDocumentWriter {
             INSERT INTO attachments (digest, data)
             SELECT a.digest, a.data FROM unnest(att_docs, att_digests, att_data) AS a(doc, digest, data)
             WHERE stored_at[a.doc] > 0
+            ORDER BY a.digest
             ON CONFLICT DO NOTHING;
             IF EXISTS (SELECT 1 FROM unnest(stored_at) AS s(v) WHERE s.v > 0) THEN
                 PERFORM pg_notify('couchette', notice || ' ' || (SELECT max(s.v) FROM unnest(stored_at) AS s(v)));

@@ -2,6 +2,7 @@ import CouchetteCore
 import Foundation
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// ``GatewayStorage`` in PostgreSQL (`"server": "postgres://…"`), which any number of gateway nodes serve at once.
 ///
@@ -24,6 +25,10 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     private let listener = PostgresChangeListener.Slot()
     /// Feed reads the feeds woken by one commit share.
     private let feedReads = PostgresFeedReads()
+    /// The highest stable sequence read so far. A stable sequence stays safe for good (every sequence taken later is
+    /// above it), but a read can find a lower one (a writer between reading the sequence and taking its ticket), and
+    /// feeds must never see it go down: every read reports at least this (``stableSequence(_:)``).
+    private let stableHighWater = Atomic<UInt64>(0)
 
     /// Opens (creating its tables if needed) the storage of database `databaseName` at `location`.
     ///
@@ -47,14 +52,16 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         pool.close()
     }
 
-    /// Calls `handler` with every commit of any node, this one's included, at the stable sequence (after a `NOTIFY`, and
-    /// read with the settings' version every
-    /// `pollInterval`), until the storage closes.
+    /// Calls `handler` with every commit of any node, this one's included, at the stable sequence (read after a
+    /// `NOTIFY`, and with the settings' version every `pollInterval`), until the storage closes.
     public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void) {
         let pool = pool
         listener.start(
             PostgresChangeListener(pool: pool, schema: schema, sequencer: sequencer, pollInterval: pollInterval) {
-                commit in
+                [weak self] commit in
+                guard let self else { return }
+                var commit = commit
+                commit.sequence = raiseStableSequence(to: commit.sequence)
                 pool.noteCommit()  // before the feeds it wakes read: none may take an answer from before it
                 handler(commit)
             })
@@ -103,8 +110,21 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// given out as the last one, so that no feed starting from it can miss that write.
     public var lastSequence: UInt64 {
         get throws(GatewayError) {
-            try pool.withConnection { link throws(GatewayError) in try sequencer.stable(link) }
+            try pool.withConnection { link throws(GatewayError) in try stableSequence(link) }
         }
+    }
+
+    /// The stable sequence, never lower than one read before: a rise counts as a commit (``PostgresConnectionPool/noteCommit()``)
+    /// before anyone hears of it, so that no feed reuses a read made before it (``PostgresFeedReads``).
+    func stableSequence(_ link: PostgresLink) throws(GatewayError) -> UInt64 {
+        raiseStableSequence(to: try sequencer.stable(link))
+    }
+
+    /// Raises the high-water mark of stable sequences to `read` if it is higher, and returns the mark.
+    private func raiseStableSequence(to read: UInt64) -> UInt64 {
+        let previous = stableHighWater.max(read, ordering: .acquiringAndReleasing).oldValue
+        if read > previous { pool.noteCommit() }
+        return max(previous, read)
     }
 
     public func nextSequence() throws(GatewayError) -> UInt64 {
@@ -173,10 +193,11 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
             ) AS d ON true
             """)
         var found: [String: StoredDocument] = [:]
-        for row in rows.rows {
+        for (index, row) in rows.rows.enumerated() {
             let (taken, id, sequence, body, metadata) = try PostgresLink.decode(
                 row, as: ([Int64], String?, Int64?, ByteBuffer?, ByteBuffer?).self)
-            batch.addSequences(taken)
+            // Every row carries the same sequences (one call of the function): take them once.
+            if index == 0 { batch.addSequences(taken) }
             guard let id, let sequence, let body, let metadata else { continue }
             found[id] = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: metadata)
         }
@@ -225,12 +246,44 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         try store([write])[0].get()
     }
 
-    /// One statement for every write (``PostgresDocumentWriter``), in the open transaction if there is one.
+    /// One statement for every write (``PostgresDocumentWriter``), run again, up to three times, after a deadlock or
+    /// a serialization failure; inside an open write batch, through the batch instead.
     public func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
+        if let batch = currentBatch {
+            // The open batch holds documents it has not written yet: store through it, not beside it.
+            return writes.map { write in Result { () throws(GatewayError) in try store(write, in: batch) } }
+        }
         let writer = PostgresDocumentWriter(schema: schema, sequencer: sequencer)
-        let stored = try pool.withConnection { link throws(GatewayError) in try writer.store(writes, link) }
-        if pool.currentTransaction == nil { pool.noteCommit() }
-        return stored.map { .success($0) }
+        let joined = pool.currentTransaction != nil  // a transaction without a batch (none today) commits the writes
+        var attempt = 0
+        while true {
+            var transient = false
+            do throws(GatewayError) {
+                let stored = try pool.withConnection { link throws(GatewayError) in
+                    defer { transient = link.lastFailureWasTransient }
+                    return try writer.store(writes, link)
+                }
+                if !joined { pool.noteCommit() }
+                return stored.map { .success($0) }
+            } catch {
+                attempt += 1
+                guard transient, !joined, attempt <= 3 else { throw error }
+            }
+        }
+    }
+
+    /// Stores `write` in the open `batch` if its document is still the one it was computed on.
+    private func store(_ write: EncodedWrite, in batch: PostgresWriteBatch) throws(GatewayError) -> UInt64? {
+        var stale = false
+        let stored = try update(documentID: write.document.id) { current throws(GatewayError) in
+            guard current?.sequence == write.previousSequence else {
+                stale = true
+                return nil
+            }
+            for data in write.attachments { try putAttachment(data) }
+            return write.document
+        }
+        return stale ? nil : stored?.sequence
     }
 
     public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
@@ -293,11 +346,30 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
-    private func queryChanges(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
+    /// The entries `query` reads after `since` up to the stable sequence, read first (the rows in a later statement,
+    /// a later snapshot). A read that reaches the end (fewer entries than `limit`) looks at the stable sequence
+    /// again, and reads again up to it if it rose: a document written meanwhile moved from below the first stable
+    /// sequence to above it, and would otherwise be missing from this read (a pull racing a push of the same
+    /// document would end without it), three times at most.
+    private func belowStableSequence(
+        since: UInt64, limit: Int?, _ query: (PostgresLink, UInt64) throws(GatewayError) -> [ChangeEntry]
+    ) throws(GatewayError) -> [ChangeEntry] {
         try pool.withConnection { link throws(GatewayError) in
-            // The stable sequence first, the rows in a later statement (a later snapshot).
-            let stable = try sequencer.stable(link)
-            guard stable > since else { return [] }
+            var stable = try stableSequence(link)
+            var entries: [ChangeEntry] = []
+            for _ in 0..<3 {
+                if stable > since { entries = try query(link, stable) }
+                if let limit, entries.count >= limit { return entries }
+                let now = try stableSequence(link)
+                guard now > stable else { return entries }
+                stable = now
+            }
+            return entries
+        }
+    }
+
+    private func queryChanges(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
+        try belowStableSequence(since: since, limit: limit) { link, stable throws(GatewayError) in
             let rows = try link.query(
                 """
                 SELECT sequence, id, rev, deleted FROM documents
@@ -329,9 +401,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         -> [ChangeEntry]
     {
         // As SQLite's query: per document its rows after `since`, still in a channel when one row is not a removal.
-        return try pool.withConnection { link throws(GatewayError) in
-            let stable = try sequencer.stable(link)
-            guard stable > since else { return [] }
+        return try belowStableSequence(since: since, limit: limit) { link, stable throws(GatewayError) in
             let rows = try link.query(
                 """
                 SELECT m.doc_id, max(m.sequence), bool_and(m.removed), d.rev, d.deleted,

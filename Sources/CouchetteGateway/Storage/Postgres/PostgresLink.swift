@@ -11,24 +11,60 @@ import PostgresNIO
 final class PostgresLink: @unchecked Sendable {
     let connection: PostgresConnection
     private let logger: Logger
+    /// How long a statement's answer may take (``PostgresLocation/timeout``).
+    private let timeout: Duration
     /// Whether the last statement failed for a deadlock or a serialization failure (worth running again).
     private(set) var lastFailureWasTransient = false
+    /// Whether a wait on this connection timed out: it is closing (PostgresNIO's close waits for the server), and
+    /// must not go back to the pool.
+    private(set) var isBroken = false
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, timeout: Duration) {
         self.connection = connection
         self.logger = logger
+        self.timeout = timeout
     }
 
     /// Runs a statement and returns its rows.
+    ///
+    /// - Throws: 503 when PostgreSQL does not answer within the timeout (the connection is closed: its state is
+    ///   unknown).
     @discardableResult
     func query(_ query: PostgresQuery) throws(GatewayError) -> PostgresQueryResult {
         lastFailureWasTransient = false
+        let answer = Self.bounded(connection.query(query, logger: logger), on: connection, within: timeout)
         do {
-            return try connection.query(query, logger: logger).wait()
+            return try answer.wait()
+        } catch let error as TimedOut {
+            isBroken = true
+            throw .serviceUnavailable("PostgreSQL did not answer within \(error.timeout)")
         } catch {
             lastFailureWasTransient = Self.isTransient(error)
             throw Self.translate(error)
         }
+    }
+
+    /// What a wait on PostgreSQL that took too long fails with.
+    struct TimedOut: Error {
+        let timeout: Duration
+    }
+
+    /// `future`, failed with ``TimedOut`` and `connection` closed if it has not completed within `timeout`.
+    static func bounded<T>(_ future: EventLoopFuture<T>, on connection: PostgresConnection, within timeout: Duration)
+        -> EventLoopFuture<T>
+    {
+        let loop = future.eventLoop
+        let promise = loop.makePromise(of: T.self)
+        let (seconds, attoseconds) = timeout.components
+        let timer = loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+            promise.fail(TimedOut(timeout: timeout))
+            connection.closeInBackground()
+        }
+        future.whenComplete { result in
+            timer.cancel()
+            promise.completeWith(result)
+        }
+        return promise.futureResult
     }
 
     /// Marks the transaction's failure as worth running again (a conflict found by the storage, not by PostgreSQL).

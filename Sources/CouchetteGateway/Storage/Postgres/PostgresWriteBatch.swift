@@ -66,7 +66,8 @@ final class PostgresWriteBatch {
     }
 
     /// Writes the batch in one statement: index rows, purges, documents and the notification (which takes effect at
-    /// the commit that follows).
+    /// the commit that follows). Deleted index rows never share a key with inserted ones (PostgreSQL has no rebuild),
+    /// so the statement's parts may run in any order.
     ///
     /// - Throws: A transient failure (the transaction runs again) when a document read absent was created meanwhile.
     func flush(_ link: PostgresLink, schema: String) throws(GatewayError) {
@@ -77,7 +78,8 @@ final class PostgresWriteBatch {
         let insertedGrants = Array(indexRows.insertedGrants.values)
         var columns = DocumentColumns()
         var created = DocumentColumns()
-        for document in documents.values {
+        // In ID order: two batches creating the same documents wait for each other in one order.
+        for document in documents.values.sorted(by: { $0.id < $1.id }) {
             if readAbsent.contains(document.id) { created.append(document) } else { columns.append(document) }
         }
         let result = try link.query(
