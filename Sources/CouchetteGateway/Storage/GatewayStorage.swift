@@ -217,6 +217,12 @@ extension GatewayStorage {
     /// ``GatewayStorage/store(_:)`` through ``GatewayStorage/update(documentID:_:)``: the storage works the write
     /// out under its own lock.
     public func store(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
+        try storeThroughUpdate(write)
+    }
+
+    /// Stores `write` with ``GatewayStorage/update(documentID:_:)`` if its document is still the one it was computed
+    /// on (its sequence is ``EncodedWrite/previousSequence``); nil when it is not.
+    public func storeThroughUpdate(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
         var stale = false
         let stored = try update(documentID: write.document.id) { current throws(GatewayError) in
             guard current?.sequence == write.previousSequence else {

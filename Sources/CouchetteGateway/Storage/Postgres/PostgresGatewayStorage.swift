@@ -249,9 +249,9 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// One statement for every write (``PostgresDocumentWriter``), run again, up to three times, after a deadlock or
     /// a serialization failure; inside an open write batch, through the batch instead.
     public func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
-        if let batch = currentBatch {
+        if currentBatch != nil {
             // The open batch holds documents it has not written yet: store through it, not beside it.
-            return writes.map { write in Result { () throws(GatewayError) in try store(write, in: batch) } }
+            return writes.map { write in Result { () throws(GatewayError) in try storeThroughUpdate(write) } }
         }
         let writer = PostgresDocumentWriter(schema: schema, sequencer: sequencer)
         let joined = pool.currentTransaction != nil  // a transaction without a batch (none today) commits the writes
@@ -267,23 +267,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
                 return stored.map { .success($0) }
             } catch {
                 attempt += 1
-                guard transient, !joined, attempt <= 3 else { throw error }
+                guard transient, !joined, attempt <= 3 else {
+                    if !joined { announceTicketEnded() }
+                    throw error
+                }
             }
         }
-    }
-
-    /// Stores `write` in the open `batch` if its document is still the one it was computed on.
-    private func store(_ write: EncodedWrite, in batch: PostgresWriteBatch) throws(GatewayError) -> UInt64? {
-        var stale = false
-        let stored = try update(documentID: write.document.id) { current throws(GatewayError) in
-            guard current?.sequence == write.previousSequence else {
-                stale = true
-                return nil
-            }
-            for data in write.attachments { try putAttachment(data) }
-            return write.document
-        }
-        return stale ? nil : stored?.sequence
     }
 
     public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
@@ -328,13 +317,30 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         if let transaction = pool.currentTransaction, let batch = transaction.state as? PostgresWriteBatch {
             return try body(batch, transaction.connection)
         }
-        return try pool.transaction { link, transaction throws(GatewayError) in
-            let batch = PostgresWriteBatch()
-            transaction.state = batch
-            defer { transaction.state = nil }
-            let result = try body(batch, link)
-            try batch.flush(link, schema: schema)
-            return result
+        var heldTicket = false
+        do {
+            return try pool.transaction { link, transaction throws(GatewayError) in
+                let batch = PostgresWriteBatch()
+                transaction.state = batch
+                defer {
+                    transaction.state = nil
+                    heldTicket = heldTicket || batch.tookSequences
+                }
+                let result = try body(batch, link)
+                try batch.flush(link, schema: schema)
+                return result
+            }
+        } catch {
+            if heldTicket { announceTicketEnded() }
+            throw error
+        }
+    }
+
+    /// Tells every node that a write which held a ticket ended without committing (its notification went with its
+    /// rollback): their feeds, held back by it, would otherwise wait for the next poll.
+    func announceTicketEnded() {
+        _ = try? pool.withConnection { link throws(GatewayError) in
+            try link.query("SELECT pg_notify('couchette', \(schema + " 0"))")
         }
     }
 

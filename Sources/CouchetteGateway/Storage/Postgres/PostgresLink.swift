@@ -50,7 +50,7 @@ final class PostgresLink: @unchecked Sendable {
     }
 
     /// `future`, failed with ``TimedOut`` and `connection` closed if it has not completed within `timeout`.
-    static func bounded<T>(_ future: EventLoopFuture<T>, on connection: PostgresConnection, within timeout: Duration)
+    static func bounded<T: Sendable>(_ future: EventLoopFuture<T>, on connection: PostgresConnection, within timeout: Duration)
         -> EventLoopFuture<T>
     {
         let loop = future.eventLoop

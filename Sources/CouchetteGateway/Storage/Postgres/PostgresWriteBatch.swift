@@ -14,6 +14,9 @@ final class PostgresWriteBatch {
     private var available: [UInt64] = []
     /// The last sequence used, or nil while none is.
     private(set) var last: UInt64?
+    /// Whether the batch took sequences, used or not: it held a ticket, which holds back every node's feeds until it
+    /// ends, so its end is announced even when it stores nothing.
+    private(set) var tookSequences = false
     /// Documents to store, by ID, as they will be stored.
     var documents: [String: StoredDocument] = [:]
     /// Documents read absent under the batch's locks: stored only if still absent at the flush (another writer may
@@ -43,12 +46,16 @@ final class PostgresWriteBatch {
     /// Adds sequences taken (by a statement that also read documents).
     func addSequences(_ taken: [Int64]) {
         guard !taken.isEmpty else { return }
+        tookSequences = true
         available = (available + taken.map { UInt64($0) }).sorted(by: >)
     }
 
     /// The next sequence for this batch, taking one more from `sequencer` when the ones taken are used up.
     func nextSequence(_ sequencer: PostgresSequencer, _ link: PostgresLink) throws(GatewayError) -> UInt64 {
-        if available.isEmpty { available = try sequencer.take(1, link).reversed() }
+        if available.isEmpty {
+            available = try sequencer.take(1, link).reversed()
+            tookSequences = true
+        }
         guard let sequence = available.popLast() else { throw .internalError("PostgreSQL storage: no sequence") }
         last = sequence
         return sequence
@@ -71,7 +78,7 @@ final class PostgresWriteBatch {
     ///
     /// - Throws: A transient failure (the transaction runs again) when a document read absent was created meanwhile.
     func flush(_ link: PostgresLink, schema: String) throws(GatewayError) {
-        guard last != nil || !purged.isEmpty || settingsVersion != nil else { return }
+        guard tookSequences || !purged.isEmpty || settingsVersion != nil else { return }
         let deletedChannels = Array(indexRows.deletedChannels)
         let insertedChannels = Array(indexRows.insertedChannels.values)
         let deletedGrants = Array(indexRows.deletedGrants)
