@@ -113,18 +113,7 @@ struct PostgresBenchmark {
         let clients = 32
         let perClient = 10
         func putAll(_ database: String) async throws -> Double {
-            try await Benchmark.timedAsync {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for writer in 0..<clients {
-                        group.addTask {
-                            for index in 0..<perClient {
-                                try await ChangesBenchmark.put(client, port: adminPort, database: database, id: "w\(writer)-\(index)")
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-            }
+            try await Self.timedPuts(client, ports: [adminPort], clientsPerPort: clients, each: perClient, database: database)
         }
         let near = try await putAll("near")
         let far = try await putAll("far")
@@ -176,23 +165,9 @@ struct PostgresBenchmark {
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let perClient = 40
-        /// Seconds for `clientsPerNode` clients on each of `ports` to make `perClient` PUTs each.
         func putAll(_ ports: [Int], clientsPerNode: Int, round: String) async throws -> Double {
-            try await Benchmark.timedAsync {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for port in ports {
-                        for writer in 0..<clientsPerNode {
-                            group.addTask {
-                                for index in 0..<perClient {
-                                    try await ChangesBenchmark.put(
-                                        client, port: port, database: "db", id: "\(round)-\(port)-\(writer)-\(index)")
-                                }
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-            }
+            try await Self.timedPuts(
+                client, ports: ports, clientsPerPort: clientsPerNode, each: perClient, database: "db", round: round)
         }
         /// PUTs per second of one node and of two, `clientsPerNode` clients each.
         func rates(clientsPerNode: Int) async throws -> (one: Double, two: Double) {
@@ -279,6 +254,28 @@ struct PostgresBenchmark {
         try await taskB.value
         await feedGroup.close()
         try await client.shutdown()
+    }
+
+    /// Seconds for `clientsPerPort` clients on each of `ports` to make `each` `PUT`s one after another, into
+    /// `database`, under IDs starting with `round`.
+    static func timedPuts(
+        _ client: HTTPClient, ports: [Int], clientsPerPort: Int, each: Int, database: String, round: String = "w"
+    ) async throws -> Double {
+        try await Benchmark.timedAsync {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for port in ports {
+                    for writer in 0..<clientsPerPort {
+                        group.addTask {
+                            for index in 0..<each {
+                                try await ChangesBenchmark.put(
+                                    client, port: port, database: database, id: "\(round)-\(port)-\(writer)-\(index)")
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
     }
 }
 
