@@ -94,6 +94,33 @@ import Testing
         }
     }
 
+    @Test(
+        "Compaction works through the documents a slice at a time and reaches every one, keeping sequences",
+        arguments: StorageBackend.allCases)
+    func compactionReachesEverySlice(backend: StorageBackend) async throws {
+        try await backend.withStorage(databaseName: "todo") { storage in
+            let count = SQLiteGatewayStorage.compactionSlice * 2 + 300
+            let ids = (0..<count).map { "doc\($0)" }
+            for edit in 0..<2 {
+                for chunk in stride(from: 0, to: count, by: 500).map({ Array(ids[$0..<min($0 + 500, count)]) }) {
+                    try storage.inBatch(updating: chunk) { () throws(GatewayError) in
+                        for id in chunk {
+                            try storage.update(documentID: id) { try? edited($0, id: id, body: ["edit": .int(Int64(edit))]) }
+                        }
+                    }
+                }
+            }
+            let before = try storage.changes(since: 0, limit: nil).map(\.sequence)
+            #expect(try storage.compact() == count)
+            #expect(try storage.changes(since: 0, limit: nil).map(\.sequence) == before)
+            let last = try #require(try storage.document(id: ids[count - 1]))
+            let parent = try #require(last.tree.nodes.first { $0.id.generation == 1 })
+            #expect(parent.body == nil)
+            #expect(last.winner?.body == ["edit": 1])
+            #expect(try storage.compact() == 0)
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func channelFeedsShowDocumentsInTheChannelsAndRemovals(backend: StorageBackend) async throws {
         try await backend.withStorage(databaseName: "todo") { storage in

@@ -12,32 +12,50 @@ extension SQLiteGatewayStorage {
     /// - Returns: How many revision bodies were removed.
     /// - Throws: 500 for a corrupt document, 503 when closed.
     public func compact() throws(GatewayError) -> Int {
-        try withConnection { connection in
-            try connection.transaction { connection in
-                var rewrites: [(sequence: Int64, body: [UInt8], metadata: [UInt8])] = []
-                var removed = 0
-                try connection.forEachRow("SELECT sequence, id, body, metadata FROM documents") { row in
-                    var document = try StoredDocumentCodec.decode(
-                        id: row.string(at: 1), sequence: UInt64(row.int64(at: 0)), winnerBody: row.blob(at: 2),
-                        metadata: row.blob(at: 3))
-                    let count = Self.compact(&document.tree)
-                    guard count > 0, let winner = document.tree.winner else { return }
-                    removed += count
-                    rewrites.append(
-                        (
-                            Int64(document.sequence), (winner.body ?? .object([:])).serialized(),
-                            StoredDocumentCodec.encodeMetadata(document)
-                        ))
+        // In slices of documents by sequence, each a transaction of its own: the writer (and the storage's lock) is
+        // held for one slice at a time, and requests go on between them. Rows keep their sequences; a document a write
+        // moved past the scan meanwhile is simply looked at again.
+        var removed = 0
+        var after: Int64 = 0
+        while true {
+            let (count, last) = try withConnection { connection in
+                try connection.transaction { connection -> (Int, Int64?) in
+                    var rewrites: [(sequence: Int64, body: [UInt8], metadata: [UInt8])] = []
+                    var removed = 0
+                    var last: Int64?
+                    try connection.forEachRow(
+                        "SELECT sequence, id, body, metadata FROM documents WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                        after, Int64(Self.compactionSlice)
+                    ) { row in
+                        last = row.int64(at: 0)
+                        var document = try StoredDocumentCodec.decode(
+                            id: row.string(at: 1), sequence: UInt64(row.int64(at: 0)), winnerBody: row.blob(at: 2),
+                            metadata: row.blob(at: 3))
+                        let count = Self.compact(&document.tree)
+                        guard count > 0, let winner = document.tree.winner else { return }
+                        removed += count
+                        rewrites.append(
+                            (
+                                Int64(document.sequence), (winner.body ?? .object([:])).serialized(),
+                                StoredDocumentCodec.encodeMetadata(document)
+                            ))
+                    }
+                    for rewrite in rewrites {
+                        try connection.execute(
+                            "UPDATE documents SET body = ?, metadata = ? WHERE sequence = ?", rewrite.body,
+                            rewrite.metadata, rewrite.sequence)
+                    }
+                    return (removed, last)
                 }
-                for rewrite in rewrites {
-                    try connection.execute(
-                        "UPDATE documents SET body = ?, metadata = ? WHERE sequence = ?", rewrite.body,
-                        rewrite.metadata, rewrite.sequence)
-                }
-                return removed
             }
+            removed += count
+            guard let last else { return removed }
+            after = last
         }
     }
+
+    /// How many documents compaction reads and rewrites per transaction (both storages).
+    static let compactionSlice = 1_000
 
     /// Removes the bodies compaction drops from one revision tree.
     ///

@@ -7,37 +7,52 @@ import PostgresNIO
 /// Compaction, sizes and the storage's UUID in PostgreSQL (spec: gateway-rest-api.md §3, §16).
 extension PostgresGatewayStorage {
     /// Drops the bodies of non-leaf revisions and empties tombstone bodies; rows keep their sequences, so compaction
-    /// never shows in a changes feed. Each document is rewritten only if it is still the one compacted (its sequence
+    /// never shows in a changes feed. It reads and rewrites the documents in slices by sequence (memory and each
+    /// statement stay bounded), and rewrites a document only if it is still the one compacted (its sequence
     /// unchanged): a write on any node meanwhile wins, and the document is compacted next time.
     public func compact() throws(GatewayError) -> Int {
-        try pool.withConnection { link throws(GatewayError) in
-            var removedBy: [String: Int] = [:]
-            var ids: [String] = []
-            var sequences: [Int64] = []
-            var bodies: [ByteBuffer] = []
-            var metadata: [ByteBuffer] = []
-            for row in try link.query("SELECT id, sequence, body, metadata FROM documents").rows {
-                let (id, sequence, body, meta) = try PostgresLink.decode(
-                    row, as: (String, Int64, ByteBuffer, ByteBuffer).self)
-                var document = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: meta)
-                let count = SQLiteGatewayStorage.compact(&document.tree)
-                guard count > 0, let winner = document.tree.winner else { continue }
-                removedBy[id] = count
-                ids.append(id)
-                sequences.append(sequence)
-                bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
-                metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
+        var removed = 0
+        var after: Int64 = 0
+        while true {
+            let (count, last) = try pool.withConnection { link throws(GatewayError) -> (Int, Int64?) in
+                var removedBy: [String: Int] = [:]
+                var ids: [String] = []
+                var sequences: [Int64] = []
+                var bodies: [ByteBuffer] = []
+                var metadata: [ByteBuffer] = []
+                var last: Int64?
+                let rows = try link.query(
+                    """
+                    SELECT id, sequence, body, metadata FROM documents WHERE sequence > \(after)
+                    ORDER BY sequence LIMIT \(Int64(SQLiteGatewayStorage.compactionSlice))
+                    """)
+                for row in rows.rows {
+                    let (id, sequence, body, meta) = try PostgresLink.decode(
+                        row, as: (String, Int64, ByteBuffer, ByteBuffer).self)
+                    last = sequence
+                    var document = try Self.decodeDocument(id: id, sequence: sequence, body: body, metadata: meta)
+                    let count = SQLiteGatewayStorage.compact(&document.tree)
+                    guard count > 0, let winner = document.tree.winner else { continue }
+                    removedBy[id] = count
+                    ids.append(id)
+                    sequences.append(sequence)
+                    bodies.append((winner.body ?? .object([:])).serialized().byteBuffer)
+                    metadata.append(StoredDocumentCodec.encodeMetadata(document).byteBuffer)
+                }
+                guard !ids.isEmpty else { return (0, last) }
+                let compacted = try link.strings(
+                    """
+                    UPDATE documents d SET body = c.body, metadata = c.metadata
+                    FROM unnest(\(ids)::text[], \(sequences)::bigint[], \(bodies)::bytea[], \(metadata)::bytea[])
+                        AS c(id, sequence, body, metadata)
+                    WHERE d.id = c.id AND d.sequence = c.sequence
+                    RETURNING d.id
+                    """)
+                return (compacted.reduce(0) { $0 + (removedBy[$1] ?? 0) }, last)
             }
-            guard !ids.isEmpty else { return 0 }
-            let compacted = try link.strings(
-                """
-                UPDATE documents d SET body = c.body, metadata = c.metadata
-                FROM unnest(\(ids)::text[], \(sequences)::bigint[], \(bodies)::bytea[], \(metadata)::bytea[])
-                    AS c(id, sequence, body, metadata)
-                WHERE d.id = c.id AND d.sequence = c.sequence
-                RETURNING d.id
-                """)
-            return compacted.reduce(0) { $0 + (removedBy[$1] ?? 0) }
+            removed += count
+            guard let last else { return removed }
+            after = last
         }
     }
 
