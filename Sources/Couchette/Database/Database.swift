@@ -38,7 +38,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
     /// The writer: every write, and the reads of this thread's own write transaction.
     var storage: DatabaseStorage?
     /// Read connections beside the writer (``read(_:)``); nil while closed or changing keys.
-    let readers = Mutex<ReaderPool?>(nil)
+    let readers = Mutex<StorageReaders?>(nil)
     /// The IDs of the collections that exist, readable without the lock (a read checks its collection with them).
     let liveCollectionIDs = Mutex<Set<Int64>>([])
     private(set) var folderPath: String?
@@ -108,7 +108,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
             try loadMetadata(storage)
             try reloadCollections(storage)
             lastSequence = try storage.databaseLastSequence()
-            readers.withLock { $0 = ReaderPool(path: path, options: options) }
+            readers.withLock { $0 = StorageReaders(path: path, options: options) }
         } catch {
             storage.close()
             self.storage = nil
@@ -179,7 +179,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
             inOwnTransaction = transactionDepth > 0
             lock.unlock()
         }
-        if !inOwnTransaction, let pool = readers.withLock({ $0 }), let result = try pool.withReader(body) {
+        if !inOwnTransaction, let pool = readers.withLock({ $0 }), let result = try pool.read(body) {
             return result
         }
         return try withStorage(body)
@@ -202,7 +202,7 @@ public final class Database: @unchecked Sendable, Hashable, CustomStringConverti
                 let options = try? config.storageOptions(key: currentKey)
             else { return }
             let path = (folderPath as NSString).appendingPathComponent(Database.databaseFileName)
-            readers.withLock { $0 = ReaderPool(path: path, options: options) }
+            readers.withLock { $0 = StorageReaders(path: path, options: options) }
         }
     }
 

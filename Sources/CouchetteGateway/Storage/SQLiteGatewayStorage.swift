@@ -27,6 +27,9 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     private(set) var memoryIndex: MemoryIndex?
     /// The document counts and body bytes, kept by the writes (only touched under `lock`).
     private var totals = DocumentTotals()
+    /// Read connections beside the writer, so that document reads, feeds and `_all_docs` never wait for a write
+    /// in progress (nor a write for them); nil in memory, where there is one connection.
+    private let readers: ReaderPool<Connection>?
 
     /// Opens the storage of database `name` at `location`.
     ///
@@ -51,6 +54,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     /// Opens (creating) the SQLite file at `path` (`:memory:` for memory).
     public init(path: String) throws(GatewayError) {
+        readers = path == ":memory:" ? nil : Self.readers(of: path)
         do {
             let connection = try Connection(path: path)
             try connection.execute("PRAGMA synchronous = NORMAL")
@@ -71,6 +75,23 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         } catch {
             throw Self.translate(error)
         }
+    }
+
+    /// Up to four read connections to the file at `path`, opened as first needed (after the writer has migrated it).
+    private static func readers(of path: String) -> ReaderPool<Connection> {
+        ReaderPool(
+            open: {
+                let connection = try Connection(
+                    path: path, options: Connection.Options(create: false, journalMode: nil, threadingMode: .multiThread))
+                try connection.execute("PRAGMA query_only = ON")
+                try connection.execute("PRAGMA cache_size = -16384")
+                return connection
+            },
+            begin: { try $0.cachedStatement(sql: "BEGIN DEFERRED").execute() },
+            end: { reader in
+                if (try? reader.cachedStatement(sql: "COMMIT").execute()) == nil { try? reader.execute("ROLLBACK") }
+            },
+            close: { $0.close() })
     }
 
     private static func translate(_ error: any Error) -> GatewayError {
@@ -114,6 +135,29 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with a connection to read committed data from: a reader (``ReaderPool``) in a read transaction of
+    /// its own, so that it neither waits for a write in progress nor sees part of one; the writer inside this
+    /// thread's own transaction (an ``inBatch(_:)`` body or an ``update(documentID:_:)`` transform reading through
+    /// the storage sees what it wrote), in memory, or once the storage is closed.
+    func withReader<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
+        if let readers, !isInThisThreadsTransaction {
+            do {
+                if let result = try readers.withReader(body) { return result }
+            } catch {
+                throw Self.translate(error)
+            }
+        }
+        return try withReadTransaction(body)
+    }
+
+    /// Whether this thread has the writer's transaction open. The lock is recursive: taking it at once means this
+    /// thread holds it already or nobody does, and a transaction open while nobody holds it is none of this thread's.
+    private var isInThisThreadsTransaction: Bool {
+        guard lock.try() else { return false }
+        defer { lock.unlock() }
+        return inBatchTransaction || ((try? connection?.isInTransaction) ?? false) == true
+    }
+
     /// Writes the index rows recorded since the last time (``ChannelIndex``, ``GrantIndex``), in the open
     /// transaction: a batch's rows go in together, once the batch's netting (``PendingIndexRows``) is done.
     private func writePendingIndexRows(_ connection: Connection) throws {
@@ -125,6 +169,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func close() {
+        readers?.close()
         lock.withLock {
             if let connection {
                 try? connection.execute(
@@ -153,11 +198,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func document(id: String) throws(GatewayError) -> StoredDocument? {
-        try withConnection { connection in try read(id, connection) }
+        try withReader { connection in try read(id, connection) }
     }
 
     public func documents(ids: [String], winnerAsText: Bool) throws(GatewayError) -> [String: StoredDocument] {
-        try withReadTransaction { connection in
+        try withReader { connection in
             var documents: [String: StoredDocument] = [:]
             for id in ids where documents[id] == nil {
                 if let document = try read(id, connection, winnerAsText: winnerAsText) { documents[id] = document }
@@ -167,7 +212,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func leafRevisions(ids: [String]) throws(GatewayError) -> [String: [RevisionID]] {
-        try withReadTransaction { connection in
+        try withReader { connection in
             let statement = try connection.cachedStatement(sql: "SELECT metadata FROM documents WHERE id = ?")
             defer { statement.reset() }
             var leaves: [String: [RevisionID]] = [:]
@@ -464,7 +509,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
-        try withConnection { connection in
+        try withReader { connection in
             var entries: [ChangeEntry] = []
             try connection.forEachRow(
                 "SELECT sequence, id, rev, deleted FROM documents WHERE sequence > ? ORDER BY sequence LIMIT ?",
@@ -491,11 +536,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             }
         }
         if channels.count > ChannelIndex.channelListLimit {
-            return try withConnection { connection in
+            return try withReader { connection in
                 try ChannelIndex.changesBySequence(inChannels: channels, since: since, limit: limit, connection)
             }
         }
-        return try withConnection { connection in
+        return try withReader { connection in
             let placeholders = Array(repeating: "?", count: channels.count).joined(separator: ", ")
             let channelList = channels.sorted()
             // Per document, its rows after `since`: a document's current channels' rows are all at its latest
@@ -529,7 +574,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     func changesBySequence(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError)
         -> [ChangeEntry]
     {
-        try withConnection { connection in
+        try withReader { connection in
             if let memoryIndex {
                 return try memoryIndex.channels.changes(
                     inChannels: channels, since: since, limit: limit, bySequence: true
@@ -551,7 +596,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String] {
-        try withConnection { connection in
+        try withReader { connection in
             try connection.query(
                 "SELECT id FROM documents WHERE id >= ? AND (? IS NULL OR id <= ?) ORDER BY id LIMIT ?",
                 startKey ?? "", endKey, endKey, Int64(limit ?? -1)
@@ -560,7 +605,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
-        try withConnection { connection in
+        try withReader { connection in
             try connection.query(
                 "SELECT id FROM documents WHERE expiry IS NOT NULL AND expiry <= ? ORDER BY expiry LIMIT ?",
                 date.timeIntervalSince1970, Int64(limit)
@@ -571,7 +616,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Local documents
 
     public func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)? {
-        try withConnection { connection in
+        try withReader { connection in
             guard let row = try connection.firstRow("SELECT rev, body FROM local_documents WHERE id = ?", id) else {
                 return nil
             }
@@ -615,7 +660,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Attachments
 
     public func attachment(digest: String) throws(GatewayError) -> [UInt8]? {
-        try withConnection { connection in
+        try withReader { connection in
             try connection.firstValue("SELECT data FROM attachments WHERE digest = ?", digest)?.blobValue
         }
     }
