@@ -4,6 +4,7 @@ import CouchetteGateway
 import CouchetteTestSupport
 import Foundation
 import NIOCore
+import NIOPosix
 
 /// The gateway on PostgreSQL, on a private server started here (Debian's `postgresql`, as the tests use):
 ///
@@ -23,7 +24,9 @@ import NIOCore
 ///   per node are printed too.
 /// - `gateway.isolation.p99`: p99 of `GET`s on an in-memory database of the same gateway while 32 clients write to a
 ///   PostgreSQL database 50 ms away (per round trip) ÷ the same p99 with that database idle, goal ≤ 2 (issue 49: one
-///   slow storage must slow only the requests that use it).
+///   slow storage must slow only the requests that use it). Its control, `gateway.isolation.vs-control`: the same busy
+///   p99 ÷ that of `GET /` (which reads no database) in the same load; 1 when the in-memory database adds nothing.
+///   Writers and reader are clients on threads of their own, as on other machines.
 struct PostgresBenchmark {
     let count: Int
     var crossNodeWrites = 1_000
@@ -52,47 +55,71 @@ struct PostgresBenchmark {
         let adminPort = try await server.waitUntilReady().adminPort
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        // The writers and the reader are clients on threads of their own (as on other machines), not places in
+        // the queues of the server's event loops.
+        let writerThreads = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let client = HTTPClient(eventLoopGroupProvider: .shared(writerThreads), configuration: configuration)
+        let readerThreads = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let reader = HTTPClient(eventLoopGroupProvider: .shared(readerThreads))
         try await ChangesBenchmark.put(client, port: adminPort, database: "memory", id: "read-me")
         let readURL = "http://127.0.0.1:\(adminPort)/memory/read-me"
-        /// Milliseconds of each `GET`, `count` one after another, or as many as `limit` allows.
-        func reads(_ count: Int, within limit: Duration) async throws -> [Double] {
+        /// Milliseconds of each `GET` of `url`, `count` one after another, or as many as `limit` allows.
+        func reads(_ count: Int, within limit: Duration, of url: String = readURL) async throws -> [Double] {
             var latencies: [Double] = []
             let end = ContinuousClock.now + limit
             while latencies.count < count, ContinuousClock.now < end {
                 let seconds = try await Benchmark.timedAsync {
-                    let response = try await client.execute(HTTPClientRequest(url: readURL), timeout: .seconds(60))
+                    let response = try await reader.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
                     _ = try await response.body.collect(upTo: 1 << 20)
                 }
                 latencies.append(seconds * 1_000)
             }
             return latencies
         }
-        let idle = try await reads(1_000, within: .seconds(30))
+        // The control: the server's root, which reads no database, costs what any request costs on this machine.
+        let rootURL = "http://127.0.0.1:\(adminPort)/"
+        let idle = try await reads(3_000, within: .seconds(30))
+        let idleRoot = try await reads(3_000, within: .seconds(30), of: rootURL)
+        let writingSince = ContinuousClock.now
         let writers = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            await withTaskGroup(of: Int.self) { group in
                 for writer in 0..<32 {
                     group.addTask {
                         var index = 0
                         while !Task.isCancelled {
-                            try await ChangesBenchmark.put(client, port: adminPort, database: "far", id: "w\(writer)-\(index)")
+                            do {
+                                try await ChangesBenchmark.put(client, port: adminPort, database: "far", id: "w\(writer)-\(index)")
+                            } catch {
+                                break
+                            }
                             index += 1
                         }
+                        return index
                     }
                 }
-                try await group.waitForAll()
+                return await group.reduce(0, +)
             }
         }
         // The writers fill the far database's pipeline first.
         try await Task.sleep(for: .seconds(1))
-        let busy = try await reads(1_000, within: .seconds(15))
+        let busy = try await reads(3_000, within: .seconds(15))
+        let busyRoot = try await reads(3_000, within: .seconds(15), of: rootURL)
         writers.cancel()
-        _ = await writers.result
+        let written = await writers.value
+        let writeSeconds = (ContinuousClock.now - writingSince) / .seconds(1)
         let idleP99 = ChangesBenchmark.percentile(idle, 0.99)
         let busyP99 = ChangesBenchmark.percentile(busy, 0.99)
-        print("# gateway.isolation: GET on an in-memory database, p99 \(Benchmark.format(idleP99)) ms alone, \(Benchmark.format(busyP99)) ms (p50 \(Benchmark.format(ChangesBenchmark.percentile(busy, 0.5))) ms, \(busy.count) GETs in the time) while 32 clients write to PostgreSQL 50 ms away")
+        print("# gateway.isolation: GET on an in-memory database, p99 \(Benchmark.format(idleP99)) ms alone, \(Benchmark.format(busyP99)) ms (p50 \(Benchmark.format(ChangesBenchmark.percentile(busy, 0.5))) ms, \(busy.count) GETs in the time) while 32 clients write to PostgreSQL 50 ms away (\(Int(Double(written) / writeSeconds)) PUTs/s)")
+        let rootRatio = ChangesBenchmark.percentile(busyRoot, 0.99) / ChangesBenchmark.percentile(idleRoot, 0.99)
+        print("# gateway.isolation: control, GET / (no database): p99 \(Benchmark.format(ChangesBenchmark.percentile(idleRoot, 0.99))) ms alone, \(Benchmark.format(ChangesBenchmark.percentile(busyRoot, 0.99))) ms while they write (×\(Benchmark.format(rootRatio)))")
         print("BENCH gateway.isolation.p99 \(Benchmark.format(busyP99 / idleP99)) <=2")
+        // The same busy p99 against the control's in the same load: what the in-memory database adds to a request
+        // while the other database is busy (1 when nothing).
+        print("BENCH gateway.isolation.vs-control \(Benchmark.format(busyP99 / ChangesBenchmark.percentile(busyRoot, 0.99))) info")
+        try await reader.shutdown()
+        try await readerThreads.shutdownGracefully()
         try await client.shutdown()
+        try await writerThreads.shutdownGracefully()
         await server.triggerGracefulShutdown()
         try await serverTask.value
     }
