@@ -29,6 +29,8 @@ public actor BLIPConnection {
     private let transport: any BLIPTransport
     private let handler: RequestHandler
     private let observer: RequestObserver?
+    /// Where request handlers run (nil: Swift's cooperative threads).
+    private let executor: (any TaskExecutor)?
     /// The number of the next request the observer sees, and the complete requests waiting for earlier ones.
     private var nextObserved: UInt64 = 1
     private var heldForObserver: [UInt64: BLIPMessage?] = [:]
@@ -59,11 +61,15 @@ public actor BLIPConnection {
     /// Handlers run concurrently as requests complete, and frames of several messages interleave, so a short request
     /// can complete before a long one sent earlier; `observer` sees them in the order they were sent (a replicator
     /// queues a pull's `changes` messages there, so `changes []` never passes the last batch).
+    /// Handlers run on `executor` when given (the threads of a store whose calls block), else on Swift's cooperative
+    /// threads.
     public init(
-        transport: any BLIPTransport, observer: RequestObserver? = nil, handler: @escaping RequestHandler
+        transport: any BLIPTransport, observer: RequestObserver? = nil, executor: (any TaskExecutor)? = nil,
+        handler: @escaping RequestHandler
     ) {
         self.transport = transport
         self.observer = observer
+        self.executor = executor
         self.handler = handler
     }
 
@@ -263,9 +269,9 @@ public actor BLIPConnection {
         observe(request.number, request)
         let handler = self.handler
         let number = request.number
-        handlers[number] = Task {
+        handlers[number] = Task(executorPreference: executor) {
             let response = await handler(request, self)
-            self.handlerFinished(number, request: request, response: response)
+            await self.handlerFinished(number, request: request, response: response)
         }
     }
 

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import CouchetteBLIP
 @testable import CouchetteGateway
 
 // MARK: - PostgresOutageTests
@@ -14,22 +15,12 @@ import Testing
 struct PostgresOutageTests {
     @Test("A PostgreSQL that stops answering gets a 503 within connect_timeout while other databases answer; once it answers again writes go on and nothing acknowledged is lost; the server stops promptly with a request stuck on it")
     func aServerThatStopsAnsweringIsBounded() async throws {
-        let url = try await PostgresServer.sharedServer().newDatabase()
-        let port = try #require(URLComponents(string: url)?.port)
-        let proxy = try ChaosProxy(targetPort: port, cutProbability: 0)
-        defer { proxy.stop() }
         let timeout = 2.0
-        var far = GatewayFixture.guestDatabase("far")
-        far.server = try StorageLocation(
-            parsing: url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/") + "?connect_timeout=\(Int(timeout))")
-        let config = GatewayFixture.config(databases: [far, GatewayFixture.guestDatabase("near")])
-        let server = try await offCooperativeThreads { try GatewayServer(config: config, logger: GatewayFixture.logger) }
-        let running = Task { try await server.run() }
+        let (proxy, server, running, ports) = try await startGateway(timeout: timeout)
+        defer { proxy.stop() }
         let client = HTTPTestClient()
         defer { client.close() }
-        let adminPort = try await withDeadline(.seconds(60), "the gateway starting") {
-            try await server.waitUntilReady()
-        }.adminPort
+        let adminPort = ports.adminPort
 
         #expect(try await client.send("PUT", port: adminPort, path: "/far/before", json: ["v": 1]).status == 201)
         #expect(try await client.send("PUT", port: adminPort, path: "/near/doc", json: ["v": 1]).status == 201)
@@ -66,6 +57,65 @@ struct PostgresOutageTests {
         #expect(ContinuousClock.now - stopping < .seconds(3 * timeout + 5))
         _ = await stuck.value
         proxy.release()
+    }
+}
+
+extension PostgresOutageTests {
+    @Test("BLIP requests waiting on a stalled PostgreSQL hold none of Swift's cooperative threads: an in-memory database answers meanwhile")
+    func blipRequestsOnAStalledDatabaseLeaveTheCooperativeThreads() async throws {
+        let (proxy, server, running, ports) = try await startGateway(timeout: 10)
+        defer { proxy.stop() }
+        let client = HTTPTestClient()
+        defer { client.close() }
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/near/doc", json: ["v": 1]).status == 201)
+        // More requests than cooperative threads, each waiting on its own PostgreSQL connection.
+        let stalled = min(ProcessInfo.processInfo.activeProcessorCount + 2, 20)
+        let answered = DoneFlag()
+        try await BLIPTestClient.run(port: ports.publicPort, database: "far") { connection in
+            // The session works while PostgreSQL answers.
+            let first = try await connection.send(properties: ["Profile": "getCheckpoint", "client": "warm"])
+            #expect(first.properties["Error-Code"] == "404")
+            proxy.hold()
+            let requests = Task {
+                try await withThrowingTaskGroup(of: BLIPMessage.self) { group in
+                    for index in 0..<stalled {
+                        group.addTask {
+                            try await connection.send(properties: ["Profile": "getCheckpoint", "client": "c\(index)"])
+                        }
+                    }
+                    defer { answered.value.store(true, ordering: .releasing) }
+                    return try await group.reduce(into: [BLIPMessage]()) { $0.append($1) }
+                }
+            }
+            try await offCooperativeThreads { proxy.waitUntilHolding(stalled) }
+            // Every handler waits on PostgreSQL now; the in-memory database answers all the same.
+            #expect(try await client.send(port: ports.adminPort, path: "/near/doc").status == 200)
+            let answeredFirst = answered.value.load(ordering: .acquiring)
+            #expect(!answeredFirst, "the stalled requests ended before the other")
+            proxy.release()
+            let replies = try await requests.value
+            #expect(replies.count == stalled)
+        }
+        await server.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// A gateway with an in-memory database `near` and a PostgreSQL one `far` reached through a proxy, whose waits
+    /// are bounded by `timeout` seconds; both let GUEST in.
+    private func startGateway(timeout: Double) async throws
+        -> (ChaosProxy, GatewayServer, Task<Void, any Error>, BoundPorts)
+    {
+        let url = try await PostgresServer.sharedServer().newDatabase()
+        let port = try #require(URLComponents(string: url)?.port)
+        let proxy = try ChaosProxy(targetPort: port, cutProbability: 0)
+        var far = GatewayFixture.guestDatabase("far")
+        far.server = try StorageLocation(
+            parsing: url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/") + "?connect_timeout=\(Int(timeout))")
+        let config = GatewayFixture.config(databases: [far, GatewayFixture.guestDatabase("near")])
+        let server = try await offCooperativeThreads { try GatewayServer(config: config, logger: GatewayFixture.logger) }
+        let running = Task { try await server.run() }
+        let ports = try await withDeadline(.seconds(60), "the gateway starting") { try await server.waitUntilReady() }
+        return (proxy, server, running, ports)
     }
 }
 

@@ -38,6 +38,10 @@ public final class ChaosProxy: Sendable {
     /// Forwards again what ``hold()`` kept, and what comes after.
     public func release() { gate.set(holding: false) }
 
+    /// Blocks until, while holding, chunks wait on `count` directions of connections (each a request sent to the
+    /// server and kept), or until ``release()``.
+    public func waitUntilHolding(_ count: Int) { gate.waitUntilWaiting(count) }
+
     /// How many connections were cut so far.
     public var cuts: Int { cutCount.load(ordering: .relaxed) }
 
@@ -235,6 +239,7 @@ public final class ChaosProxy: Sendable {
 private final class HoldGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var holding = false  // guarded by `condition`
+    private var waiting = 0  // guarded by `condition`
 
     func set(holding: Bool) {
         condition.withLock {
@@ -245,7 +250,18 @@ private final class HoldGate: @unchecked Sendable {
 
     func waitWhileHolding() {
         condition.withLock {
+            guard holding else { return }
+            waiting += 1
+            condition.broadcast()
             while holding { condition.wait() }
+            waiting -= 1
+        }
+    }
+
+    /// Waits until `count` pumps wait while holding, or holding ends.
+    func waitUntilWaiting(_ count: Int) {
+        condition.withLock {
+            while holding && waiting < count { condition.wait() }
         }
     }
 }

@@ -52,7 +52,7 @@ public final class PassiveSyncSession: Sendable {
         logger: Logger? = nil
     ) async {
         let transport = WebSocketBLIPTransport(outbound: outbound, channel: channel)
-        let connection = BLIPConnection(transport: transport) { [self] request, connection in
+        let connection = BLIPConnection(transport: transport, executor: store.executor) { [self] request, connection in
             await handle(request, on: connection)
         }
         observer?.opened(subprotocol: subprotocol)

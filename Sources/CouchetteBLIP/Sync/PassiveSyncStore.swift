@@ -16,6 +16,10 @@ public protocol PassiveSyncStore: Sendable {
     /// refuses it (401) once the user's password changed or the user was deleted or disabled.
     func admitsWork() -> Bool
 
+    /// Where the session's request handlers and feeds run: the threads of a store whose calls block for long (a
+    /// database over the network), so that they never hold Swift's cooperative threads; nil for those.
+    var executor: (any TaskExecutor)? { get }
+
     // MARK: Checkpoints
 
     /// The checkpoint kept for `client`, with its revision; nil when there is none.
@@ -69,6 +73,7 @@ public protocol PassiveSyncStore: Sendable {
 
 extension PassiveSyncStore {
     public func admitsWork() -> Bool { true }
+    public var executor: (any TaskExecutor)? { nil }
     public func expectRevisions(_ revisions: [(documentID: String, revisionID: String)]) {}
     public func settleRevision(documentID: String?, revisionID: String?) {}
 }

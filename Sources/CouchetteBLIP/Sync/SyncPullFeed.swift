@@ -119,7 +119,7 @@ final class SyncPullFeed: Sendable {
                 await slots.release()
                 throw error
             }
-            Task {
+            Task(executorPreference: session.store.executor) {
                 await self.sendRevisions(of: chunk, answering: number, ticket: ticket, from: batch.reader)
                 await self.slots.release()
             }

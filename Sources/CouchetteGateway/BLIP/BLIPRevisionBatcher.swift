@@ -74,10 +74,15 @@ final class BLIPRevisionBatcher: Sendable {
     /// How long queued revisions wait for the rest of their batch without another revision arriving before they
     /// are written anyway (the client did not send all it was asked for).
     let stallTimeout: Duration
+    /// Where the writes run: the database's ``GatewayDatabase/executor``.
+    let executor: StorageThreads?
 
-    /// - Parameter stallTimeout: See ``stallTimeout``.
-    init(stallTimeout: Duration = .milliseconds(5)) {
+    /// - Parameters:
+    ///   - stallTimeout: See ``stallTimeout``.
+    ///   - executor: See ``executor``.
+    init(stallTimeout: Duration = .milliseconds(5), executor: StorageThreads? = nil) {
         self.stallTimeout = stallTimeout
+        self.executor = executor
     }
 
     /// How many writes stored the revisions so far.
@@ -110,7 +115,7 @@ final class BLIPRevisionBatcher: Sendable {
             state.noteArrival(key ?? "")
             return state.claimWriting()
         }
-        if startsWriting { Task { write() } }
+        if startsWriting { Task(executorPreference: executor) { self.write() } }
     }
 
     /// Stores `body` (a revision with `_id` and `_rev`, named `key` among those awaited) with its ancestry `history` (newest first, starting with the
@@ -134,7 +139,7 @@ final class BLIPRevisionBatcher: Sendable {
                 if watches { state.watchingForStall = true }
                 return (startsWriting, watches)
             }
-            if startsWriting { Task { write() } }
+            if startsWriting { Task(executorPreference: executor) { self.write() } }
             if watches { Task { await watchForStall() } }
         }
     }

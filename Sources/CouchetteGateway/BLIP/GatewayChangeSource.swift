@@ -106,7 +106,7 @@ final class GatewayChangeSource: SyncChangeSource {
             state.waiting.take().flatMap { at in state.held.take().map { ($0.feed, at) } }
         }
         guard let (feed, waiting) = parked else {
-            Task { await wake() }
+            Task(executorPreference: target.database.executor) { await wake() }
             return
         }
         parking.park(feed, after: waiting.sequence, deadline: waiting.deadline) { [self] outcome in

@@ -14,6 +14,7 @@ struct GatewaySyncStore: PassiveSyncStore {
     var batcher: BLIPRevisionBatcher? = nil
 
     var acceptsDeltas: Bool { target.database.config.deltaSync }
+    var executor: (any TaskExecutor)? { target.database.executor }
 
     func failure(of error: any Error) -> (status: Int, reason: String) {
         let failure = error as? GatewayError ?? .internalError("\(error)")

@@ -23,10 +23,13 @@ final class ChangesFeedParking: Sendable {
 
     private let notifier: ChangeNotifier
     private let state: Mutex<State>
+    /// Where the woken feed runs: its database's ``GatewayDatabase/executor``.
+    private let executor: StorageThreads?
 
     /// Parking for `feed`, which is there to take.
     init(_ feed: ChangesFeed) {
         notifier = feed.notifier
+        executor = feed.reader.database.executor
         state = Mutex(State(feed: feed))
     }
 
@@ -56,7 +59,7 @@ final class ChangesFeedParking: Sendable {
             state.withLock { state in
                 if state.registration == id { state.registration = nil }
             }
-            Task.detached { await next(outcome) }
+            Task.detached(executorPreference: executor) { await next(outcome) }
         }
         // A stop() that came before the registration found nothing to cancel.
         if isStopped { notifier.cancelWait(id) }

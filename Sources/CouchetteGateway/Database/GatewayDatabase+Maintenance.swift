@@ -83,7 +83,7 @@ extension GatewayDatabase {
     /// Runs ``purgeExpiredDocuments(now:)`` every ``expirySweepInterval`` while the database is online, until it
     /// closes.
     func startExpirySweep() {
-        let task = Task.detached(priority: .background) { [weak self] in
+        let task = Task.detached(executorPreference: executor, priority: .background) { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: GatewayDatabase.expirySweepInterval)
                 guard let self, !Task.isCancelled else { return }

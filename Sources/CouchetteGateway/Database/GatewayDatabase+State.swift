@@ -73,7 +73,7 @@ extension GatewayDatabase {
                 try shareSettings()
                 return
             }
-            Task { [weak self] in
+            Task(executorPreference: executor) { [weak self] in
                 try? await Task.sleep(for: delay)
                 guard let self, self.state == .offline || self.state == .stopping else { return }
                 self.setState(.online)

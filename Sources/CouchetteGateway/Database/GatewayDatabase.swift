@@ -31,6 +31,11 @@ public final class GatewayDatabase: Sendable {
     /// Checks credentials and sessions against this database's users.
     public let authenticator: Authenticator
 
+    /// Where work on this database that no request carries runs (BLIP handlers, woken feeds, sweeps): the storage
+    /// threads when its storage is remote (its calls wait on the network and must not hold Swift's cooperative
+    /// threads), nil (those threads) when it is kept in the process.
+    public let executor: StorageThreads?
+
     /// Where the sync function's `console` lines go.
     let console: SyncFunctionConsole
 
@@ -101,6 +106,7 @@ public final class GatewayDatabase: Sendable {
         self.name = config.name
         self.instanceStartTime = startTime
         self.storage = storage
+        self.executor = config.server.isRemote ? StorageThreads.shared : nil
         self.changeNotifier = changeNotifier
         self.authenticator = Authenticator(store: storage, hasher: hasher)
         let console = log.map { SyncFunctionConsole.gateway($0, database: config.name) } ?? .discard
