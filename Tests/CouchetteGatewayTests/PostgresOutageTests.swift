@@ -63,7 +63,7 @@ struct PostgresOutageTests {
 extension PostgresOutageTests {
     @Test("BLIP requests waiting on a stalled PostgreSQL hold none of Swift's cooperative threads: an in-memory database answers meanwhile")
     func blipRequestsOnAStalledDatabaseLeaveTheCooperativeThreads() async throws {
-        let (proxy, server, running, ports) = try await startGateway(timeout: 10)
+        let (proxy, server, running, ports) = try await startGateway(timeout: 10, far: "far-blip")
         defer { proxy.stop() }
         let client = HTTPTestClient()
         defer { client.close() }
@@ -71,7 +71,7 @@ extension PostgresOutageTests {
         // More requests than cooperative threads, each waiting on its own PostgreSQL connection.
         let stalled = min(ProcessInfo.processInfo.activeProcessorCount + 2, 20)
         let answered = DoneFlag()
-        try await BLIPTestClient.run(port: ports.publicPort, database: "far") { connection in
+        try await BLIPTestClient.run(port: ports.publicPort, database: "far-blip") { connection in
             // The session works while PostgreSQL answers.
             let first = try await connection.send(properties: ["Profile": "getCheckpoint", "client": "warm"])
             #expect(first.properties["Error-Code"] == "404")
@@ -100,18 +100,56 @@ extension PostgresOutageTests {
         try await running.value
     }
 
-    /// A gateway with an in-memory database `near` and a PostgreSQL one `far` reached through a proxy, whose waits
-    /// are bounded by `timeout` seconds; both let GUEST in.
-    private func startGateway(timeout: Double) async throws
+    @Test("A PostgreSQL database that stops answering uses up only its own threads: another PostgreSQL database answers while more requests than the shared threads wait on the first")
+    func aStalledDatabaseUsesUpOnlyItsOwnThreads() async throws {
+        var other = GatewayFixture.guestDatabase("other")
+        other.server = try StorageLocation(parsing: try await PostgresServer.sharedServer().newDatabase())
+        let (proxy, server, running, ports) = try await startGateway(timeout: 10, far: "far-threads", more: [other])
+        defer { proxy.stop() }
+        let stuckCount = StorageThreads.shared.limit + 8
+        let client = HTTPTestClient(connections: stuckCount + 8)
+        defer { client.close() }
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/other/doc", json: ["v": 1]).status == 201)
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/far-threads/before", json: ["v": 1]).status == 201)
+
+        proxy.hold()
+        let answered = DoneFlag()
+        let stuck = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<stuckCount {
+                    group.addTask {
+                        _ = try? await client.send("PUT", port: ports.adminPort, path: "/far-threads/stuck-\(index)", json: ["v": 2])
+                    }
+                }
+                await group.waitForAll()
+            }
+            answered.value.store(true, ordering: .releasing)
+        }
+        // Every thread of `far` waits on its server (or for one of its connections).
+        try await offCooperativeThreads { StorageThreads.forDatabase("far-threads").waitUntilRunning(StorageThreads.perDatabaseLimit) }
+        #expect(try await client.send(port: ports.adminPort, path: "/other/doc").status == 200)
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/other/doc2", json: ["v": 2]).status == 201)
+        let answeredFirst = answered.value.load(ordering: .acquiring)
+        #expect(!answeredFirst, "the stalled requests ended before the others")
+        proxy.release()
+        await stuck.value
+        await server.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// A gateway with an in-memory database `near`, a PostgreSQL one named `far` reached through a proxy, whose waits
+    /// are bounded by `timeout` seconds, and `more`; all let GUEST in. Tests run in parallel and a remote database's
+    /// threads are the process's, by name: each test names its stalled database its own way.
+    private func startGateway(timeout: Double, far name: String = "far", more: [DatabaseConfig] = []) async throws
         -> (ChaosProxy, GatewayServer, Task<Void, any Error>, BoundPorts)
     {
         let url = try await PostgresServer.sharedServer().newDatabase()
         let port = try #require(URLComponents(string: url)?.port)
         let proxy = try ChaosProxy(targetPort: port, cutProbability: 0)
-        var far = GatewayFixture.guestDatabase("far")
+        var far = GatewayFixture.guestDatabase(name)
         far.server = try StorageLocation(
             parsing: url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/") + "?connect_timeout=\(Int(timeout))")
-        let config = GatewayFixture.config(databases: [far, GatewayFixture.guestDatabase("near")])
+        let config = GatewayFixture.config(databases: [far, GatewayFixture.guestDatabase("near")] + more)
         let server = try await offCooperativeThreads { try GatewayServer(config: config, logger: GatewayFixture.logger) }
         let running = Task { try await server.run() }
         let ports = try await withDeadline(.seconds(60), "the gateway starting") { try await server.waitUntilReady() }

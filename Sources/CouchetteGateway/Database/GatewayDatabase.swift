@@ -106,7 +106,7 @@ public final class GatewayDatabase: Sendable {
         self.name = config.name
         self.instanceStartTime = startTime
         self.storage = storage
-        self.executor = config.server.isRemote ? StorageThreads.shared : nil
+        self.executor = config.server.isRemote ? StorageThreads.forDatabase(config.name) : nil
         self.changeNotifier = changeNotifier
         self.authenticator = Authenticator(store: storage, hasher: hasher)
         let console = log.map { SyncFunctionConsole.gateway($0, database: config.name) } ?? .discard

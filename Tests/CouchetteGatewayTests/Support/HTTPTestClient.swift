@@ -52,8 +52,12 @@ struct HTTPTestClient: Sendable {
 
     // MARK: - Lifecycle
 
-    init() {
+    /// - Parameter connections: How many requests may be in flight to one port at once (AsyncHTTPClient's default
+    ///   is 8; the others wait in the client).
+    init(connections: Int = 8) {
         var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
         configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
         configuration.decompression = .disabled
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
