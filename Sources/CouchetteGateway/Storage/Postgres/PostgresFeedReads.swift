@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 // MARK: - PostgresFeedReads
@@ -12,6 +13,11 @@ import Synchronization
 /// and before each other node's notification wakes a feed, so a feed woken by a commit never takes an answer whose
 /// query began before it. (Such an answer is still correct for a racing reader; it is simply not reused.)
 ///
+/// Feeds woken together run at once on their database's storage threads, so a read whose query is under way is
+/// joined as well (single flight): the feeds that find it wait for its answer instead of each asking PostgreSQL
+/// (32 concurrent misses made the same p99 108–120 ms). The same argument holds for a joiner: it holds the same
+/// commit count, read before it asked, so every commit it must see was counted before the query began.
+///
 /// ```swift
 /// let entries = try reads.read(channels: nil, since: 41, limit: 200, commits: pool.commitCount) {
 ///     try queryChanges(since: 41, limit: 200)
@@ -24,15 +30,55 @@ final class PostgresFeedReads: Sendable {
         var limit: Int?
     }
 
+    /// A read's answer, or the query under way that will give it; both with the commit count read before the query.
+    private enum Kept {
+        case answer(commits: UInt64, entries: [ChangeEntry])
+        case flight(commits: UInt64, Flight)
+
+        var commits: UInt64 {
+            switch self {
+            case .answer(let commits, _), .flight(let commits, _): commits
+            }
+        }
+    }
+
+    /// A query under way, which readers of the same key and commit count wait for.
+    private final class Flight: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var result: Result<[ChangeEntry], GatewayError>?  // guarded by `condition`
+
+        func finish(_ result: Result<[ChangeEntry], GatewayError>) {
+            condition.withLock {
+                self.result = result
+                condition.broadcast()
+            }
+        }
+
+        func wait() -> Result<[ChangeEntry], GatewayError> {
+            condition.withLock {
+                while result == nil { condition.wait() }
+                return result!
+            }
+        }
+    }
+
+    /// What a reader does: take a kept answer, wait for a query under way, or run its own.
+    private enum Step {
+        case take([ChangeEntry])
+        case join(Flight)
+        case run(Flight)
+    }
+
     /// The most channels a kept read may name: a key is hashed on every read, and a user with thousands of channels
     /// reads alone anyway.
     static let channelLimit = 64
     /// The most answers kept (a feed lagging behind adds its own): past it the memo starts over.
     static let capacity = 256
 
-    private let answers = Mutex<[Key: (commits: UInt64, entries: [ChangeEntry])]>([:])
+    private let kept = Mutex<[Key: Kept]>([:])
 
-    /// The entries of a feed read: the kept answer when no commit came since its query began, else `query`'s.
+    /// The entries of a feed read: the kept answer when no commit came since its query began, that of the same query
+    /// under way, else `query`'s.
     ///
     /// - Parameters:
     ///   - channels: The channels read (nil for every change); a set of more than ``channelLimit`` is not kept.
@@ -43,12 +89,39 @@ final class PostgresFeedReads: Sendable {
     ) throws(GatewayError) -> [ChangeEntry] {
         guard (channels?.count ?? 0) <= Self.channelLimit else { return try query() }
         let key = Key(channels: channels, since: since, limit: limit)
-        if let kept = answers.withLock({ $0[key] }), kept.commits == commits { return kept.entries }
-        let entries = try query()
-        answers.withLock { answers in
-            if answers.count >= Self.capacity { answers.removeAll(keepingCapacity: true) }
-            if (answers[key]?.commits ?? 0) <= commits { answers[key] = (commits, entries) }
+        let step = kept.withLock { kept -> Step in
+            switch kept[key] {
+            case .answer(let keptCommits, let entries)? where keptCommits == commits: return .take(entries)
+            case .flight(let keptCommits, let flight)? where keptCommits == commits: return .join(flight)
+            default:
+                let flight = Flight()
+                if kept.count >= Self.capacity { kept.removeAll(keepingCapacity: true) }
+                if (kept[key]?.commits ?? 0) <= commits { kept[key] = .flight(commits: commits, flight) }
+                return .run(flight)
+            }
         }
-        return entries
+        switch step {
+        case .take(let entries):
+            return entries
+        case .join(let flight):
+            return try flight.wait().get()
+        case .run(let flight):
+            let result: Result<[ChangeEntry], GatewayError>
+            do throws(GatewayError) {
+                result = .success(try query())
+            } catch {
+                result = .failure(error)
+            }
+            flight.finish(result)
+            kept.withLock { kept in
+                guard case .flight(let keptCommits, let keptFlight)? = kept[key], keptFlight === flight else { return }
+                if case .success(let entries) = result {
+                    kept[key] = .answer(commits: keptCommits, entries: entries)
+                } else {
+                    kept[key] = nil
+                }
+            }
+            return try result.get()
+        }
     }
 }
