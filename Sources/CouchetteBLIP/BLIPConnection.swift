@@ -269,9 +269,11 @@ public actor BLIPConnection {
         observe(request.number, request)
         let handler = self.handler
         let number = request.number
-        handlers[number] = Task(executorPreference: executor) {
-            let response = await handler(request, self)
-            await self.handlerFinished(number, request: request, response: response)
+        let executor = self.executor
+        // Made on the actor, so handlers start in the order their requests completed; each runs on `executor`.
+        handlers[number] = Task {
+            let response = await withTaskExecutorPreference(executor) { await handler(request, self) }
+            self.handlerFinished(number, request: request, response: response)
         }
     }
 

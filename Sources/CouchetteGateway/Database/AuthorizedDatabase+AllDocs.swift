@@ -7,6 +7,10 @@ extension AuthorizedDatabase {
     /// their channels (or of the given `keys`, a 404/403 error row for one missing or out of reach), in ID order,
     /// paged by `skip` and `limit`; `total_rows` counts every live document the caller may see, as CouchDB does.
     ///
+    /// A page costs what it returns: a caller who sees every channel reads the page's IDs in order from the
+    /// storage and `total_rows` from its counts; a user reads the entries of their channels (``visibleIDs(_:)``),
+    /// never the rest of the database.
+    ///
     /// - Throws: 400 when `keys` comes with `key`, `startkey` or `endkey`.
     func allDocs(keys: [String]?, options: AllDocsOptions) throws(GatewayError) -> JSONValue {
         var keys = keys
@@ -18,53 +22,60 @@ extension AuthorizedDatabase {
             throw GatewayError.badRequest("`keys` is incompatible with `startkey` and `endkey`")
         }
         let updateSequence = try database.storage.lastSequence
-        let visible = try visibleIDs()
+        let range = DocumentIDRange(
+            startKey: options.startKey, endKey: options.endKey, inclusiveEnd: options.inclusiveEnd,
+            descending: options.descending)
         var rows: [JSONValue]
+        let totalRows: Int
         if var keys {
             if options.descending { keys.reverse() }
             rows = try Self.page(keys, options).map { key throws(GatewayError) in try row(forKey: key, options) }
+            totalRows = try visibleCount()
         } else {
+            let pageIDs: [String]
+            if let channels = caller.readableChannels {
+                let visible = try visibleIDs(channels)
+                pageIDs = Self.page(Self.range(visible, range), options)
+                totalRows = visible.count
+            } else {
+                let wanted = options.limit.map { options.skip + $0 }
+                let ids = try database.storage.liveDocumentIDs(in: range, limit: wanted)
+                pageIDs = Array(ids.dropFirst(min(options.skip, ids.count)))
+                totalRows = try visibleCount()
+            }
+            let documents = try database.storage.documents(ids: pageIDs)
             rows = []
-            for id in Self.page(Self.range(visible, options), options) {
-                guard let document = try database.storage.document(id: id) else { continue }
+            for id in pageIDs {
+                // A document deleted since its ID was read is left out, as it would have been a moment later.
+                guard let document = documents[id], let winner = document.winner, !winner.isDeleted else { continue }
                 rows.append(try row(for: document, options))
             }
         }
-        var body: [String: JSONValue] = ["rows": .array(rows), "total_rows": .int(Int64(visible.count))]
+        var body: [String: JSONValue] = ["rows": .array(rows), "total_rows": .int(Int64(totalRows))]
         if options.updateSequence { body["update_seq"] = .int(Int64(updateSequence)) }
         return .object(body)
     }
 
-    /// The IDs of every live document the caller may see, in order (CouchDB's `total_rows` counts them all).
-    private func visibleIDs() throws(GatewayError) -> [String] {
-        let storage = database.storage
-        var visible: [String] = []
-        try storage.forEachDocumentIDPage(size: 1_000) { ids throws(GatewayError) in
-            for id in ids {
-                guard let document = try storage.document(id: id), let winner = document.winner, !winner.isDeleted,
-                    caller.canSee(document.currentChannels),
-                    caller.isAdmin || !id.hasPrefix("_design/")
-                else { continue }
-                visible.append(id)
-            }
-            return true
-        }
-        return visible
+    /// How many live documents the caller may see: the storage's count, or the user's channels' entries. (No
+    /// document ID starts with `_`: `_design/` documents are refused as CouchDB's design documents, not stored.)
+    private func visibleCount() throws(GatewayError) -> Int {
+        if let channels = caller.readableChannels { return try visibleIDs(channels).count }
+        return try database.storage.statistics.documentCount
     }
 
-    /// The IDs between the bounds, in the requested order: with `descending=true` CouchDB reads from `startkey`
-    /// down to `endkey`; `inclusive_end=false` leaves `endkey` out.
-    static func range(_ ids: [String], _ options: AllDocsOptions) -> [String] {
-        if options.descending {
-            return ids.reversed().filter { id in
-                (options.startKey.map { id <= $0 } ?? true)
-                    && (options.endKey.map { options.inclusiveEnd ? id >= $0 : id > $0 } ?? true)
-            }
-        }
-        return ids.filter { id in
-            (options.startKey.map { id >= $0 } ?? true)
-                && (options.endKey.map { options.inclusiveEnd ? id <= $0 : id < $0 } ?? true)
-        }
+    /// The IDs of the live documents in `channels` (a user's), in order: read from the channel index, so it costs
+    /// the entries of those channels, not the database.
+    private func visibleIDs(_ channels: Set<String>) throws(GatewayError) -> [String] {
+        try database.storage.changes(inChannels: channels, since: 0, limit: nil)
+            .filter { entry in !entry.isDeleted && entry.removedFrom.isEmpty }
+            .map(\.documentID)
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The IDs of `range`, in its order (`ids` in ascending order).
+    static func range(_ ids: [String], _ range: DocumentIDRange) -> [String] {
+        let inRange = ids.filter(range.contains)
+        return range.descending ? inRange.reversed() : inRange
     }
 
     /// `skip` then `limit`.

@@ -86,8 +86,12 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// `limit`: what the expiry sweep purges.
     func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String]
 
-    /// Document IDs in order, for `_all_docs`.
+    /// Document IDs in order, tombstones included (paging through every document).
     func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String]
+
+    /// The IDs of live documents (not tombstones) in `range`, in its order, at most `limit`: an `_all_docs` page
+    /// reads what it returns, not the whole database.
+    func liveDocumentIDs(in range: DocumentIDRange, limit: Int?) throws(GatewayError) -> [String]
 
     /// A `_local` document's body and revision (`0-N`).
     func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)?

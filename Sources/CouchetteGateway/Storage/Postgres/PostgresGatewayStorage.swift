@@ -452,6 +452,33 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    public func liveDocumentIDs(in range: DocumentIDRange, limit: Int?) throws(GatewayError) -> [String] {
+        let lowerKey = range.lowerBound?.key
+        let lowerInclusive = range.lowerBound?.inclusive ?? true
+        let upperKey = range.upperBound?.key
+        let upperInclusive = range.upperBound?.inclusive ?? true
+        let limit = limit.map { Int64($0) }
+        return try pool.withConnection { link throws(GatewayError) in
+            // One statement per order: a sort direction cannot be a parameter.
+            if range.descending {
+                return try link.strings(
+                    """
+                    SELECT id FROM documents WHERE NOT deleted
+                    AND (\(lowerKey)::text IS NULL OR id > \(lowerKey) OR (\(lowerInclusive) AND id = \(lowerKey)))
+                    AND (\(upperKey)::text IS NULL OR id < \(upperKey) OR (\(upperInclusive) AND id = \(upperKey)))
+                    ORDER BY id DESC LIMIT \(limit)
+                    """)
+            }
+            return try link.strings(
+                """
+                SELECT id FROM documents WHERE NOT deleted
+                AND (\(lowerKey)::text IS NULL OR id > \(lowerKey) OR (\(lowerInclusive) AND id = \(lowerKey)))
+                AND (\(upperKey)::text IS NULL OR id < \(upperKey) OR (\(upperInclusive) AND id = \(upperKey)))
+                ORDER BY id ASC LIMIT \(limit)
+                """)
+        }
+    }
+
     static func revision(_ text: String) throws(GatewayError) -> RevisionID {
         do { return try RevisionID(parsing: text) } catch {
             throw .internalError("A stored revision ID is corrupt: \(text)")
