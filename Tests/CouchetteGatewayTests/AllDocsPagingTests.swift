@@ -60,7 +60,9 @@ import Testing
                     attachments: false, updateSequence: false,
                     startKey: keys[Int(random.next() % UInt64(keys.count))],
                     endKey: keys[Int(random.next() % UInt64(keys.count))],
-                    limit: random.next() % 3 == 0 ? nil : Int(random.next() % 12), skip: Int(random.next() % 4),
+                    // Any non-negative Int is a valid limit: `skip + limit` must not overflow.
+                    limit: random.next() % 3 == 0 ? nil : random.next() % 5 == 0 ? Int.max : Int(random.next() % 12),
+                    skip: Int(random.next() % 4),
                     key: nil, descending: random.next() % 2 == 0, inclusiveEnd: random.next() % 2 == 0)
                 let body = try AuthorizedDatabase(database: database, caller: caller).allDocs(keys: nil, options: options)
 

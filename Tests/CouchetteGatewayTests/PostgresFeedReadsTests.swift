@@ -49,11 +49,13 @@ import Testing
         }
     }
 
-    @Test func aCommitOrAnotherKeyAsksAgainAndAFailureIsNotKept() throws {
+    @Test func aCommitOrAnotherKeyAsksAgainAndAFailureOrAWholeListingIsNotKept() throws {
         let reads = PostgresFeedReads()
         var queries = 0
-        func read(since: UInt64 = 3, commits: UInt64, failing: Bool = false) throws(GatewayError) -> [ChangeEntry] {
-            try reads.read(channels: nil, since: since, limit: nil, commits: commits) { () throws(GatewayError) in
+        func read(since: UInt64 = 3, limit: Int? = 100, commits: UInt64, failing: Bool = false) throws(GatewayError)
+            -> [ChangeEntry]
+        {
+            try reads.read(channels: nil, since: since, limit: limit, commits: commits) { () throws(GatewayError) in
                 queries += 1
                 if failing { throw GatewayError.serviceUnavailable("down") }
                 return entries
@@ -68,5 +70,9 @@ import Testing
         #expect(queries == 3)
         _ = try read(since: 4, commits: 2)
         #expect(queries == 4)
+        // A read without a limit (a whole channel listing) is never kept.
+        _ = try read(limit: nil, commits: 2)
+        _ = try read(limit: nil, commits: 2)
+        #expect(queries == 6)
     }
 }

@@ -38,7 +38,11 @@ extension AuthorizedDatabase {
                 pageIDs = Self.page(Self.range(visible, range), options)
                 totalRows = visible.count
             } else {
-                let wanted = options.limit.map { options.skip + $0 }
+                // `skip` and `limit` are any non-negative Int: their sum may not fit.
+                let wanted = options.limit.map { limit in
+                    let (sum, overflow) = options.skip.addingReportingOverflow(limit)
+                    return overflow ? Int.max : sum
+                }
                 let ids = try database.storage.liveDocumentIDs(in: range, limit: wanted)
                 pageIDs = Array(ids.dropFirst(min(options.skip, ids.count)))
                 totalRows = try visibleCount()
@@ -46,8 +50,11 @@ extension AuthorizedDatabase {
             let documents = try database.storage.documents(ids: pageIDs)
             rows = []
             for id in pageIDs {
-                // A document deleted since its ID was read is left out, as it would have been a moment later.
-                guard let document = documents[id], let winner = document.winner, !winner.isDeleted else { continue }
+                // A document deleted, or moved out of the caller's channels, since its ID was read is left out, as it
+                // would have been a moment later.
+                guard let document = documents[id], let winner = document.winner, !winner.isDeleted,
+                    caller.canSee(document.currentChannels)
+                else { continue }
                 rows.append(try row(for: document, options))
             }
         }

@@ -61,8 +61,11 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
         let job = UnownedJob(job)
         condition.lock()
         waiting.append(job)
-        let starts = idle == 0 && started < limit
-        if starts { started += 1 } else { condition.signal() }
+        // More jobs waiting than threads waiting for jobs (a thread signalled a moment ago still counts as waiting
+        // until it has the lock back, but its job is still waiting too): another thread, while the limit allows.
+        let starts = waiting.count - next > idle && started < limit
+        if starts { started += 1 }
+        if observers > 0 { condition.broadcast() } else { condition.signal() }
         let index = started
         condition.unlock()
         if starts {

@@ -82,12 +82,14 @@ final class PostgresFeedReads: Sendable {
     ///
     /// - Parameters:
     ///   - channels: The channels read (nil for every change); a set of more than ``channelLimit`` is not kept.
+    ///   - limit: The most entries read; a read without a limit (a user's `_all_docs`, not a feed's page) is not
+    ///     kept, so the memo never holds whole channels.
     ///   - commits: The commit count now, read before `query` runs.
     func read(
         channels: Set<String>?, since: UInt64, limit: Int?, commits: UInt64,
         _ query: () throws(GatewayError) -> [ChangeEntry]
     ) throws(GatewayError) -> [ChangeEntry] {
-        guard (channels?.count ?? 0) <= Self.channelLimit else { return try query() }
+        guard limit != nil, (channels?.count ?? 0) <= Self.channelLimit else { return try query() }
         let key = Key(channels: channels, since: since, limit: limit)
         let step = kept.withLock { kept -> Step in
             switch kept[key] {

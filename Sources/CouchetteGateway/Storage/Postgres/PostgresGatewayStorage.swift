@@ -454,27 +454,21 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     public func liveDocumentIDs(in range: DocumentIDRange, limit: Int?) throws(GatewayError) -> [String] {
         let lowerKey = range.lowerBound?.key
-        let lowerInclusive = range.lowerBound?.inclusive ?? true
         let upperKey = range.upperBound?.key
-        let upperInclusive = range.upperBound?.inclusive ?? true
+        // The operators and the order are the statement's text (constants, never input): with the bounds' NULL
+        // tests folded at bind time (an unnamed statement is planned with its parameters), each bound is an index
+        // range, and a page starting at `startkey` does not walk the key from its beginning.
+        let lowerOperator = range.lowerBound?.inclusive == false ? ">" : ">="
+        let upperOperator = range.upperBound?.inclusive == false ? "<" : "<="
+        let order = range.descending ? "DESC" : "ASC"
         let limit = limit.map { Int64($0) }
         return try pool.withConnection { link throws(GatewayError) in
-            // One statement per order: a sort direction cannot be a parameter.
-            if range.descending {
-                return try link.strings(
-                    """
-                    SELECT id FROM documents WHERE NOT deleted
-                    AND (\(lowerKey)::text IS NULL OR id > \(lowerKey) OR (\(lowerInclusive) AND id = \(lowerKey)))
-                    AND (\(upperKey)::text IS NULL OR id < \(upperKey) OR (\(upperInclusive) AND id = \(upperKey)))
-                    ORDER BY id DESC LIMIT \(limit)
-                    """)
-            }
-            return try link.strings(
+            try link.strings(
                 """
                 SELECT id FROM documents WHERE NOT deleted
-                AND (\(lowerKey)::text IS NULL OR id > \(lowerKey) OR (\(lowerInclusive) AND id = \(lowerKey)))
-                AND (\(upperKey)::text IS NULL OR id < \(upperKey) OR (\(upperInclusive) AND id = \(upperKey)))
-                ORDER BY id ASC LIMIT \(limit)
+                AND (\(lowerKey)::text IS NULL OR id \(unescaped: lowerOperator) \(lowerKey))
+                AND (\(upperKey)::text IS NULL OR id \(unescaped: upperOperator) \(upperKey))
+                ORDER BY id \(unescaped: order) LIMIT \(limit)
                 """)
         }
     }
