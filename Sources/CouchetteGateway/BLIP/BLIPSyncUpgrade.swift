@@ -53,8 +53,9 @@ struct BLIPSyncUpgrade: Sendable {
         }
         var headers = context.extraResponseHeaders.all
         headers[.secWebSocketProtocol] = subprotocol
+        let batcher = BLIPRevisionBatcher(executor: target.database.executor)
         let session = PassiveSyncSession(
-            store: GatewaySyncStore(target: target, batcher: BLIPRevisionBatcher(executor: target.database.executor)), subprotocol: subprotocol,
+            store: GatewaySyncStore(target: target, batcher: batcher), subprotocol: subprotocol,
             observer: BLIPSessionLog(log: environment.log, user: target.caller.user?.name ?? "admin"))
         return .upgrade(headers) { inbound, outbound, context in
             await session.run(inbound: inbound, outbound: outbound, channel: channel, logger: context.logger)

@@ -125,20 +125,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
-    /// ``withConnection(_:)`` in one read transaction (unless a batch's transaction is open): a read of many rows
-    /// takes SQLite's locks once, where each statement outside a transaction takes and releases them (`fcntl` calls
-    /// that cost as much as the reads of a `_bulk_get` or a `_changes` page's leaves).
-    func withReadTransaction<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
-        try withConnection { connection in
-            guard try !connection.isInTransaction else { return try body(connection) }
-            return try connection.transaction(.deferred, body)
-        }
-    }
-
     /// Runs `body` with a connection to read committed data from: a reader (``ReaderPool``) in a read transaction of
     /// its own, so that it neither waits for a write in progress nor sees part of one; the writer inside this
     /// thread's own transaction (an ``inBatch(_:)`` body or an ``update(documentID:_:)`` transform reading through
-    /// the storage sees what it wrote), in memory, or once the storage is closed.
+    /// the storage sees what it wrote), in memory (where the lock alone makes a read whole, and a transaction would
+    /// only add a `BEGIN` and a `COMMIT` to every `GET`), or once the storage is closed.
     func withReader<T>(_ body: (Connection) throws -> T) throws(GatewayError) -> T {
         if let readers, !isInThisThreadsTransaction {
             do {
@@ -147,7 +138,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                 throw Self.translate(error)
             }
         }
-        return try withReadTransaction(body)
+        return try withConnection(body)
     }
 
     /// Whether this thread has the writer's transaction open. The lock is recursive: taking it at once means this
@@ -529,7 +520,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     ) throws(GatewayError) -> [ChangeEntry] {
         guard !channels.isEmpty else { return [] }
         if memoryIndex != nil {
-            return try withReadTransaction { connection in
+            return try withConnection { connection in
                 try memoryIndex?.channels.changes(inChannels: channels, since: since, limit: limit) { id in
                     try Self.revision(of: id, connection)
                 } ?? []
