@@ -35,7 +35,7 @@ import Testing
     /// A new revision of `id` with `body`, deleted or not, in `channels`.
     @discardableResult
     private func write(
-        _ storage: SQLiteGatewayStorage, _ id: String, body: JSONValue = [:], deleted: Bool = false,
+        _ storage: any GatewayStorage, _ id: String, body: JSONValue = [:], deleted: Bool = false,
         channels: Set<String> = ["a"]
     ) throws(GatewayError) -> StoredDocument? {
         try storage.update(documentID: id) { current in
@@ -93,7 +93,7 @@ import Testing
                     #expect(throws: GatewayError.self) { try write(storage, id, body: body, channels: ["a", "boom"]) }
                 case 8:
                     // A batch whose one refused transform leaves the others.
-                    try storage.inBatch { () throws(GatewayError) in
+                    try storage.inBatch { storage throws(GatewayError) in
                         try write(storage, id, body: body)
                         _ = try? storage.update(documentID: "refused") { _ throws(GatewayError) in
                             throw .forbidden("no")
@@ -104,7 +104,7 @@ import Testing
                 default:
                     // A batch failing halfway: rolled back whole.
                     #expect(throws: GatewayError.self) {
-                        try storage.inBatch { () throws(GatewayError) in
+                        try storage.inBatch { storage throws(GatewayError) in
                             try write(storage, id, body: body)
                             try write(storage, "broken", channels: ["boom"])
                         }

@@ -107,7 +107,7 @@ import Testing
                         try storage.purge(documentID: ids[0])
                     } else {
                         // Several documents (sometimes the same one twice) in one batch.
-                        try storage.inBatch { () throws(GatewayError) in
+                        try storage.inBatch { storage throws(GatewayError) in
                             for id in ids { try write(storage, id, channels: channels, grants: grants) }
                         }
                     }
@@ -168,7 +168,7 @@ import Testing
                     case 1:
                         // A batch that fails: its grants are taken back.
                         #expect(throws: GatewayError.self) {
-                            try storage.inBatch { () throws(GatewayError) in
+                            try storage.inBatch { storage throws(GatewayError) in
                                 for id in ids { try write(storage, id, channels: channels, grants: grants) }
                                 // A read inside the batch writes its index rows before it fails.
                                 _ = try storage.changes(inChannels: Set(channelNames), since: 0, limit: nil)
@@ -177,7 +177,7 @@ import Testing
                         }
                     default:
                         // Several documents (sometimes the same one twice) in one batch.
-                        try storage.inBatch { () throws(GatewayError) in
+                        try storage.inBatch { storage throws(GatewayError) in
                             for id in ids { try write(storage, id, channels: channels, grants: grants) }
                         }
                     }
@@ -287,7 +287,7 @@ import Testing
         try await backend.withStorage(databaseName: "db") { storage in
             try write(storage, "kept", channels: [], grants: ["user1": ["a"], "user2": ["a"]])  // 1
             #expect(throws: GatewayError.self) {
-                try storage.inBatch { () throws(GatewayError) in
+                try storage.inBatch { storage throws(GatewayError) in
                     try write(storage, "list", channels: [], grants: ["user1": ["b"], "user3": ["b"]])  // 2
                     try write(storage, "kept", channels: [], grants: ["user2": ["a"]])  // 3: drops user1's "a"
                     // A read inside the batch sees the batch's own grants.
@@ -322,14 +322,14 @@ import Testing
             return false
         }
         var refusedFailed = false
-        try storage.inBatch { () throws(GatewayError) in
+        try storage.inBatch { storage throws(GatewayError) in
             try write(storage, "kept", channels: ["a"])
             refusedFailed = fails { try storage.update(documentID: "refused") { _ throws(GatewayError) in throw .forbidden("no") } }
         }
         #expect(refusedFailed)
         // A batch's index rows are written together before it commits: a refused row fails the whole batch.
         let batchFailed = fails {
-            try storage.inBatch { () throws(GatewayError) in
+            try storage.inBatch { storage throws(GatewayError) in
                 try write(storage, "first", channels: ["a"])
                 try write(storage, "broken", channels: ["a", "boom"])
                 try write(storage, "last", channels: ["a"])
@@ -353,7 +353,7 @@ import Testing
             StorageBackend.removeFiles(of: location)
         }
         try write(storage, "before", channels: ["a"], grants: ["user1": ["a"]])  // 1
-        try storage.inBatch { () throws(GatewayError) in
+        try storage.inBatch { storage throws(GatewayError) in
             try write(storage, "doc", channels: ["a"], grants: ["user1": ["x"]])  // 2
             #expect(try storage.documentChannelGrants(to: "user1") == ["a": 1, "x": 2])
             #expect(try storage.changes(inChannels: ["a"], since: 0, limit: nil).map(\.documentID) == ["before", "doc"])
@@ -372,7 +372,7 @@ import Testing
         let sources = try storage.documentGrantSources(to: "user1")
         #expect(sources.map { "\($0.grant.target)@\($0.sequence)" } == ["a@1", "y@3"])
         // Without reads in between, a row inserted and deleted in the same batch is netted out before the write.
-        try storage.inBatch { () throws(GatewayError) in
+        try storage.inBatch { storage throws(GatewayError) in
             try write(storage, "doc", channels: ["c"], grants: ["user1": ["z"]])  // 5: leaves b, c at 5
             try write(storage, "doc", channels: ["d"])  // 6: leaves c (c@5 replaced by c@6), z dropped
         }

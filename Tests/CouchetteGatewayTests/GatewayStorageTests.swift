@@ -103,7 +103,7 @@ import Testing
             let ids = (0..<count).map { "doc\($0)" }
             for edit in 0..<2 {
                 for chunk in stride(from: 0, to: count, by: 500).map({ Array(ids[$0..<min($0 + 500, count)]) }) {
-                    try storage.inBatch(updating: chunk) { () throws(GatewayError) in
+                    try storage.inBatch(updating: chunk) { storage throws(GatewayError) in
                         for id in chunk {
                             try storage.update(documentID: id) { try? edited($0, id: id, body: ["edit": .int(Int64(edit))]) }
                         }

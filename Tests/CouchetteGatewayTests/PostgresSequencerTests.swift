@@ -73,7 +73,7 @@ struct PostgresSequencerTests {
                                 if Int.random(in: 0..<5, using: &random) == 0 { ids.append("rollback-\(ids[0])") }
                                 if writer % 2 == 0 {
                                     // A transaction: locking reads, then the rows.
-                                    _ = try? node.inBatch(updating: ids) { () throws(GatewayError) in
+                                    _ = try? node.inBatch(updating: ids) { node throws(GatewayError) in
                                         for id in ids { try node.update(documentID: id) { Self.edited($0, id: id) } }
                                     }
                                 } else {

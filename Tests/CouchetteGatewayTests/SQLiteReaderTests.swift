@@ -21,7 +21,7 @@ import Testing
 
     /// Stores `body` as the next revision of `id` (in channel `all`).
     @discardableResult
-    private func put(_ storage: SQLiteGatewayStorage, _ id: String, _ body: JSONValue) throws(GatewayError)
+    private func put(_ storage: any GatewayStorage, _ id: String, _ body: JSONValue) throws(GatewayError)
         -> StoredDocument?
     {
         try storage.update(documentID: id) { current in
@@ -44,7 +44,7 @@ import Testing
             let batchEnded = DispatchSemaphore(value: 0)
             let readInTime = Mutex(false)
             let writer = Thread { [self] in
-                try? storage.inBatch { () throws(GatewayError) in
+                try? storage.inBatch { storage throws(GatewayError) in
                     _ = try? put(storage, "during", ["v": 2])
                     written.signal()
                     // The batch stays open until the other thread has read (or gives up after 10 s: a read that
@@ -81,16 +81,16 @@ import Testing
         try await offCooperativeThreads {
             let (storage, close) = try openFile()
             defer { close() }
-            try storage.inBatch { () throws(GatewayError) in
+            try storage.inBatch { storage throws(GatewayError) in
                 try put(storage, "new", ["v": 1])
                 #expect(try storage.document(id: "new")?.winner?.body == ["v": 1])
                 #expect(try storage.changes(inChannels: ["all"], since: 0, limit: nil).map(\.documentID) == ["new"])
             }
             // A transform that stores an attachment reads it back before its transaction commits.
             var readBack: [UInt8]?
-            try storage.update(documentID: "with-attachment") { current throws(GatewayError) in
-                let digest = try storage.putAttachment(Array("hello".utf8))
-                readBack = try storage.attachment(digest: digest)
+            try storage.update(documentID: "with-attachment") { current, transaction throws(GatewayError) in
+                let digest = try transaction.putAttachment(Array("hello".utf8))
+                readBack = try transaction.attachment(digest: digest)
                 var document = current ?? StoredDocument(id: "with-attachment")
                 _ = try? document.tree.addLocalEdit(parent: nil, body: ["a": .string(digest)], deleted: false)
                 return document
@@ -106,7 +106,7 @@ import Testing
             let (storage, close) = try openFile()
             defer { close() }
             let accounts = (0..<8).map { "account-\($0)" }
-            try storage.inBatch { () throws(GatewayError) in
+            try storage.inBatch { storage throws(GatewayError) in
                 for id in accounts { _ = try? put(storage, id, ["balance": 100]) }
             }
             let writing = Mutex(true)
@@ -133,7 +133,7 @@ import Testing
                 let from = accounts[Int(random.next() % 8)]
                 let to = accounts[Int(random.next() % 8)]
                 let amount = Int64(random.next() % 10)
-                try storage.inBatch { () throws(GatewayError) in
+                try storage.inBatch { storage throws(GatewayError) in
                     for (id, change) in [(from, -amount), (to, amount)] {
                         guard let balance = try storage.document(id: id)?.winner?.body?["balance"]?.intValue else { continue }
                         _ = try? put(storage, id, ["balance": .int(balance + change)])

@@ -72,10 +72,10 @@ public struct DatabasePrincipals: Sendable {
             guard user != existing else { return (false, UInt64(0)) }
             // One transaction: no feed reads past the user's sequence before the user is stored with it (PostgreSQL
             // holds its stable sequence below a transaction's sequences until it commits).
-            try store.inBatch { () throws(GatewayError) in
-                user.sequence = try store.nextSequence()
-                try store.putUser(user)
-                if existing != nil, update.changesPassword { try store.deleteSessions(forUser: update.name) }
+            try store.inBatch { batch throws(GatewayError) in
+                user.sequence = try batch.nextSequence()
+                try batch.putUser(user)
+                if existing != nil, update.changesPassword { try batch.deleteSessions(forUser: update.name) }
             }
             if existing != nil, update.changesPassword {
                 database.authenticator.invalidateCachedCredentials(forUser: update.name)
@@ -127,9 +127,9 @@ public struct DatabasePrincipals: Sendable {
             if mustBeNew, existing != nil { throw GatewayError.conflict("Already exists") }
             var role = update.applied(to: existing)
             guard role != existing else { return (false, UInt64(0)) }
-            try store.inBatch { () throws(GatewayError) in  // as a user's (saveUser)
-                role.sequence = try store.nextSequence()
-                try store.putRole(role)
+            try store.inBatch { batch throws(GatewayError) in  // as a user's (saveUser)
+                role.sequence = try batch.nextSequence()
+                try batch.putRole(role)
             }
             return (existing == nil, role.sequence)
         }

@@ -217,10 +217,10 @@ public final class GatewayDatabase: Sendable {
         var lastSequence: UInt64 = 0
         try principalLock.withLock { _ throws(GatewayError) in
             // One transaction, so that no feed reads past a principal's sequence before it is stored (see saveUser).
-            try storage.inBatch { () throws(GatewayError) in
-                try PrincipalConfigLoader(hasher: authenticator.hasher).apply(config, to: storage) {
+            try storage.inBatch { batch throws(GatewayError) in
+                try PrincipalConfigLoader(hasher: authenticator.hasher).apply(config, to: batch) {
                     () throws(GatewayError) -> UInt64 in
-                    lastSequence = try storage.nextSequence()
+                    lastSequence = try batch.nextSequence()
                     GatewayMetrics.shared.principalUpdated()
                     return lastSequence
                 }

@@ -124,14 +124,14 @@ public struct BulkDocsWriter: Sendable {
         if !stale.isEmpty {
             do {
                 var redoneLast: UInt64?
-                try documents.storage.inBatch(updating: stale.compactMap { writes[$0]?.id }) { () throws(GatewayError) in
+                try documents.storage.inBatch(updating: stale.compactMap { writes[$0]?.id }) { batch throws(GatewayError) in
                     // A storage may run the batch again (PostgreSQL, after a deadlock): each run sets every result,
                     // and only the last run's sequences count.
                     redoneLast = nil
                     for index in stale {
                         guard let write = writes[index] else { continue }
                         do throws(GatewayError) {
-                            let (revision, sequence) = try documents.redo(write)
+                            let (revision, sequence) = try documents.redo(write, in: batch)
                             results[index] = ["id": .string(write.id), "rev": .string(revision.description)]
                             if let sequence { redoneLast = max(redoneLast ?? 0, sequence) }
                         } catch {

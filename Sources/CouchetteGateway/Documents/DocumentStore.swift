@@ -63,7 +63,7 @@ public final class DocumentStore: Sendable {
 
     /// Stores a prepared write, with the attachments it brings, if the document did not change since its snapshot
     /// (its rows were encoded outside the lock, ``EncodedWrite``); otherwise runs its edit again under the storage's
-    /// lock, which always sees the latest document (``redo(_:)``). Feeds are not told: the caller announces.
+    /// lock, which always sees the latest document (``redo(_:in:)``). Feeds are not told: the caller announces.
     ///
     /// - Returns: The revision written, and the sequence it was stored at (nil when nothing changed).
     func store(_ write: PreparedWrite) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
@@ -75,13 +75,17 @@ public final class DocumentStore: Sendable {
     /// Runs a prepared write's edit again under the storage's lock, on the latest document: its document changed
     /// since the write was computed.
     ///
+    /// - Parameter batch: The storage as an open batch sees it (``GatewayStorage/inBatch(_:)``), to run in; nil for
+    ///   a transaction of the write's own.
     /// - Returns: The revision written, and the sequence it was stored at (nil when nothing changed).
-    func redo(_ write: PreparedWrite) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
+    func redo(
+        _ write: PreparedWrite, in batch: (any GatewayStorage)? = nil
+    ) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
         var revision = write.result.revision
-        let redone = try storage.update(documentID: write.id) { current throws(GatewayError) in
+        let redone = try (batch ?? storage).update(documentID: write.id) { current, transaction throws(GatewayError) in
             let result = try write.edit(current)
             revision = result.revision
-            if result.document != nil { try self.storeAttachments(of: result) }
+            if result.document != nil { try Self.storeAttachments(of: result, in: transaction) }
             return result.document
         }
         return (revision, redone?.sequence)
@@ -89,8 +93,10 @@ public final class DocumentStore: Sendable {
 
     /// Stores the attachment bodies an accepted edit brings, inside its update's transaction: a revision the sync
     /// function refuses, or a write that fails, leaves none behind.
-    private func storeAttachments(of result: DocumentEditResult) throws(GatewayError) {
-        for data in result.attachments.values { try storage.putAttachment(data) }
+    private static func storeAttachments(
+        of result: DocumentEditResult, in transaction: any GatewayStorage
+    ) throws(GatewayError) {
+        for data in result.attachments.values { try transaction.putAttachment(data) }
     }
 
     /// Runs an atomic storage update and announces its sequence.

@@ -29,13 +29,14 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// Atomically reads a document, lets `transform` change it, and stores the result with the next
     /// sequence. Concurrent updates of one document are serialized: `transform` always sees the latest.
     ///
-    /// - Parameter transform: Gets the current document (nil if absent) and returns the new one, or nil to
-    ///   change nothing. Its errors abort the update and are rethrown. Attachments it stores
-    ///   (``putAttachment(_:)``) are part of the update's transaction: committed with it or not at all.
+    /// - Parameter transform: Gets the current document (nil if absent) and the storage as the update's transaction
+    ///   sees it, and returns the new document, or nil to change nothing. Its errors abort the update and are
+    ///   rethrown. Attachments it stores through that storage (``putAttachment(_:)``) are part of the update's
+    ///   transaction: committed with it or not at all.
     /// - Returns: The stored document (with its new sequence), or nil when `transform` changed nothing.
     @discardableResult
     func update(
-        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+        documentID: String, _ transform: (StoredDocument?, any GatewayStorage) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument?
 
     /// Whether the storage wakes this process's feeds for its own commits too (through ``observeCommits(pollInterval:_:)``),
@@ -62,11 +63,25 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// - Throws: When nothing could be stored.
     func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>]
 
-    /// Runs `body`, whose updates commit together at its end (each update still succeeds or fails on its own).
-    func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
+    /// Runs `body` in a transaction, whose updates commit together at its end (each update still succeeds or fails
+    /// on its own).
+    ///
+    /// `body` gets the storage as the transaction sees it, a value to make its calls through (as GRDB hands its
+    /// `Database` to a transaction's closure): the transaction is never found from the calling thread. Calls made
+    /// on the storage itself meanwhile run beside the batch, not in it.
+    ///
+    /// ```swift
+    /// try storage.inBatch { batch throws(GatewayError) in
+    ///     user.sequence = try batch.nextSequence()
+    ///     try batch.putUser(user)
+    /// }
+    /// ```
+    func inBatch<T>(_ body: (any GatewayStorage) throws(GatewayError) -> T) throws(GatewayError) -> T
 
     /// ``inBatch(_:)`` for a body that updates the documents `ids`, which a storage may read at once beforehand.
-    func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T
+    func inBatch<T>(
+        updating ids: [String], _ body: (any GatewayStorage) throws(GatewayError) -> T
+    ) throws(GatewayError) -> T
 
     /// Removes a document entirely (purge); returns whether it existed.
     ///
@@ -228,12 +243,12 @@ extension GatewayStorage {
     /// on (its sequence is ``EncodedWrite/previousSequence``); nil when it is not.
     public func storeThroughUpdate(_ write: EncodedWrite) throws(GatewayError) -> UInt64? {
         var stale = false
-        let stored = try update(documentID: write.document.id) { current throws(GatewayError) in
+        let stored = try update(documentID: write.document.id) { current, transaction throws(GatewayError) in
             guard current?.sequence == write.previousSequence else {
                 stale = true
                 return nil
             }
-            for data in write.attachments { try putAttachment(data) }
+            for data in write.attachments { try transaction.putAttachment(data) }
             return write.document
         }
         return stale ? nil : stored?.sequence
@@ -242,8 +257,8 @@ extension GatewayStorage {
     /// ``GatewayStorage/store(_:)-([EncodedWrite])`` as one batch of ``GatewayStorage/store(_:)-(EncodedWrite)``
     /// calls, each succeeding or failing on its own.
     public func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
-        try inBatch(updating: writes.map(\.document.id)) { () throws(GatewayError) in
-            writes.map { write in Result { () throws(GatewayError) in try store(write) } }
+        try inBatch(updating: writes.map(\.document.id)) { batch throws(GatewayError) in
+            writes.map { write in Result { () throws(GatewayError) in try batch.store(write) } }
         }
     }
 
@@ -270,8 +285,19 @@ extension GatewayStorage {
     }
 
     /// ``inBatch(_:)``: each update reads its document.
-    public func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+    public func inBatch<T>(
+        updating ids: [String], _ body: (any GatewayStorage) throws(GatewayError) -> T
+    ) throws(GatewayError) -> T {
         try inBatch(body)
+    }
+
+    /// ``update(documentID:_:)-(_,(StoredDocument?,any GatewayStorage)->StoredDocument?)`` for a transform that
+    /// makes no storage call of its own.
+    @discardableResult
+    public func update(
+        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+    ) throws(GatewayError) -> StoredDocument? {
+        try update(documentID: documentID) { current, _ throws(GatewayError) in try transform(current) }
     }
 
     /// Nothing: only this process writes.

@@ -220,11 +220,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     @discardableResult
     public func update(
-        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+        documentID: String, _ transform: (StoredDocument?, any GatewayStorage) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument? {
         try documentWrite { connection in
             let current = try read(documentID, connection)
-            guard let updated = try transform(current) else { return nil }
+            guard let updated = try transform(current, self) else { return nil }
             guard updated.tree.winner != nil else { throw GatewayError.internalError("A stored document needs a revision") }
             let rows = EncodedWrite.Rows(document: updated, previous: current)
             let previous = try storedRow(of: documentID, connection)
@@ -347,15 +347,16 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Runs `body` in one transaction: an ``update(documentID:_:)`` whose transform fails leaves the others, and
     /// everything is committed once at the end — one WAL write for a whole `_bulk_docs` request
     /// instead of one per document. Nothing is visible to other callers before the commit (they wait for the
-    /// lock). Nested batches join the outer one.
+    /// lock). Nested batches join the outer one. `body` gets this storage itself: the one writer connection is the
+    /// calling thread's for the whole batch, behind the storage's lock.
     ///
     /// - Throws: `body`'s error, the commit's, or that of a document's write failing halfway (after its transform);
     ///   then nothing of the batch is stored, and its sequences are skipped (never reused, so no feed can miss a
     ///   later change).
-    public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
+    public func inBatch<T>(_ body: (any GatewayStorage) throws(GatewayError) -> T) throws(GatewayError) -> T {
         lock.lock()
         defer { lock.unlock() }
-        if inBatchTransaction { return try body() }
+        if inBatchTransaction { return try body(self) }
         guard let connection else { throw .serviceUnavailable("The database is closed") }
         do {
             totals.begin(atChanges: Self.changeCount(connection))
@@ -366,7 +367,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
                     inBatchTransaction = false
                     batchFailure = nil
                 }
-                let result = try body()
+                let result = try body(self)
                 if let batchFailure { throw batchFailure }
                 try writePendingIndexRows(connection)
                 return result

@@ -13,8 +13,9 @@ import Synchronization
 /// PostgresNIO's answers, which arrive on the pool's own event loops (never the HTTP server's, so a wait cannot
 /// stall the loop it waits on).
 ///
-/// A transaction binds its connection to the calling thread: storage calls made inside it (an update's transform
-/// storing attachments, a batch's updates) join it instead of borrowing another connection.
+/// A transaction is a value (``Transaction``) its body receives: storage calls made inside it (an update's
+/// transform storing attachments, a batch's updates) join it through a view of the storage bound to it
+/// (``PostgresGatewayStorage``), never by looking up the calling thread.
 final class PostgresConnectionPool: @unchecked Sendable {
     /// The event loops of every pool's connections.
     static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -32,17 +33,36 @@ final class PostgresConnectionPool: @unchecked Sendable {
     private var openCount = 0
     private var nextID = 0
     private var closed = false
-    /// The connection of the transaction each thread has open.
-    private var transactions: [UInt: Transaction] = [:]
     private let commits = Atomic<UInt64>(0)
 
-    /// An open transaction and what storage code keeps with it until it ends.
+    /// An open transaction and what storage code keeps with it until it ends. Whoever holds it runs statements in
+    /// the transaction, from any thread (one at a time: a connection answers statements in order).
     final class Transaction: @unchecked Sendable {
-        let connection: PostgresLink
+        private let link: PostgresLink
         /// Storage-specific state (a batch's pending rows), dropped with the transaction.
         var state: AnyObject?
+        private let ended = Atomic<Bool>(false)
 
-        init(connection: PostgresLink) { self.connection = connection }
+        init(connection: PostgresLink) { self.link = connection }
+
+        /// The transaction's connection.
+        ///
+        /// - Throws: 500 once the transaction has committed or rolled back: a view of the storage kept past its
+        ///   body must not write outside it.
+        var connection: PostgresLink {
+            get throws(GatewayError) {
+                guard !ended.load(ordering: .acquiring) else {
+                    throw .internalError("A storage transaction was used after it ended")
+                }
+                return link
+            }
+        }
+
+        /// Marks the transaction ended (committed or rolled back).
+        func end() {
+            state = nil
+            ended.store(true, ordering: .releasing)
+        }
     }
 
     /// Creates a pool; connections open when first needed.
@@ -112,10 +132,9 @@ final class PostgresConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with a connection: the calling thread's open transaction's, or one borrowed for the call.
+    /// Runs `body` with a connection borrowed for the call.
     @discardableResult
     func withConnection<T>(_ body: (PostgresLink) throws(GatewayError) -> T) throws(GatewayError) -> T {
-        if let transaction = currentTransaction { return try body(transaction.connection) }
         let connection = try borrow()
         do {
             let result = try body(connection)
@@ -127,24 +146,21 @@ final class PostgresConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in a transaction, committed when it returns and rolled back when it throws; a transaction already
-    /// open on the calling thread is joined instead (its owner commits).
+    /// Runs `body` in a new transaction, committed when it returns and rolled back when it throws. `body` gets the
+    /// transaction as a value, to hand on to whatever must join it.
     ///
     /// - Parameter retries: How many times a transaction that PostgreSQL aborted for a deadlock or a serialization
     ///   failure runs again from the start.
     func transaction<T>(
         retries: Int = 3, _ body: (PostgresLink, Transaction) throws(GatewayError) -> T
     ) throws(GatewayError) -> T {
-        if let transaction = currentTransaction { return try body(transaction.connection, transaction) }
         var attempt = 0
         while true {
             let connection = try borrow()
             let transaction = Transaction(connection: connection)
-            let thread = Self.threadKey
             do throws(GatewayError) {
                 try connection.execute("BEGIN")
-                condition.withLock { transactions[thread] = transaction }
-                defer { condition.withLock { transactions[thread] = nil } }
+                defer { transaction.end() }
                 let result = try body(connection, transaction)
                 try connection.execute("COMMIT")
                 noteCommit()
@@ -169,14 +185,6 @@ final class PostgresConnectionPool: @unchecked Sendable {
     func noteCommit() {
         commits.add(1, ordering: .releasing)
     }
-
-    /// The transaction the calling thread has open, if any.
-    var currentTransaction: Transaction? {
-        let thread = Self.threadKey
-        return condition.withLock { transactions[thread] }
-    }
-
-    private static var threadKey: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
 
     private func borrow() throws(GatewayError) -> PostgresLink {
         let (seconds, attoseconds) = timeout.components

@@ -14,7 +14,7 @@ extension PostgresGatewayStorage {
         var removed = 0
         var after: Int64 = 0
         while true {
-            let (count, last) = try pool.withConnection { link throws(GatewayError) -> (Int, Int64?) in
+            let (count, last) = try withConnection { link throws(GatewayError) -> (Int, Int64?) in
                 var removedBy: [String: Int] = [:]
                 var ids: [String] = []
                 var sequences: [Int64] = []
@@ -58,7 +58,7 @@ extension PostgresGatewayStorage {
 
     public var storageUUID: String {
         get throws(GatewayError) {
-            try pool.withConnection { link throws(GatewayError) in
+            try withConnection { link throws(GatewayError) in
                 guard let row = try link.query("SELECT value FROM meta WHERE key = 'uuid'").rows.first else {
                     throw .internalError("PostgreSQL storage: the UUID is missing")
                 }
@@ -69,7 +69,7 @@ extension PostgresGatewayStorage {
 
     public var statistics: StorageStatistics {
         get throws(GatewayError) {
-            try pool.withConnection { link throws(GatewayError) in
+            try withConnection { link throws(GatewayError) in
                 var statistics = StorageStatistics()
                 if let row = try link.query(
                     """
@@ -102,13 +102,13 @@ extension PostgresGatewayStorage {
     // MARK: - Stored values
 
     public func storedValue(_ key: String) throws(GatewayError) -> String? {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             try link.strings("SELECT value FROM meta WHERE key = \("value:" + key)").first
         }
     }
 
     public func storeValue(_ value: String, forKey key: String) throws(GatewayError) {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             _ = try link.query(
                 "INSERT INTO meta (key, value) VALUES (\("value:" + key), \(value)) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         }
@@ -117,7 +117,7 @@ extension PostgresGatewayStorage {
     // MARK: - Channels
 
     public func channelCounts() throws(GatewayError) -> [ChannelCount] {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             let rows = try link.query(
                 "SELECT channel, count(*) FROM channel_changes WHERE NOT removed GROUP BY channel ORDER BY channel")
             var counts: [ChannelCount] = []

@@ -6,7 +6,7 @@ import PostgresNIO
 /// change made on one node is what every node sees next.
 extension PostgresGatewayStorage: PrincipalStore {
     private func load<T: Decodable>(_ type: T.Type, _ query: PostgresQuery, what: String) throws(GatewayError) -> T? {
-        let data = try pool.withConnection { link throws(GatewayError) in
+        let data = try withConnection { link throws(GatewayError) in
             try link.query(query).rows.first.map { row throws(GatewayError) in
                 try PostgresLink.decode(row, as: ByteBuffer.self)
             }
@@ -24,13 +24,13 @@ extension PostgresGatewayStorage: PrincipalStore {
     }
 
     private func names(_ query: PostgresQuery) throws(GatewayError) -> [String] {
-        try pool.withConnection { link throws(GatewayError) in try link.strings(query) }
+        try withConnection { link throws(GatewayError) in try link.strings(query) }
     }
 
     /// Stores a user or role (a `name, data` table), replacing the one of that name.
     private func store(_ principal: some Encodable, named name: String, in table: String) throws(GatewayError) {
         let data = try encode(principal)
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             try link.query(
                 """
                 INSERT INTO \(unescaped: table) (name, data) VALUES (\(name), \(data))
@@ -40,7 +40,7 @@ extension PostgresGatewayStorage: PrincipalStore {
     }
 
     private func changed(_ query: PostgresQuery) throws(GatewayError) -> Bool {
-        try pool.withConnection { link throws(GatewayError) in try link.rowsChanged(by: query) > 0 }
+        try withConnection { link throws(GatewayError) in try link.rowsChanged(by: query) > 0 }
     }
 
     // MARK: - Users
@@ -56,7 +56,7 @@ extension PostgresGatewayStorage: PrincipalStore {
     @discardableResult
     public func deleteUser(named name: String) throws(GatewayError) -> Bool {
         // A user made later under the name starts with no served channels (nothing to revoke).
-        try pool.transaction { link, _ throws(GatewayError) in
+        try inTransaction { link throws(GatewayError) in
             try link.query("DELETE FROM served_channels WHERE username = \(name)")
             try link.query("DELETE FROM served_users WHERE username = \(name)")
             return try link.rowsChanged(by: "DELETE FROM users WHERE name = \(name)") > 0
@@ -90,7 +90,7 @@ extension PostgresGatewayStorage: PrincipalStore {
 
     public func putSession(_ session: Session) throws(GatewayError) {
         let data = try encode(session)
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             try link.query(
                 """
                 INSERT INTO sessions (id, username, data) VALUES (\(session.id), \(session.username), \(data))
@@ -105,7 +105,7 @@ extension PostgresGatewayStorage: PrincipalStore {
     }
 
     public func sessions(forUser username: String) throws(GatewayError) -> [Session] {
-        let rows = try pool.withConnection { link throws(GatewayError) in
+        let rows = try withConnection { link throws(GatewayError) in
             try link.query("SELECT data FROM sessions WHERE username = \(username) ORDER BY id").rows
         }
         var sessions: [Session] = []
@@ -129,7 +129,7 @@ extension PostgresGatewayStorage: PrincipalStore {
     }
 
     public func documentGrantSources(to principal: String) throws(GatewayError) -> [DocumentGrantSource] {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             let rows = try link.query(
                 "SELECT kind, target, sequence, doc_id FROM grants WHERE principal = \(principal) ORDER BY sequence, kind, target")
             var sources: [DocumentGrantSource] = []
@@ -146,7 +146,7 @@ extension PostgresGatewayStorage: PrincipalStore {
     }
 
     private func grants(kind: DocumentGrant.Kind, to principal: String) throws(GatewayError) -> [String: UInt64] {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             var grants: [String: UInt64] = [:]
             let rows = try link.query(
                 """
@@ -166,7 +166,7 @@ extension PostgresGatewayStorage: PrincipalStore {
     {
         // As SQLite's: writes follow what changed plus one row per call. The user's served_users row is locked first,
         // so two nodes' feeds of one user take turns.
-        try pool.transaction { link, _ throws(GatewayError) in
+        try inTransaction { link throws(GatewayError) in
             try link.query(
                 "INSERT INTO served_users (username, last_served) VALUES (\(user), 0) ON CONFLICT DO NOTHING")
             let lastRow = try link.query(

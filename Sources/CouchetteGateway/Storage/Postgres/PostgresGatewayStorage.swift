@@ -22,13 +22,26 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     let schema: String
     /// Where writers take sequences and feeds learn how far they may read.
     let sequencer: PostgresSequencer
-    private let listener = PostgresChangeListener.Slot()
-    /// Feed reads the feeds woken by one commit share.
-    private let feedReads = PostgresFeedReads()
-    /// The highest stable sequence read so far. A stable sequence stays safe for good (every sequence taken later is
-    /// above it), but a read can find a lower one (a writer between reading the sequence and taking its ticket), and
-    /// feeds must never see it go down: every read reports at least this (``stableSequence(_:)``).
-    private let stableHighWater = Atomic<UInt64>(0)
+    /// What the storage and its views bound to a transaction share.
+    private let shared: Shared
+    /// The transaction this view of the storage runs every statement in (the storage a batch's body or an update's
+    /// transform gets); nil for the storage itself, whose calls each borrow a connection or open a transaction.
+    private let openTransaction: PostgresConnectionPool.Transaction?
+
+    /// What the storage and its views share.
+    private final class Shared: @unchecked Sendable {
+        let listener = PostgresChangeListener.Slot()
+        /// Feed reads the feeds woken by one commit share.
+        let feedReads = PostgresFeedReads()
+        /// The highest stable sequence read so far. A stable sequence stays safe for good (every sequence taken later
+        /// is above it), but a read can find a lower one (a writer between reading the sequence and taking its
+        /// ticket), and feeds must never see it go down: every read reports at least this (``stableSequence(_:)``).
+        let stableHighWater = Atomic<UInt64>(0)
+        /// Whether a listener counts every node's commits (``observeCommits(pollInterval:_:)``). Until one does, other
+        /// nodes' commits leave the commit count as it is, and a kept feed read could be reused past them: feed
+        /// reads are then not kept.
+        let countsEveryCommit = Atomic<Bool>(false)
+    }
 
     /// Opens (creating its tables if needed) the storage of database `databaseName` at `location`.
     ///
@@ -37,6 +50,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         self.schema = "couchette_" + databaseName
         sequencer = PostgresSequencer(schema: schema)
         pool = try PostgresConnectionPool(location: location, searchPath: schema)
+        shared = Shared()
+        openTransaction = nil
         do {
             try PostgresSchema.migrate(schema: schema, pool)
         } catch {
@@ -45,18 +60,45 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// A view of `storage` whose every call runs in `transaction`.
+    private init(viewOf storage: PostgresGatewayStorage, in transaction: PostgresConnectionPool.Transaction) {
+        pool = storage.pool
+        schema = storage.schema
+        sequencer = storage.sequencer
+        shared = storage.shared
+        openTransaction = transaction
+    }
+
     deinit { close() }
 
+    /// Stops the listener and closes the connections; does nothing on a view bound to a transaction.
     public func close() {
-        listener.stop()
+        guard openTransaction == nil else { return }
+        shared.listener.stop()
         pool.close()
+    }
+
+    // MARK: - Connections
+
+    /// Runs `body` with the view's transaction's connection, or one borrowed for the call.
+    @discardableResult
+    func withConnection<T>(_ body: (PostgresLink) throws(GatewayError) -> T) throws(GatewayError) -> T {
+        if let openTransaction { return try body(try openTransaction.connection) }
+        return try pool.withConnection(body)
+    }
+
+    /// Runs `body` in the view's transaction, or in a transaction of its own (``PostgresConnectionPool/transaction(retries:_:)``).
+    func inTransaction<T>(_ body: (PostgresLink) throws(GatewayError) -> T) throws(GatewayError) -> T {
+        if let openTransaction { return try body(try openTransaction.connection) }
+        return try pool.transaction { link, _ throws(GatewayError) in try body(link) }
     }
 
     /// Calls `handler` with every commit of any node, this one's included, at the stable sequence (read after a
     /// `NOTIFY`, and with the settings' version every `pollInterval`), until the storage closes.
     public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void) {
         let pool = pool
-        listener.start(
+        shared.countsEveryCommit.store(true, ordering: .releasing)
+        shared.listener.start(
             PostgresChangeListener(pool: pool, schema: schema, sequencer: sequencer, pollInterval: pollInterval) {
                 [weak self] commit in
                 guard let self else { return }
@@ -70,7 +112,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Shared settings
 
     public func sharedSettings() throws(GatewayError) -> SharedDatabaseSettings? {
-        try pool.withConnection { link throws(GatewayError) -> SharedDatabaseSettings? in
+        try withConnection { link throws(GatewayError) -> SharedDatabaseSettings? in
             guard let row = try link.query("SELECT value FROM meta WHERE key = 'settings'").rows.first else { return nil }
             let text = try PostgresLink.decode(row, as: String.self)
             do { return try JSONDecoder().decode(SharedDatabaseSettings.self, from: Data(text.utf8)) } catch {
@@ -83,7 +125,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// runs as a write transaction that takes no sequence; the version row's lock orders deployments.
     @discardableResult
     public func shareSettings(_ settings: SharedDatabaseSettings) throws(GatewayError) -> UInt64 {
-        try writeTransaction { batch, link throws(GatewayError) in
+        try writeTransaction { batch, link, _ throws(GatewayError) in
             let current = try link.query("SELECT value FROM meta WHERE key = 'settings_version' FOR UPDATE").rows.first
             let version = try (current.map { row throws(GatewayError) in
                 UInt64(try PostgresLink.decode(row, as: String.self)) ?? 0
@@ -110,7 +152,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// given out as the last one, so that no feed starting from it can miss that write.
     public var lastSequence: UInt64 {
         get throws(GatewayError) {
-            try pool.withConnection { link throws(GatewayError) in try stableSequence(link) }
+            try withConnection { link throws(GatewayError) in try stableSequence(link) }
         }
     }
 
@@ -122,13 +164,13 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     /// Raises the high-water mark of stable sequences to `read` if it is higher, and returns the mark.
     private func raiseStableSequence(to read: UInt64) -> UInt64 {
-        let previous = stableHighWater.max(read, ordering: .acquiringAndReleasing).oldValue
+        let previous = shared.stableHighWater.max(read, ordering: .acquiringAndReleasing).oldValue
         if read > previous { pool.noteCommit() }
         return max(previous, read)
     }
 
     public func nextSequence() throws(GatewayError) -> UInt64 {
-        try writeTransaction { batch, link throws(GatewayError) in try batch.nextSequence(sequencer, link) }
+        try writeTransaction { batch, link, _ throws(GatewayError) in try batch.nextSequence(sequencer, link) }
     }
 
     /// This storage's listener announces every commit, the node's own included, at the stable sequence: a write's
@@ -139,12 +181,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     public func document(id: String) throws(GatewayError) -> StoredDocument? {
         if let batch = currentBatch, let known = batch.known(id) { return known }
-        return try pool.withConnection { link throws(GatewayError) in try read(id, link) }
+        return try withConnection { link throws(GatewayError) in try read(id, link) }
     }
 
     public func documents(ids: [String], winnerAsText: Bool) throws(GatewayError) -> [String: StoredDocument] {
         guard !ids.isEmpty else { return [:] }
-        return try pool.withConnection { link throws(GatewayError) in
+        return try withConnection { link throws(GatewayError) in
             var documents: [String: StoredDocument] = [:]
             let rows = try link.query(
                 "SELECT id, sequence, body, metadata FROM documents WHERE id = ANY(\(Array(Set(ids))))")
@@ -223,11 +265,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     @discardableResult
     public func update(
-        documentID: String, _ transform: (StoredDocument?) throws(GatewayError) -> StoredDocument?
+        documentID: String,
+        _ transform: (StoredDocument?, any GatewayStorage) throws(GatewayError) -> StoredDocument?
     ) throws(GatewayError) -> StoredDocument? {
-        try writeTransaction { batch, link throws(GatewayError) in
+        try writeTransaction { batch, link, view throws(GatewayError) in
             let current = try latest(documentID, batch, link, takingSequences: true)
-            guard var updated = try transform(current) else { return nil }
+            guard var updated = try transform(current, view) else { return nil }
             guard updated.tree.winner != nil else { throw .internalError("A stored document needs a revision") }
             updated.sequence = try batch.nextSequence(sequencer, link)
             var changes = IndexChanges()
@@ -249,49 +292,50 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// One statement for every write (``PostgresDocumentWriter``), run again, up to three times, after a deadlock or
     /// a serialization failure; inside an open write batch, through the batch instead.
     public func store(_ writes: [EncodedWrite]) throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
-        if currentBatch != nil {
+        if openTransaction != nil {
             // The open batch holds documents it has not written yet: store through it, not beside it.
             return writes.map { write in Result { () throws(GatewayError) in try storeThroughUpdate(write) } }
         }
         let writer = PostgresDocumentWriter(schema: schema, sequencer: sequencer)
-        let joined = pool.currentTransaction != nil  // a transaction without a batch (none today) commits the writes
         var attempt = 0
         while true {
             var transient = false
             do throws(GatewayError) {
-                let stored = try pool.withConnection { link throws(GatewayError) in
+                let stored = try withConnection { link throws(GatewayError) in
                     defer { transient = link.lastFailureWasTransient }
                     return try writer.store(writes, link)
                 }
-                if !joined { pool.noteCommit() }
+                pool.noteCommit()
                 return stored.map { .success($0) }
             } catch {
                 attempt += 1
-                guard transient, !joined, attempt <= 3 else {
-                    if !joined { announceTicketEnded() }
+                guard transient, attempt <= 3 else {
+                    announceTicketEnded()
                     throw error
                 }
             }
         }
     }
 
-    public func inBatch<T>(_ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
-        try writeTransaction { _, _ throws(GatewayError) in try body() }
+    public func inBatch<T>(_ body: (any GatewayStorage) throws(GatewayError) -> T) throws(GatewayError) -> T {
+        try writeTransaction { _, _, view throws(GatewayError) in try body(view) }
     }
 
     /// ``inBatch(_:)`` reading and locking the documents `ids` in one statement, instead of one
     /// statement per update.
-    public func inBatch<T>(updating ids: [String], _ body: () throws(GatewayError) -> T) throws(GatewayError) -> T {
-        try writeTransaction { batch, link throws(GatewayError) in
+    public func inBatch<T>(
+        updating ids: [String], _ body: (any GatewayStorage) throws(GatewayError) -> T
+    ) throws(GatewayError) -> T {
+        try writeTransaction { batch, link, view throws(GatewayError) in
             // Locked, and behind what the batch itself stores or purges (``PostgresWriteBatch/known(_:)``).
             try lock(ids, in: batch, link, takingSequences: true)
-            return try body()
+            return try body(view)
         }
     }
 
     @discardableResult
     public func purge(documentID: String, expiredBy: Date?) throws(GatewayError) -> Bool {
-        try writeTransaction { batch, link throws(GatewayError) in
+        try writeTransaction { batch, link, _ throws(GatewayError) in
             guard let document = try latest(documentID, batch, link, takingSequences: false) else { return false }
             if let expiredBy, !(document.expiry.map { $0 <= expiredBy } ?? false) { return false }
             var changes = IndexChanges()
@@ -303,19 +347,21 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
-    /// The write transaction the calling thread has open, if any.
+    /// The write batch of the view's transaction, if it is a view.
     var currentBatch: PostgresWriteBatch? {
-        pool.currentTransaction?.state as? PostgresWriteBatch
+        openTransaction?.state as? PostgresWriteBatch
     }
 
-    /// Runs `body` in a write transaction, joining the calling thread's open one: `body` locks the documents it
-    /// reads, takes sequences (``PostgresWriteBatch/nextSequence(_:_:)``) and records documents and index rows in the
-    /// batch, which are written just before the commit, which also notifies every node.
+    /// Runs `body` in a write transaction (the view's, or a new one): `body` locks the documents it reads, takes
+    /// sequences (``PostgresWriteBatch/nextSequence(_:_:)``) and records documents and index rows in the batch, which
+    /// are written just before the commit, which also notifies every node. `body` also gets a view of the storage
+    /// bound to the transaction, for the caller's code that must run in it.
     func writeTransaction<T>(
-        _ body: (PostgresWriteBatch, PostgresLink) throws(GatewayError) -> T
+        _ body: (PostgresWriteBatch, PostgresLink, PostgresGatewayStorage) throws(GatewayError) -> T
     ) throws(GatewayError) -> T {
-        if let transaction = pool.currentTransaction, let batch = transaction.state as? PostgresWriteBatch {
-            return try body(batch, transaction.connection)
+        if let openTransaction {
+            guard let batch = currentBatch else { throw .internalError("A storage transaction was used after it ended") }
+            return try body(batch, try openTransaction.connection, self)
         }
         var heldTicket = false
         do {
@@ -326,7 +372,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
                     transaction.state = nil
                     heldTicket = heldTicket || batch.tookSequences
                 }
-                let result = try body(batch, link)
+                let result = try body(batch, link, PostgresGatewayStorage(viewOf: self, in: transaction))
                 try batch.flush(link, schema: schema)
                 return result
             }
@@ -339,7 +385,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Tells every node that a write which held a ticket ended without committing (its notification went with its
     /// rollback): their feeds, held back by it, would otherwise wait for the next poll.
     func announceTicketEnded() {
-        _ = try? pool.withConnection { link throws(GatewayError) in
+        _ = try? withConnection { link throws(GatewayError) in
             try link.query("SELECT pg_notify('couchette', \(schema + " 0"))")
         }
     }
@@ -347,7 +393,11 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Feeds
 
     public func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
-        try feedReads.read(channels: nil, since: since, limit: limit, commits: pool.commitCount) {
+        // A transaction's own reads are its own: no other read's answer is theirs.
+        guard openTransaction == nil, shared.countsEveryCommit.load(ordering: .acquiring) else {
+            return try queryChanges(since: since, limit: limit)
+        }
+        return try shared.feedReads.read(channels: nil, since: since, limit: limit, commits: pool.commitCount) {
             () throws(GatewayError) in try queryChanges(since: since, limit: limit)
         }
     }
@@ -360,7 +410,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     private func belowStableSequence(
         since: UInt64, limit: Int?, _ query: (PostgresLink, UInt64) throws(GatewayError) -> [ChangeEntry]
     ) throws(GatewayError) -> [ChangeEntry] {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             var stable = try stableSequence(link)
             var entries: [ChangeEntry] = []
             for _ in 0..<3 {
@@ -398,7 +448,10 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         -> [ChangeEntry]
     {
         guard !channels.isEmpty else { return [] }
-        return try feedReads.read(channels: channels, since: since, limit: limit, commits: pool.commitCount) {
+        guard openTransaction == nil, shared.countsEveryCommit.load(ordering: .acquiring) else {
+            return try queryChanges(inChannels: channels, since: since, limit: limit)
+        }
+        return try shared.feedReads.read(channels: channels, since: since, limit: limit, commits: pool.commitCount) {
             () throws(GatewayError) in try queryChanges(inChannels: channels, since: since, limit: limit)
         }
     }
@@ -433,7 +486,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             try link.strings(
                 """
                 SELECT id FROM documents WHERE expiry IS NOT NULL AND expiry <= \(date.timeIntervalSince1970)
@@ -443,7 +496,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func documentIDs(from startKey: String?, to endKey: String?, limit: Int?) throws(GatewayError) -> [String] {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             try link.strings(
                 """
                 SELECT id FROM documents WHERE id >= \(startKey ?? "") AND (\(endKey)::text IS NULL OR id <= \(endKey))
@@ -462,7 +515,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         let upperOperator = range.upperBound?.inclusive == false ? "<" : "<="
         let order = range.descending ? "DESC" : "ASC"
         let limit = limit.map { Int64($0) }
-        return try pool.withConnection { link throws(GatewayError) in
+        return try withConnection { link throws(GatewayError) in
             try link.strings(
                 """
                 SELECT id FROM documents WHERE NOT deleted
@@ -482,7 +535,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Local documents
 
     public func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)? {
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             guard let row = try link.query("SELECT rev, body FROM local_documents WHERE id = \(id)").rows.first else {
                 return nil
             }
@@ -500,7 +553,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         let revision = "0-\(number + 1)"
         let data = body.serialized().byteBuffer
         // One statement either way, so two nodes saving the same checkpoint cannot both succeed.
-        let changed = try pool.withConnection { link throws(GatewayError) in
+        let changed = try withConnection { link throws(GatewayError) in
             if let expectedRevision {
                 return try link.rowsChanged(
                     by: """
@@ -516,7 +569,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func deleteLocalDocument(id: String, expectedRevision: String?) throws(GatewayError) {
-        let deleted = try pool.withConnection { link throws(GatewayError) in
+        let deleted = try withConnection { link throws(GatewayError) in
             try link.rowsChanged(
                 by: "DELETE FROM local_documents WHERE id = \(id) AND (\(expectedRevision)::text IS NULL OR rev = \(expectedRevision))")
         }
@@ -528,7 +581,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Attachments
 
     public func attachment(digest: String) throws(GatewayError) -> [UInt8]? {
-        try pool.withConnection { link throws(GatewayError) -> [UInt8]? in
+        try withConnection { link throws(GatewayError) -> [UInt8]? in
             guard let row = try link.query("SELECT data FROM attachments WHERE digest = \(digest)").rows.first else {
                 return nil
             }
@@ -539,7 +592,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     @discardableResult
     public func putAttachment(_ data: [UInt8]) throws(GatewayError) -> String {
         let digest = AttachmentDigest.sha1(of: data).description
-        try pool.withConnection { link throws(GatewayError) in
+        try withConnection { link throws(GatewayError) in
             try link.query(
                 "INSERT INTO attachments (digest, data) VALUES (\(digest), \(data.byteBuffer)) ON CONFLICT DO NOTHING")
         }

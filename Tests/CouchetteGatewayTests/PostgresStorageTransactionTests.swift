@@ -1,0 +1,95 @@
+import CouchetteCore
+import CouchetteTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CouchetteGateway
+
+/// PostgreSQL transactions are values: a batch's body gets a view of the storage bound to its transaction
+/// (``GatewayStorage/inBatch(_:)``), and whatever holds that view runs in the transaction, on any thread. Nothing
+/// finds a transaction from the calling thread.
+@Suite(.timeLimit(.minutes(2))) struct PostgresStorageTransactionTests {
+    private func openStorage() async throws -> any GatewayStorage {
+        let url = try await PostgresServer.sharedServer().newDatabase()
+        return try await offCooperativeThreads { try StorageLocation(parsing: url).openStorage(databaseName: "db") }
+    }
+
+    private static func edited(_ document: StoredDocument?, id: String) -> StoredDocument? {
+        var document = document ?? StoredDocument(id: id)
+        _ = try? document.tree.addLocalEdit(parent: document.winner?.id, body: ["v": 1], deleted: false)
+        return document
+    }
+
+    /// Runs `body` on a new thread and waits for it: a call that found its transaction by thread would miss it.
+    private static func onAnotherThread(_ body: @escaping @Sendable () throws(GatewayError) -> Void) throws(GatewayError) {
+        let failure = Mutex<GatewayError?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            do throws(GatewayError) { try body() } catch { failure.withLock { $0 = error } }
+            done.signal()
+        }.start()
+        done.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    @Test func writesMadeThroughABatchOnAnotherThreadCommitAndRollBackWithIt() async throws {
+        let storage = try await openStorage()
+        try await offCooperativeThreads {
+            defer { storage.close() }
+            let bytes = Array("rolled back".utf8)
+            // Rolled back: neither the document nor the attachment written from the other thread stays.
+            var digest = ""
+            let failed = Result { () throws(GatewayError) in
+                try storage.inBatch { batch throws(GatewayError) in
+                    try batch.update(documentID: "mine") { Self.edited($0, id: "mine") }
+                    nonisolated(unsafe) let batch = batch
+                    nonisolated(unsafe) var written = ""
+                    try Self.onAnotherThread { () throws(GatewayError) in
+                        try batch.update(documentID: "theirs") { Self.edited($0, id: "theirs") }
+                        written = try batch.putAttachment(bytes)
+                    }
+                    digest = written
+                    throw GatewayError.forbidden("rolled back")
+                }
+            }
+            #expect(throws: GatewayError.self) { try failed.get() }
+            #expect(try storage.document(id: "mine") == nil)
+            #expect(try storage.document(id: "theirs") == nil)
+            #expect(try storage.attachment(digest: digest) == nil)
+            // Committed: both documents, at consecutive sequences of the one transaction.
+            try storage.inBatch { batch throws(GatewayError) in
+                try batch.update(documentID: "mine") { Self.edited($0, id: "mine") }
+                nonisolated(unsafe) let batch = batch
+                try Self.onAnotherThread { () throws(GatewayError) in
+                    #expect(try batch.document(id: "mine") != nil)  // the batch's own write, not yet committed
+                    try batch.update(documentID: "theirs") { Self.edited($0, id: "theirs") }
+                }
+            }
+            let mine = try #require(try storage.document(id: "mine"))
+            let theirs = try #require(try storage.document(id: "theirs"))
+            #expect(theirs.sequence == mine.sequence + 1)
+        }
+    }
+
+    @Test func aBatchsStorageKeptPastItsEndWritesNothing() async throws {
+        let storage = try await openStorage()
+        try await offCooperativeThreads {
+            defer { storage.close() }
+            var kept: (any GatewayStorage)?
+            try storage.inBatch { batch throws(GatewayError) in kept = batch }
+            let view = try #require(kept)
+            #expect {
+                try view.update(documentID: "late") { Self.edited($0, id: "late") }
+            } throws: { error in
+                (error as? GatewayError)?.statusCode == 500
+            }
+            #expect(throws: GatewayError.self) { try view.putAttachment(Array("late".utf8)) }
+            #expect(try storage.document(id: "late") == nil)
+            // The storage itself is unaffected, and closing a view closes nothing.
+            view.close()
+            try storage.update(documentID: "after") { Self.edited($0, id: "after") }
+            #expect(try storage.document(id: "after") != nil)
+        }
+    }
+}
