@@ -5,6 +5,7 @@ import Foundation
 // `BENCH <figure> <value> <goal>` (higher is better). `BENCH_DOCUMENTS` changes the document count.
 try await RemoteFeedGroup.runClientIfAsked()  // the child side of the 10,000-feed benchmark
 try await BLIPIdleClients.runChildIfAsked()  // the child side of blip.feeds-kb
+try await ScaleBenchmark.runMemoryChildIfAsked()  // the child side of scale.memory.after-requests
 // SQLite's memory statistics are a process-wide setting: off (as Couchette's first connection sets them) before the
 // raw SQLite baselines open their files, so that both sides of every figure run with the same.
 Connection.turnOffMemoryStatistics()
@@ -38,3 +39,5 @@ if only == nil || only == "changes" { try await ChangesBenchmark().run() }
 if only == nil || only == "postgres" { try await PostgresBenchmark(count: max(documents / 5, 1_000)).run() }
 if only == nil || only == "query" { try await QueryBenchmark(count: documents).run() }
 if only == nil || only == "cli" { try CLIBenchmark(count: documents).run() }
+// Not in the full run: its million-document databases take minutes to build (`make bench-scale`).
+if only == "scale" { try await ScaleBenchmark().run() }

@@ -5,8 +5,8 @@ import Testing
 
 @testable import CouchetteGateway
 
-/// `_all_docs` pages read from the storage's ID order (callers who see every channel) and the channel index (users)
-/// give exactly what filtering every document would: random documents, deletions and channel moves, random bounds,
+/// `_all_docs` pages read from the storage's ID order (callers who see every channel) and the channel index in ID
+/// order (users) give exactly what filtering every document would: random documents, deletions and channel moves, random bounds,
 /// order, `skip` and `limit`, for the admin, users and a user granted `*`.
 @Suite(.timeLimit(.minutes(5))) struct AllDocsPagingTests {
     /// What the model knows of a document.
@@ -79,7 +79,10 @@ import Testing
                 let rows = body["rows"]?.arrayValue ?? []
                 let got = rows.compactMap { $0["id"]?.stringValue }
                 #expect(got == expected, "round \(round), \(caller), \(options)")
-                #expect(body["total_rows"]?.intValue == Int64(visible.count), "round \(round), \(caller)")
+                // Every live document for a caller who sees every channel (CouchDB); the rows emitted for a user who
+                // sees some (the spec, Sync Gateway), which costs no read of the rest of their channels.
+                let total = caller.readableChannels == nil ? visible.count : got.count
+                #expect(body["total_rows"]?.intValue == Int64(total), "round \(round), \(caller)")
                 for row in rows {
                     guard let id = row["id"]?.stringValue else { continue }
                     #expect(row["value"]?["rev"]?.stringValue == model[id]?.revision.description)

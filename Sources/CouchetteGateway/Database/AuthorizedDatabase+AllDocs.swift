@@ -5,11 +5,12 @@ import CouchetteCore
 extension AuthorizedDatabase {
     /// `_all_docs` as the caller may see it (spec: gateway-rest-api.md §7): the rows of the live documents in
     /// their channels (or of the given `keys`, a 404/403 error row for one missing or out of reach), in ID order,
-    /// paged by `skip` and `limit`; `total_rows` counts every live document the caller may see, as CouchDB does.
+    /// paged by `skip` and `limit`. For a caller who sees every channel, `total_rows` counts every live document, as
+    /// CouchDB does; for a user who sees some, it is the rows emitted, as the spec and Sync Gateway give it.
     ///
     /// A page costs what it returns: a caller who sees every channel reads the page's IDs in order from the
-    /// storage and `total_rows` from its counts; a user reads the entries of their channels (``visibleIDs(_:)``),
-    /// never the rest of the database.
+    /// storage and `total_rows` from its counts; a user reads their channels' rows from the start key on, in ID
+    /// order, up to the page's end (``GatewayStorage/liveDocumentIDs(inChannels:in:limit:)``).
     ///
     /// - Throws: 400 when `keys` comes with `key`, `startkey` or `endkey`.
     func allDocs(keys: [String]?, options: AllDocsOptions) throws(GatewayError) -> JSONValue {
@@ -30,23 +31,20 @@ extension AuthorizedDatabase {
         if var keys {
             if options.descending { keys.reverse() }
             rows = try Self.page(keys, options).map { key throws(GatewayError) in try row(forKey: key, options) }
-            totalRows = try visibleCount()
+            totalRows = try caller.readableChannels == nil ? database.storage.statistics.documentCount : rows.count
         } else {
-            let pageIDs: [String]
-            if let channels = caller.readableChannels {
-                let visible = try visibleIDs(channels)
-                pageIDs = Self.page(Self.range(visible, range), options)
-                totalRows = visible.count
-            } else {
-                // `skip` and `limit` are any non-negative Int: their sum may not fit.
-                let wanted = options.limit.map { limit in
-                    let (sum, overflow) = options.skip.addingReportingOverflow(limit)
-                    return overflow ? Int.max : sum
-                }
-                let ids = try database.storage.liveDocumentIDs(in: range, limit: wanted)
-                pageIDs = Array(ids.dropFirst(min(options.skip, ids.count)))
-                totalRows = try visibleCount()
+            // `skip` and `limit` are any non-negative Int: their sum may not fit.
+            let wanted = options.limit.map { limit in
+                let (sum, overflow) = options.skip.addingReportingOverflow(limit)
+                return overflow ? Int.max : sum
             }
+            let ids =
+                if let channels = caller.readableChannels {
+                    try database.storage.liveDocumentIDs(inChannels: channels, in: range, limit: wanted)
+                } else {
+                    try database.storage.liveDocumentIDs(in: range, limit: wanted)
+                }
+            let pageIDs = Array(ids.dropFirst(min(options.skip, ids.count)))
             let documents = try database.storage.documents(ids: pageIDs)
             rows = []
             for id in pageIDs {
@@ -57,32 +55,11 @@ extension AuthorizedDatabase {
                 else { continue }
                 rows.append(try row(for: document, options))
             }
+            totalRows = try caller.readableChannels == nil ? database.storage.statistics.documentCount : rows.count
         }
         var body: [String: JSONValue] = ["rows": .array(rows), "total_rows": .int(Int64(totalRows))]
         if options.updateSequence { body["update_seq"] = .int(Int64(updateSequence)) }
         return .object(body)
-    }
-
-    /// How many live documents the caller may see: the storage's count, or the user's channels' entries. (No
-    /// document ID starts with `_`: `_design/` documents are refused as CouchDB's design documents, not stored.)
-    private func visibleCount() throws(GatewayError) -> Int {
-        if let channels = caller.readableChannels { return try visibleIDs(channels).count }
-        return try database.storage.statistics.documentCount
-    }
-
-    /// The IDs of the live documents in `channels` (a user's), in order: read from the channel index, so it costs
-    /// the entries of those channels, not the database.
-    private func visibleIDs(_ channels: Set<String>) throws(GatewayError) -> [String] {
-        try database.storage.changes(inChannels: channels, since: 0, limit: nil)
-            .filter { entry in !entry.isDeleted && entry.removedFrom.isEmpty }
-            .map(\.documentID)
-            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-    }
-
-    /// The IDs of `range`, in its order (`ids` in ascending order).
-    static func range(_ ids: [String], _ range: DocumentIDRange) -> [String] {
-        let inRange = ids.filter(range.contains)
-        return range.descending ? inRange.reversed() : inRange
     }
 
     /// `skip` then `limit`.

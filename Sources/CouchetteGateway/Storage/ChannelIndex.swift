@@ -24,6 +24,69 @@ enum ChannelIndex {
     /// position in order instead of one range per channel.
     static let createSequenceIndex = "CREATE INDEX IF NOT EXISTS channel_changes_by_sequence ON channel_changes (sequence)"
 
+    /// The index by channel and document (schema version 7): a user's `_all_docs` page reads each of their channels'
+    /// rows from its start key on, in ID order, and stops at its limit.
+    static let createDocumentIndex =
+        "CREATE INDEX IF NOT EXISTS channel_changes_by_document ON channel_changes (channel, doc_id)"
+
+    /// Above this many channels a user's `_all_docs` page is read from the channels' feeds: one page per channel
+    /// would read more rows than the channels hold.
+    static let documentPageChannelLimit = 64
+
+    /// The IDs of live documents in any of `channels`, in `range`, in its order, at most `limit`: one statement per
+    /// channel walks its rows in ID order through ``createDocumentIndex``, and the walks are merged as they go, each
+    /// stepped only when its current ID is taken. A page reads its rows plus one per channel, whatever the channels
+    /// hold.
+    static func liveDocumentIDs(
+        inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int, _ connection: Connection
+    ) throws -> [String] {
+        var conditions = ["c.channel = ?", "c.removed = 0", "d.deleted = 0"]
+        var bounds: [any SQLiteBindable] = []
+        if let (key, inclusive) = range.lowerBound {
+            conditions.append(inclusive ? "c.doc_id >= ?" : "c.doc_id > ?")
+            bounds.append(key)
+        }
+        if let (key, inclusive) = range.upperBound {
+            conditions.append(inclusive ? "c.doc_id <= ?" : "c.doc_id < ?")
+            bounds.append(key)
+        }
+        let sql = """
+            SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id
+            WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY c.doc_id \(range.descending ? "DESC" : "ASC") LIMIT ?
+            """
+        // Each walk's current ID; a walk that ends leaves.
+        var walks: [(id: String, statement: Statement)] = []
+        for channel in channels {
+            let statement = try connection.makeStatement(sql: sql)
+            try statement.bind(arguments: [channel] + bounds + [Int64(limit)])
+            if try statement.step() { walks.append((statement.string(at: 0), statement)) }
+        }
+        // IDs compare as their UTF-8 bytes, as SQLite orders them.
+        func comesFirst(_ a: String, _ b: String) -> Bool {
+            range.descending ? b.utf8.lexicographicallyPrecedes(a.utf8) : a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+        var ids: [String] = []
+        while ids.count < limit, let next = walks.map(\.id).min(by: comesFirst) {
+            ids.append(next)
+            // Every walk at this ID (a document in several of the channels) moves on.
+            var index = 0
+            while index < walks.count {
+                guard walks[index].id.utf8.elementsEqual(next.utf8) else {
+                    index += 1
+                    continue
+                }
+                if try walks[index].statement.step() {
+                    walks[index].id = walks[index].statement.string(at: 0)
+                    index += 1
+                } else {
+                    walks.remove(at: index)
+                }
+            }
+        }
+        return ids
+    }
+
     /// Above this many channels a feed reads by sequence (``changesBySequence(inChannels:since:limit:_:)``): its
     /// cost then follows the changes after its position, not the channel count (and no statement binds more
     /// parameters than SQLite allows).

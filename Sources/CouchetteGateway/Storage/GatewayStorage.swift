@@ -108,6 +108,12 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// reads what it returns, not the whole database.
     func liveDocumentIDs(in range: DocumentIDRange, limit: Int?) throws(GatewayError) -> [String]
 
+    /// The IDs of live documents in any of `channels` (a user's), in `range`, in its order, at most `limit`: a
+    /// user's `_all_docs` page reads the rows of their channels from its start key on, not the whole channels.
+    func liveDocumentIDs(
+        inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
+    ) throws(GatewayError) -> [String]
+
     /// A `_local` document's body and revision (`0-N`).
     func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)?
 
@@ -276,6 +282,13 @@ extension GatewayStorage {
             guard let last = page.last, try body(page), !isLast else { return }
             after = last
         }
+    }
+
+    /// The first `limit` of `ids` (distinct, in any order) in `range`'s order.
+    static func page(of ids: some Sequence<String>, _ range: DocumentIDRange, limit: Int?) -> [String] {
+        let sorted = Set(ids).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let ordered = range.descending ? Array(sorted.reversed()) : sorted
+        return Array(ordered.prefix(limit ?? .max))
     }
 
     /// Removes a document entirely (purge); returns whether it existed.

@@ -617,6 +617,23 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// The channels' rows in ID order, merged as they are read (``ChannelIndex/liveDocumentIDs(inChannels:in:limit:_:)``).
+    /// In memory, and for more channels than ``ChannelIndex/documentPageChannelLimit``, from the channels' feeds.
+    public func liveDocumentIDs(
+        inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
+    ) throws(GatewayError) -> [String] {
+        guard memoryIndex == nil, let limit, channels.count <= ChannelIndex.documentPageChannelLimit else {
+            // From the channels' feeds: the in-memory index keeps channel rows by sequence only.
+            let ids = try changes(inChannels: channels, since: 0, limit: nil)
+                .filter { entry in !entry.isDeleted && entry.removedFrom.isEmpty && range.contains(entry.documentID) }
+                .map(\.documentID)
+            return Self.page(of: ids, range, limit: limit)
+        }
+        return try withReader { connection in
+            try ChannelIndex.liveDocumentIDs(inChannels: channels, in: range, limit: limit, connection)
+        }
+    }
+
     public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
         try withReader { connection in
             try connection.query(

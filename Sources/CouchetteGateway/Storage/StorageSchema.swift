@@ -17,7 +17,7 @@ import CouchetteSQLite
 ///   sweep that purges expired documents (``GatewayStorage/expiredDocumentIDs(at:limit:)``).
 enum StorageSchema {
     /// The version this code writes.
-    static let version: Int32 = 6
+    static let version: Int32 = 7
 
     /// The index of version 6.
     static let expiryIndex = "CREATE INDEX documents_by_expiry ON documents (expiry) WHERE expiry IS NOT NULL"
@@ -49,6 +49,7 @@ enum StorageSchema {
                 if found < 4 { try connection.execute(servedChannels) }
                 try connection.execute(ChannelIndex.createSequenceIndex)
                 if found < 6 { try migrateToVersion6(connection) }
+                try connection.execute(ChannelIndex.createDocumentIndex)
             }
             try connection.setUserVersion(version)
         }
@@ -76,6 +77,7 @@ enum StorageSchema {
             """)
         try connection.execute(ChannelIndex.createTable)
         try connection.execute(ChannelIndex.createSequenceIndex)
+        try connection.execute(ChannelIndex.createDocumentIndex)
         try connection.execute(GrantIndex.createTable)
         try connection.execute(servedChannels)
         try connection.execute(expiryIndex)

@@ -526,6 +526,34 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// One statement: for each channel, its live documents' rows from the start key on in ID order, at most `limit`
+    /// (an index range of `channel_changes_by_document`), merged, distinct, in order.
+    public func liveDocumentIDs(
+        inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
+    ) throws(GatewayError) -> [String] {
+        guard !channels.isEmpty else { return [] }
+        let lowerKey = range.lowerBound?.key
+        let upperKey = range.upperBound?.key
+        let lowerOperator = range.lowerBound?.inclusive == false ? ">" : ">="
+        let upperOperator = range.upperBound?.inclusive == false ? "<" : "<="
+        let order = range.descending ? "DESC" : "ASC"
+        let limit = limit.map { Int64($0) }
+        return try withConnection { link throws(GatewayError) in
+            try link.strings(
+                """
+                SELECT DISTINCT page.doc_id FROM unnest(\(Array(channels))::text[]) AS wanted(channel)
+                CROSS JOIN LATERAL (
+                    SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id
+                    WHERE c.channel = wanted.channel AND NOT c.removed AND NOT d.deleted
+                    AND (\(lowerKey)::text IS NULL OR c.doc_id \(unescaped: lowerOperator) \(lowerKey))
+                    AND (\(upperKey)::text IS NULL OR c.doc_id \(unescaped: upperOperator) \(upperKey))
+                    ORDER BY c.doc_id \(unescaped: order) LIMIT \(limit)
+                ) AS page
+                ORDER BY page.doc_id \(unescaped: order) LIMIT \(limit)
+                """)
+        }
+    }
+
     static func revision(_ text: String) throws(GatewayError) -> RevisionID {
         do { return try RevisionID(parsing: text) } catch {
             throw .internalError("A stored revision ID is corrupt: \(text)")

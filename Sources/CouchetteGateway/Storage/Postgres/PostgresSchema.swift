@@ -40,6 +40,7 @@ enum PostgresSchema {
         )
         """,
         "CREATE INDEX IF NOT EXISTS channel_changes_by_sequence ON channel_changes (sequence)",
+        "CREATE INDEX IF NOT EXISTS channel_changes_by_document ON channel_changes (channel, doc_id)",
         """
         CREATE TABLE IF NOT EXISTS grants (
             principal TEXT COLLATE "C" NOT NULL,
