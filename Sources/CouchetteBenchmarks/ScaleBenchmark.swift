@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CouchetteCore
 import CouchetteGateway
+import CouchetteTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -42,26 +43,51 @@ struct ScaleBenchmark {
 
     /// A gateway serving the databases of `sizes` from `folder`.
     static func config(folder: String, sizes: [Int]) -> GatewayConfig {
+        config(sizes.map { ($0, StorageLocation.directory(folder + "/\($0)")) })
+    }
+
+    /// A gateway serving the database of each size at its location.
+    static func config(_ locations: [(count: Int, location: StorageLocation)]) -> GatewayConfig {
         let user = UserConfig(name: Self.user.name, password: Self.user.password, adminChannels: userChannels)
         return Benchmark.loopbackGateway(
-            sizes.map { count in
-                DatabaseConfig(
-                    name: name(count), server: .directory(folder + "/\(count)"), users: [Self.user.name: user])
+            locations.map { count, location in
+                DatabaseConfig(name: name(count), server: location, users: [Self.user.name: user])
             })
     }
 
     func run() async throws {
         print("# scale: \(small) and \(large) documents in \(Self.channelCount) channels, in \(folder)")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try await measure(Self.config(folder: folder, sizes: [small, large]), figures: "scale", keptIn: folder)
+
+        if ProcessInfo.processInfo.environment["BENCH_SCALE_POSTGRES"] != "0" {
+            // PostgreSQL: the tests' private server, its databases built again on each run.
+            let postgres = try PostgresServer.shared()
+            defer { postgres.stop() }
+            let locations = try [small, large].map { count in
+                (count, try StorageLocation(parsing: try postgres.createDatabase()))
+            }
+            print("# scale.postgres: the same on PostgreSQL (private server, loopback)")
+            try await measure(Self.config(locations), figures: "scale.postgres", keptIn: nil)
+        }
+
+        let (start, after) = try Self.memoryInChild(folder: folder, count: large)
+        print("# scale.memory: \(Benchmark.format(start)) MB after start, \(Benchmark.format(after)) MB after the requests")
+        Self.reportAtMost("scale.memory.after-requests", after / start, goal: 1.5)
+    }
+
+    /// Builds the databases of `config` (unless built in `folder` before) and reports the `_all_docs` and compaction
+    /// figures, named after `figures`.
+    private func measure(_ config: GatewayConfig, figures: String, keptIn folder: String?) async throws {
         let sizes = [small, large]
-        let server = try GatewayServer(config: Self.config(folder: folder, sizes: sizes), logger: Benchmark.quietLogger)
+        let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
         let ports = try await server.waitUntilReady()
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let admin = "http://127.0.0.1:\(ports.adminPort)"
         let public_ = "http://127.0.0.1:\(ports.publicPort)"
         do {
-            for count in sizes { try await build(count, http: http, admin: admin) }
+            for count in sizes { try await build(count, http: http, admin: admin, keptIn: folder) }
 
             var adminP50: [Int: Double] = [:]
             var userP50: [Int: Double] = [:]
@@ -72,11 +98,11 @@ struct ScaleBenchmark {
                     "# scale \(count): _all_docs p50 admin \(Benchmark.format(adminP50[count]! * 1000)) ms, user \(Benchmark.format(userP50[count]! * 1000)) ms"
                 )
             }
-            Self.reportAtMost("scale.alldocs.p50.admin", adminP50[large]! / adminP50[small]!, goal: 2)
-            Self.reportAtMost("scale.alldocs.p50.user", userP50[large]! / userP50[small]!, goal: 2)
+            Self.reportAtMost("\(figures).alldocs.p50.admin", adminP50[large]! / adminP50[small]!, goal: 2)
+            Self.reportAtMost("\(figures).alldocs.p50.user", userP50[large]! / userP50[small]!, goal: 2)
 
             let getP99 = try await getP99DuringCompaction(large, http: http, base: admin)
-            Self.reportAtMost("scale.compact.get-p99-ms", getP99 * 1000, goal: 50)
+            Self.reportAtMost("\(figures).compact.get-p99-ms", getP99 * 1000, goal: 50)
         } catch {
             try? await http.shutdown()
             throw error
@@ -84,10 +110,6 @@ struct ScaleBenchmark {
         try await http.shutdown()
         await server.triggerGracefulShutdown()
         try await serverTask.value
-
-        let (start, after) = try Self.memoryInChild(folder: folder, count: large)
-        print("# scale.memory: \(Benchmark.format(start)) MB after start, \(Benchmark.format(after)) MB after the requests")
-        Self.reportAtMost("scale.memory.after-requests", after / start, goal: 1.5)
     }
 
     /// Prints a figure whose goal is an upper bound.
@@ -97,10 +119,10 @@ struct ScaleBenchmark {
 
     // MARK: - Building
 
-    /// Writes the database of `count` documents unless a earlier run did.
-    private func build(_ count: Int, http: HTTPClient, admin: String) async throws {
-        let marker = folder + "/\(count).built"
-        if FileManager.default.fileExists(atPath: marker) { return }
+    /// Writes the database of `count` documents unless an earlier run did (in `folder`, when kept).
+    private func build(_ count: Int, http: HTTPClient, admin: String, keptIn folder: String?) async throws {
+        let marker = folder.map { $0 + "/\(count).built" }
+        if let marker, FileManager.default.fileExists(atPath: marker) { return }
         let name = Self.name(count)
         let start = ContinuousClock.now
         let clients = 4
@@ -118,7 +140,7 @@ struct ScaleBenchmark {
             }
             try await group.waitForAll()
         }
-        FileManager.default.createFile(atPath: marker, contents: Data())
+        if let marker { FileManager.default.createFile(atPath: marker, contents: Data()) }
         print("# scale: built \(count) documents in \(Benchmark.format(Benchmark.seconds(since: start))) s")
     }
 

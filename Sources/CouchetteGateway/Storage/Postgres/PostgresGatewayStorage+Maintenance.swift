@@ -71,13 +71,7 @@ extension PostgresGatewayStorage {
         get throws(GatewayError) {
             try withConnection { link throws(GatewayError) in
                 var statistics = StorageStatistics()
-                if let row = try link.query(
-                    """
-                    SELECT count(*) FILTER (WHERE NOT deleted), count(*) FILTER (WHERE deleted),
-                        coalesce(sum(length(body)), 0)::bigint
-                    FROM documents
-                    """
-                ).rows.first {
+                if let row = try link.query(PostgresQuery(unsafeSQL: PostgresDocumentTotals.query)).rows.first {
                     let (live, deleted, external) = try PostgresLink.decode(row, as: (Int64, Int64, Int64).self)
                     statistics.documentCount = Int(live)
                     statistics.deletedDocumentCount = Int(deleted)

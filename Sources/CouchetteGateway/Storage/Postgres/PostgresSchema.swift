@@ -96,7 +96,7 @@ enum PostgresSchema {
                     "SELECT setval('document_sequence', last) FROM counter WHERE id = 1 AND last > 0")
                 try link.execute("DROP TABLE counter")
             }
-            for statement in PostgresSequencer.functions + [PostgresDocumentWriter.function] {
+            for statement in PostgresSequencer.functions + [PostgresDocumentWriter.function] + PostgresDocumentTotals.statements {
                 try link.execute(statement)
             }
             try link.query("INSERT INTO meta (key, value) VALUES ('schema_version', \(String(version))) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
