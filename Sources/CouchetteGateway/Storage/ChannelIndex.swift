@@ -40,26 +40,17 @@ enum ChannelIndex {
     static func liveDocumentIDs(
         inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int, _ connection: Connection
     ) throws -> [String] {
-        var conditions = ["c.channel = ?", "c.removed = 0", "d.deleted = 0"]
-        var bounds: [any SQLiteBindable] = []
-        if let (key, inclusive) = range.lowerBound {
-            conditions.append(inclusive ? "c.doc_id >= ?" : "c.doc_id > ?")
-            bounds.append(key)
-        }
-        if let (key, inclusive) = range.upperBound {
-            conditions.append(inclusive ? "c.doc_id <= ?" : "c.doc_id < ?")
-            bounds.append(key)
-        }
+        let (bounds, keys) = range.conditions(on: "c.doc_id")
         let sql = """
             SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id
-            WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY c.doc_id \(range.descending ? "DESC" : "ASC") LIMIT ?
+            WHERE \((["c.channel = ?", "c.removed = 0", "d.deleted = 0"] + bounds).joined(separator: " AND "))
+            ORDER BY c.doc_id \(range.sqlOrder) LIMIT ?
             """
         // Each walk's current ID; a walk that ends leaves.
         var walks: [(id: String, statement: Statement)] = []
         for channel in channels {
             let statement = try connection.makeStatement(sql: sql)
-            try statement.bind(arguments: [channel] + bounds + [Int64(limit)])
+            try statement.bind(arguments: [channel] + keys + [Int64(limit)])
             if try statement.step() { walks.append((statement.string(at: 0), statement)) }
         }
         // IDs compare as their UTF-8 bytes, as SQLite orders them.

@@ -47,3 +47,32 @@ public struct DocumentIDRange: Sendable, Equatable {
         return true
     }
 }
+
+// MARK: - SQL
+
+extension DocumentIDRange {
+    /// SQL conditions keeping `column` within the range, with a `?` placeholder for each bound, and the bounds in
+    /// their order (SQLite).
+    func conditions(on column: String) -> (conditions: [String], keys: [String]) {
+        var conditions: [String] = []
+        var keys: [String] = []
+        if let (key, _) = lowerBound {
+            conditions.append("\(column) \(lowerOperator) ?")
+            keys.append(key)
+        }
+        if let (key, _) = upperBound {
+            conditions.append("\(column) \(upperOperator) ?")
+            keys.append(key)
+        }
+        return (conditions, keys)
+    }
+
+    /// The comparison keeping IDs above the lower bound: `>=`, or `>` when it is excluded.
+    var lowerOperator: String { lowerBound?.inclusive == false ? ">" : ">=" }
+
+    /// The comparison keeping IDs below the upper bound: `<=`, or `<` when it is excluded.
+    var upperOperator: String { upperBound?.inclusive == false ? "<" : "<=" }
+
+    /// The range's order as SQL says it.
+    var sqlOrder: String { descending ? "DESC" : "ASC" }
+}

@@ -597,20 +597,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func liveDocumentIDs(in range: DocumentIDRange, limit: Int?) throws(GatewayError) -> [String] {
-        var conditions = ["deleted = 0"]
-        var arguments: [(any SQLiteBindable)?] = []
-        if let (key, inclusive) = range.lowerBound {
-            conditions.append(inclusive ? "id >= ?" : "id > ?")
-            arguments.append(key)
-        }
-        if let (key, inclusive) = range.upperBound {
-            conditions.append(inclusive ? "id <= ?" : "id < ?")
-            arguments.append(key)
-        }
-        arguments.append(Int64(limit ?? -1))
+        let (bounds, keys) = range.conditions(on: "id")
+        let arguments: [(any SQLiteBindable)?] = keys + [Int64(limit ?? -1)]
         let sql = """
-            SELECT id FROM documents WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY id \(range.descending ? "DESC" : "ASC") LIMIT ?
+            SELECT id FROM documents WHERE \((["deleted = 0"] + bounds).joined(separator: " AND "))
+            ORDER BY id \(range.sqlOrder) LIMIT ?
             """
         return try withReader { connection in
             try connection.query(sql, arguments: arguments).compactMap { $0[0].stringValue }

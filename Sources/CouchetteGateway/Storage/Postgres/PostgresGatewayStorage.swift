@@ -506,15 +506,11 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func liveDocumentIDs(in range: DocumentIDRange, limit: Int?) throws(GatewayError) -> [String] {
-        let lowerKey = range.lowerBound?.key
-        let upperKey = range.upperBound?.key
         // The operators and the order are the statement's text (constants, never input): with the bounds' NULL
         // tests folded at bind time (an unnamed statement is planned with its parameters), each bound is an index
         // range, and a page starting at `startkey` does not walk the key from its beginning.
-        let lowerOperator = range.lowerBound?.inclusive == false ? ">" : ">="
-        let upperOperator = range.upperBound?.inclusive == false ? "<" : "<="
-        let order = range.descending ? "DESC" : "ASC"
-        let limit = limit.map { Int64($0) }
+        let (lowerKey, upperKey, limit) = (range.lowerBound?.key, range.upperBound?.key, limit.map { Int64($0) })
+        let (lowerOperator, upperOperator, order) = (range.lowerOperator, range.upperOperator, range.sqlOrder)
         return try withConnection { link throws(GatewayError) in
             try link.strings(
                 """
@@ -532,12 +528,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
     ) throws(GatewayError) -> [String] {
         guard !channels.isEmpty else { return [] }
-        let lowerKey = range.lowerBound?.key
-        let upperKey = range.upperBound?.key
-        let lowerOperator = range.lowerBound?.inclusive == false ? ">" : ">="
-        let upperOperator = range.upperBound?.inclusive == false ? "<" : "<="
-        let order = range.descending ? "DESC" : "ASC"
-        let limit = limit.map { Int64($0) }
+        let (lowerKey, upperKey, limit) = (range.lowerBound?.key, range.upperBound?.key, limit.map { Int64($0) })
+        let (lowerOperator, upperOperator, order) = (range.lowerOperator, range.upperOperator, range.sqlOrder)
         return try withConnection { link throws(GatewayError) in
             try link.strings(
                 """
