@@ -16,6 +16,7 @@ import NIOHTTP1
 /// - `scale.alldocs.p50.admin`, `scale.alldocs.p50.user`: p50 of `_all_docs?limit=100&startkey=…` at a random key,
 ///   as the admin and as a user with 10 of the 1,000 channels, on the large database ÷ on the small one (goal ≤ 2).
 /// - `scale.compact.get-p99-ms`: p99 of `GET /{db}/{id}` while `_compact` runs on the large database (goal ≤ 50).
+/// - The Lite side's figures (``measureLite(pullingFrom:)``).
 /// - `scale.memory.after-requests`: the anonymous resident memory of a gateway process (this executable, started
 ///   again with `BENCH_SCALE_MEMORY`) after 100 `_all_docs` pages and 100 `_changes` pages of the large database
 ///   ÷ after its start (goal ≤ 1.5).
@@ -58,7 +59,9 @@ struct ScaleBenchmark {
     func run() async throws {
         print("# scale: \(small) and \(large) documents in \(Self.channelCount) channels, in \(folder)")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try await measure(Self.config(folder: folder, sizes: [small, large]), figures: "scale", keptIn: folder)
+        try await measure(Self.config(folder: folder, sizes: [small, large]), figures: "scale", keptIn: folder) { admin in
+            try await measureLite(pullingFrom: admin)
+        }
 
         if ProcessInfo.processInfo.environment["BENCH_SCALE_POSTGRES"] != "0" {
             // PostgreSQL: the tests' private server, its databases built again on each run.
@@ -77,8 +80,11 @@ struct ScaleBenchmark {
     }
 
     /// Builds the databases of `config` (unless built in `folder` before) and reports the `_all_docs` and compaction
-    /// figures, named after `figures`.
-    private func measure(_ config: GatewayConfig, figures: String, keptIn folder: String?) async throws {
+    /// figures, named after `figures`; then runs `afterwards` with the gateway's admin URL.
+    private func measure(
+        _ config: GatewayConfig, figures: String, keptIn folder: String?,
+        afterwards: ((String) async throws -> Void)? = nil
+    ) async throws {
         let sizes = [small, large]
         let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
@@ -103,6 +109,7 @@ struct ScaleBenchmark {
 
             let getP99 = try await getP99DuringCompaction(large, http: http, base: admin)
             Self.reportAtMost("\(figures).compact.get-p99-ms", getP99 * 1000, goal: 50)
+            try await afterwards?(admin)
         } catch {
             try? await http.shutdown()
             throw error

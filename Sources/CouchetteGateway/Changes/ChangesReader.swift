@@ -139,13 +139,13 @@ public struct ChangesReader: Sendable {
         options.includeAllLeaves ? try database.storage.leafRevisions(ids: entries.map(\.documentID)) : nil
     }
 
-    /// `_doc_ids`: each named document's latest change, if the caller may see it.
+    /// `_doc_ids`: each named document's latest change, if the caller may see it; the documents read at once.
     private func readDocuments(_ ids: [String], after position: UInt64, through end: UInt64?, limit: Int?)
         throws(GatewayError) -> Batch
     {
         var entries: [ChangeEntry] = []
-        for id in Set(ids) {
-            guard let document = try database.storage.document(id: id), document.sequence > position,
+        for document in try database.storage.documents(ids: Array(Set(ids))).values {
+            guard document.sequence > position,
                 end.map({ document.sequence <= $0 }) ?? true,
                 let entry = visibleEntry(of: document), accepts(entry)
             else { continue }

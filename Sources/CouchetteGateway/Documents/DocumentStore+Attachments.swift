@@ -139,11 +139,13 @@ extension DocumentStore {
     ///   - bodies: The bytes of `follows` attachments, by name.
     ///   - keepingIncomingRevpos: Keep a valid incoming `revpos` (revisions made elsewhere) instead of
     ///     `generation`.
+    ///   - storage: Where stubs' attachments are looked up: the storage, or the transaction an edit runs in (which
+    ///     sees attachments stored earlier in it).
     /// - Returns: The body to store, and the bodies of the attachments it brings by digest.
     /// - Throws: 400 for malformed metadata, missing or mismatched bodies and unknown stubs.
     func resolveAttachments(
         _ body: JSONValue, generation: Int, parentBody: JSONValue?, bodies: [String: [UInt8]],
-        keepingIncomingRevpos: Bool
+        keepingIncomingRevpos: Bool, in storage: any GatewayStorage
     ) throws(GatewayError) -> (body: JSONValue, attachments: [String: [UInt8]]) {
         guard case .object(var members) = body, var attachmentsJSON = members["_attachments"] else {
             return (body, [:])
@@ -172,7 +174,8 @@ extension DocumentStore {
             } else if metadata.follows {
                 throw .badRequest("Missing body of attachment \"\(name)\"")
             } else if metadata.isStub {
-                resolved[name] = try resolveStub(metadata, named: name, parentAttachments: parentAttachments)
+                resolved[name] = try Self.resolveStub(
+                    metadata, named: name, parentAttachments: parentAttachments, in: storage)
             } else {
                 throw .badRequest("Attachment \"\(name)\" has no data")
             }
@@ -185,8 +188,9 @@ extension DocumentStore {
     ///
     /// Attachments are stored by SHA-1 digest; a CouchDB peer names them by MD5 (`md5-…`), so a stub whose digest
     /// is of another algorithm than the parent's is checked against the parent's bytes.
-    private func resolveStub(
-        _ metadata: AttachmentMetadata, named name: String, parentAttachments: [String: JSONValue]
+    private static func resolveStub(
+        _ metadata: AttachmentMetadata, named name: String, parentAttachments: [String: JSONValue],
+        in storage: any GatewayStorage
     ) throws(GatewayError) -> JSONValue {
         if let parent = parentAttachments[name] {
             let parentDigest = parent["digest"]?.stringValue

@@ -26,7 +26,7 @@ extension DocumentStore {
         -> [Result<PreparedWrite, GatewayError>]
     {
         let applied = edits.map { edit in
-            edit.flatMap { edit in Result { () throws(GatewayError) in try edit.edit(edit.snapshot) } }
+            edit.flatMap { edit in Result { () throws(GatewayError) in try edit.edit(edit.snapshot, storage) } }
         }
         var routedPositions: [Int] = []
         var requests: [RoutingRequest] = []

@@ -48,7 +48,7 @@ public final class DocumentStore: Sendable {
         let snapshot: StoredDocument?
         if let snapshots { snapshot = snapshots[id] } else { snapshot = try storage.document(id: id) }
         return PreparedWrite(
-            id: id, snapshot: snapshot, result: try edit(snapshot), edit: edit, encodingRows: storage.encodesWritesAhead)
+            id: id, snapshot: snapshot, result: try edit(snapshot, storage), edit: edit, encodingRows: storage.encodesWritesAhead)
     }
 
     /// Stores a prepared write (``store(_:)``), then announces its sequence to the feeds.
@@ -83,7 +83,7 @@ public final class DocumentStore: Sendable {
     ) throws(GatewayError) -> (revision: RevisionID, sequence: UInt64?) {
         var revision = write.result.revision
         let redone = try (batch ?? storage).update(documentID: write.id) { current, transaction throws(GatewayError) in
-            let result = try write.edit(current)
+            let result = try write.edit(current, transaction)
             revision = result.revision
             if result.document != nil { try Self.storeAttachments(of: result, in: transaction) }
             return result.document
@@ -161,13 +161,13 @@ public final class DocumentStore: Sendable {
         let parent = try parentText.map { text throws(GatewayError) in try DocumentValidation.parseRevision(text) }
         let deleted = members["_deleted"]?.boolValue ?? false
         let expiry = try DocumentValidation.expiry(members, now: Date())
-        return { current throws(GatewayError) in
+        return { current, storage throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             try Self.checkEditable(document, parent: parent)
             let parentBody = parent.map { document.tree[$0]?.body } ?? document.winner?.body
             let (stored, attachments) = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: self.nextGeneration(document, parent: parent),
-                parentBody: parentBody, bodies: attachmentBodies, keepingIncomingRevpos: false)
+                parentBody: parentBody, bodies: attachmentBodies, keepingIncomingRevpos: false, in: storage)
             let revision: RevisionID
             // Serialized once: the digest's input (when it is the canonical form) and the stored body.
             let serialized = stored.serialized()
@@ -261,7 +261,7 @@ public final class DocumentStore: Sendable {
         let revision = history[0]
         let deleted = members["_deleted"]?.boolValue ?? false
         let expiry = try DocumentValidation.expiry(members, now: Date())
-        return { current throws(GatewayError) in
+        return { current, storage throws(GatewayError) in
             var document = current ?? StoredDocument(id: id)
             if document.tree.contains(revision) { return .unchanged(revision) }
             if noConflicts, let winner = document.winner, !winner.isDeleted, !history.contains(winner.id) {
@@ -270,7 +270,7 @@ public final class DocumentStore: Sendable {
             let (stored, attachments) = try self.resolveAttachments(
                 DocumentValidation.storedBody(members), generation: revision.generation,
                 parentBody: history.dropFirst().lazy.compactMap { document.tree[$0]?.body }.first,
-                bodies: attachmentBodies, keepingIncomingRevpos: true)
+                bodies: attachmentBodies, keepingIncomingRevpos: true, in: storage)
             do {
                 try document.tree.insert(revision, body: stored, deleted: deleted, history: history)
             } catch {
@@ -302,8 +302,8 @@ public final class DocumentStore: Sendable {
 
     /// `edit` followed by the sync function for the revision it adds (``finish(_:routing:)``).
     func routed(_ edit: @escaping UnroutedEdit, user: SyncUserContext?) -> DocumentEdit {
-        { current throws(GatewayError) in
-            switch try edit(current) {
+        { current, storage throws(GatewayError) in
+            switch try edit(current, storage) {
             case .unchanged(let revision):
                 return DocumentEditResult(document: nil, revision: revision)
             case .added(let added):

@@ -15,7 +15,7 @@ struct DocumentEditResult: Sendable {
 
 /// An edit of a stored document: gets the current document (nil if absent) and returns its result. It has no
 /// effects (it may run twice: on a snapshot, then again at commit on the latest document).
-typealias DocumentEdit = @Sendable (StoredDocument?) throws(GatewayError) -> DocumentEditResult
+typealias DocumentEdit = @Sendable (StoredDocument?, any GatewayStorage) throws(GatewayError) -> DocumentEditResult
 
 /// A new revision added to a document's tree, its attachments resolved, before the sync function routed it
 /// (``DocumentStore/finish(_:routing:)`` completes it).
@@ -42,7 +42,7 @@ enum UnroutedEditResult: Sendable {
 
 /// An edit of a stored document before routing: gets the current document (nil if absent) and adds its revision.
 /// Like ``DocumentEdit``, it has no effects.
-typealias UnroutedEdit = @Sendable (StoredDocument?) throws(GatewayError) -> UnroutedEditResult
+typealias UnroutedEdit = @Sendable (StoredDocument?, any GatewayStorage) throws(GatewayError) -> UnroutedEditResult
 
 /// A document write computed on a snapshot, outside the storage's lock, waiting for ``DocumentStore/commit(_:)``:
 /// committed as is when the document did not change meanwhile, else its edit runs again under the lock.

@@ -67,8 +67,11 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// on its own).
     ///
     /// `body` gets the storage as the transaction sees it, a value to make its calls through (as GRDB hands its
-    /// `Database` to a transaction's closure): the transaction is never found from the calling thread. Calls made
-    /// on the storage itself meanwhile run beside the batch, not in it.
+    /// `Database` to a transaction's closure): PostgreSQL never finds the transaction from the calling thread, and
+    /// calls made on the storage itself meanwhile run beside the batch, not in it. (SQLite passes itself: its one
+    /// writer is the calling thread's for the whole batch, so the same thread's calls join the batch either way and
+    /// another thread's wait for it. Code inside a batch makes its calls through `body`'s storage, which is right for
+    /// both.)
     ///
     /// ```swift
     /// try storage.inBatch { batch throws(GatewayError) in
@@ -284,9 +287,14 @@ extension GatewayStorage {
         }
     }
 
-    /// The first `limit` of `ids` (distinct, in any order) in `range`'s order.
+    /// The first `limit` of `ids` (in any order, each once) in `range`'s order. IDs compare as their UTF-8 bytes: two
+    /// IDs Swift holds equal (`"é"` precomposed or not) are two documents.
     static func page(of ids: some Sequence<String>, _ range: DocumentIDRange, limit: Int?) -> [String] {
-        let sorted = Set(ids).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var sorted: [String] = []
+        for id in ids.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        where !(sorted.last?.utf8.elementsEqual(id.utf8) ?? false) {
+            sorted.append(id)
+        }
         let ordered = range.descending ? Array(sorted.reversed()) : sorted
         return Array(ordered.prefix(limit ?? .max))
     }

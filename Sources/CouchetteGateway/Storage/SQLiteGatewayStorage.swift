@@ -613,7 +613,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     public func liveDocumentIDs(
         inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
     ) throws(GatewayError) -> [String] {
-        guard memoryIndex == nil, let limit, channels.count <= ChannelIndex.documentPageChannelLimit else {
+        guard memoryIndex == nil, channels.count <= ChannelIndex.documentPageChannelLimit else {
             // From the channels' feeds: the in-memory index keeps channel rows by sequence only.
             let ids = try changes(inChannels: channels, since: 0, limit: nil)
                 .filter { entry in !entry.isDeleted && entry.removedFrom.isEmpty && range.contains(entry.documentID) }
@@ -621,7 +621,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
             return Self.page(of: ids, range, limit: limit)
         }
         return try withReader { connection in
-            try ChannelIndex.liveDocumentIDs(inChannels: channels, in: range, limit: limit, connection)
+            try ChannelIndex.liveDocumentIDs(inChannels: channels, in: range, limit: limit ?? .max, connection)
         }
     }
 

@@ -15,6 +15,8 @@ import CouchetteSQLite
 ///   (``ChannelIndex/changesBySequence(inChannels:since:limit:_:)``).
 /// - Version 6: `documents.expiry` (Unix seconds, NULL when the document does not expire), indexed where set, for the
 ///   sweep that purges expired documents (``GatewayStorage/expiredDocumentIDs(at:limit:)``).
+/// - Version 7: `channel_changes` indexed by channel and document, for a user's `_all_docs` pages in ID order
+///   (``ChannelIndex/liveDocumentIDs(inChannels:in:limit:_:)``).
 enum StorageSchema {
     /// The version this code writes.
     static let version: Int32 = 7

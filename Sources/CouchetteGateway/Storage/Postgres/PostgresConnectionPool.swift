@@ -160,8 +160,16 @@ final class PostgresConnectionPool: @unchecked Sendable {
             let transaction = Transaction(connection: connection)
             do throws(GatewayError) {
                 try connection.execute("BEGIN")
-                defer { transaction.end() }
-                let result = try body(connection, transaction)
+                let result: T
+                do throws(GatewayError) {
+                    result = try body(connection, transaction)
+                } catch {
+                    transaction.end()
+                    throw error
+                }
+                // Ended before the connection can go back to the pool: a view kept past the body must find it
+                // ended, not use a connection another borrower may hold.
+                transaction.end()
                 try connection.execute("COMMIT")
                 noteCommit()
                 giveBack(connection)

@@ -522,27 +522,40 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
-    /// One statement: for each channel, its live documents' rows from the start key on in ID order, at most `limit`
-    /// (an index range of `channel_changes_by_document`), merged, distinct, in order.
+    /// One statement: for each channel, a branch walking its live documents' rows from the start key on in ID order
+    /// (an index range of `channel_changes_by_document`), the branches merged in order (`Merge Append`), each read
+    /// only as far as the merge takes its rows: a page reads its rows plus about one per channel. More channels than
+    /// ``ChannelIndex/documentPageChannelLimit`` are read as one index scan of them all, sorted.
     public func liveDocumentIDs(
         inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
     ) throws(GatewayError) -> [String] {
         guard !channels.isEmpty else { return [] }
         let (lowerKey, upperKey, limit) = (range.lowerBound?.key, range.upperBound?.key, limit.map { Int64($0) })
         let (lowerOperator, upperOperator, order) = (range.lowerOperator, range.upperOperator, range.sqlOrder)
+        var query = PostgresQuery.StringInterpolation(literalCapacity: 512, interpolationCount: 4 * channels.count)
+        query.appendLiteral("SELECT doc_id FROM (")
+        let branches = channels.count <= ChannelIndex.documentPageChannelLimit ? channels.sorted().map { [$0] } : [Array(channels)]
+        for (index, branch) in branches.enumerated() {
+            query.appendLiteral(index == 0 ? "(" : " UNION ALL (")
+            query.appendLiteral(
+                "SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id WHERE c.channel = ANY(")
+            query.appendInterpolation(branch)
+            query.appendLiteral(") AND NOT c.removed AND NOT d.deleted AND (")
+            query.appendInterpolation(lowerKey)
+            query.appendLiteral("::text IS NULL OR c.doc_id \(lowerOperator) ")
+            query.appendInterpolation(lowerKey)
+            query.appendLiteral(") AND (")
+            query.appendInterpolation(upperKey)
+            query.appendLiteral("::text IS NULL OR c.doc_id \(upperOperator) ")
+            query.appendInterpolation(upperKey)
+            query.appendLiteral(") ORDER BY c.doc_id \(order) LIMIT ")
+            query.appendInterpolation(limit)
+            query.appendLiteral(")")
+        }
+        query.appendLiteral(") AS page GROUP BY doc_id ORDER BY doc_id \(order) LIMIT ")
+        query.appendInterpolation(limit)
         return try withConnection { link throws(GatewayError) in
-            try link.strings(
-                """
-                SELECT DISTINCT page.doc_id FROM unnest(\(Array(channels))::text[]) AS wanted(channel)
-                CROSS JOIN LATERAL (
-                    SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id
-                    WHERE c.channel = wanted.channel AND NOT c.removed AND NOT d.deleted
-                    AND (\(lowerKey)::text IS NULL OR c.doc_id \(unescaped: lowerOperator) \(lowerKey))
-                    AND (\(upperKey)::text IS NULL OR c.doc_id \(unescaped: upperOperator) \(upperKey))
-                    ORDER BY c.doc_id \(unescaped: order) LIMIT \(limit)
-                ) AS page
-                ORDER BY page.doc_id \(unescaped: order) LIMIT \(limit)
-                """)
+            try link.strings(PostgresQuery(stringInterpolation: query))
         }
     }
 

@@ -96,9 +96,18 @@ enum PostgresSchema {
                     "SELECT setval('document_sequence', last) FROM counter WHERE id = 1 AND last > 0")
                 try link.execute("DROP TABLE counter")
             }
-            for statement in PostgresSequencer.functions + [PostgresDocumentWriter.function] + PostgresDocumentTotals.statements {
+            for statement in PostgresSequencer.functions + [PostgresDocumentWriter.function]
+                + PostgresDocumentTotals.statements(schema: schema)
+            {
                 try link.execute(statement)
             }
+            let triggers = try link.strings(
+                "SELECT tgname::text FROM pg_trigger WHERE tgrelid = \(PostgresLink.quoted(schema) + ".documents")::regclass"
+            )
+            for (name, statement) in PostgresDocumentTotals.triggers where !triggers.contains(name) {
+                try link.execute(statement)
+            }
+            try link.execute(PostgresDocumentTotals.firstCount)
             try link.query("INSERT INTO meta (key, value) VALUES ('schema_version', \(String(version))) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
         }
     }
