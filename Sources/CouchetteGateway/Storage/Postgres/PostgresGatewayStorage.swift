@@ -537,10 +537,18 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         let branches = channels.count <= ChannelIndex.documentPageChannelLimit ? channels.sorted().map { [$0] } : [Array(channels)]
         for (index, branch) in branches.enumerated() {
             query.appendLiteral(index == 0 ? "(" : " UNION ALL (")
-            query.appendLiteral(
-                "SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id WHERE c.channel = ANY(")
-            query.appendInterpolation(branch)
-            query.appendLiteral(") AND NOT c.removed AND NOT d.deleted AND (")
+            query.appendLiteral("SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id WHERE ")
+            // One channel by equality: an index scan for `= ANY` does not give its rows in the index's order, and
+            // the branch would sort every row of its channel.
+            if let channel = branch.first, branch.count == 1 {
+                query.appendLiteral("c.channel = ")
+                query.appendInterpolation(channel)
+            } else {
+                query.appendLiteral("c.channel = ANY(")
+                query.appendInterpolation(branch)
+                query.appendLiteral(")")
+            }
+            query.appendLiteral(" AND NOT c.removed AND NOT d.deleted AND (")
             query.appendInterpolation(lowerKey)
             query.appendLiteral("::text IS NULL OR c.doc_id \(lowerOperator) ")
             query.appendInterpolation(lowerKey)
