@@ -22,6 +22,8 @@ import NIOHTTP1
 ///   ÷ after its start (goal ≤ 1.5).
 struct ScaleBenchmark {
     let small = 10_000
+    /// A size between, for the pull's memory: whether it still grows past what fits the caches.
+    let middle = 100_000
     let large: Int
     let folder: String
     static let channelCount = 1_000
@@ -59,7 +61,8 @@ struct ScaleBenchmark {
     func run() async throws {
         print("# scale: \(small) and \(large) documents in \(Self.channelCount) channels, in \(folder)")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try await measure(Self.config(folder: folder, sizes: [small, large]), figures: "scale", keptIn: folder) { admin in
+        let sizes = Array(Set([small, min(middle, large), large])).sorted()
+        try await measure(Self.config(folder: folder, sizes: sizes), figures: "scale", keptIn: folder) { admin in
             try await measureLite(pullingFrom: admin)
         }
 
@@ -85,7 +88,7 @@ struct ScaleBenchmark {
         _ config: GatewayConfig, figures: String, keptIn folder: String?,
         afterwards: ((String) async throws -> Void)? = nil
     ) async throws {
-        let sizes = [small, large]
+        let sizes = config.databases.keys.compactMap { Int($0.dropFirst("scale".count)) }.sorted()
         let server = try GatewayServer(config: config, logger: Benchmark.quietLogger)
         let serverTask = Task { try await server.run() }
         let ports = try await server.waitUntilReady()
@@ -95,11 +98,9 @@ struct ScaleBenchmark {
         do {
             for count in sizes { try await build(count, http: http, admin: admin, keptIn: folder) }
 
-            var adminP50: [Int: Double] = [:]
-            var userP50: [Int: Double] = [:]
+            let adminP50 = try await allDocsP50(sizes, http: http, base: admin, asUser: false)
+            let userP50 = try await allDocsP50(sizes, http: http, base: public_, asUser: true)
             for count in sizes {
-                adminP50[count] = try await allDocsP50(count, http: http, base: admin, asUser: false)
-                userP50[count] = try await allDocsP50(count, http: http, base: public_, asUser: true)
                 print(
                     "# scale \(count): _all_docs p50 admin \(Benchmark.format(adminP50[count]! * 1000)) ms, user \(Benchmark.format(userP50[count]! * 1000)) ms"
                 )
@@ -163,18 +164,21 @@ struct ScaleBenchmark {
 
     // MARK: - Measuring
 
-    /// The p50, in seconds, of 100 `_all_docs?limit=100` pages at random start keys (after 10 not counted).
-    private func allDocsP50(_ count: Int, http: HTTPClient, base: String, asUser: Bool) async throws -> Double {
+    /// The p50, in seconds, of 100 `_all_docs?limit=100` pages at random start keys (after 10 not counted) on the
+    /// database of each size, the sizes taking turns so that the machine's drift falls on each alike.
+    private func allDocsP50(_ counts: [Int], http: HTTPClient, base: String, asUser: Bool) async throws -> [Int: Double] {
         var random = SystemRandomNumberGenerator()
-        var times: [Double] = []
+        var times: [Int: [Double]] = [:]
         for round in 0..<110 {
-            let key = Self.id(Int.random(in: 0..<count, using: &random))
-            let url = "\(base)/\(Self.name(count))/_all_docs?limit=100&startkey=%22\(key)%22"
-            let start = ContinuousClock.now
-            _ = try await Self.send(http, "GET", url, expecting: 200, asUser: asUser)
-            if round >= 10 { times.append(Benchmark.seconds(since: start)) }
+            for count in counts {
+                let key = Self.id(Int.random(in: 0..<count, using: &random))
+                let url = "\(base)/\(Self.name(count))/_all_docs?limit=100&startkey=%22\(key)%22"
+                let start = ContinuousClock.now
+                _ = try await Self.send(http, "GET", url, expecting: 200, asUser: asUser)
+                if round >= 10 { times[count, default: []].append(Benchmark.seconds(since: start)) }
+            }
         }
-        return times.sorted()[times.count / 2]
+        return times.mapValues { $0.sorted()[$0.count / 2] }
     }
 
     /// The p99, in seconds, of `GET`s of random documents, 2 at a time, while `_compact` runs on the database.
@@ -215,21 +219,28 @@ struct ScaleBenchmark {
     /// Runs this executable again as a gateway on the database of `count` documents, which measures its memory
     /// after starting and after the requests, and returns both in MB.
     static func memoryInChild(folder: String, count: Int) throws -> (start: Double, after: Double) {
+        let figures = try inChild(["BENCH_SCALE_MEMORY": "\(folder):\(count)"], answer: "memory", count: 2)
+        return (figures[0], figures[1])
+    }
+
+    /// Runs this executable again with `variables` set, and returns the `count` numbers after the last word
+    /// `answer` it printed.
+    static func inChild(_ variables: [String: String], answer: String, count: Int) throws -> [Double] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var environment = ProcessInfo.processInfo.environment
-        environment["BENCH_SCALE_MEMORY"] = "\(folder):\(count)"
-        process.environment = environment
+        process.environment = ProcessInfo.processInfo.environment.merging(variables) { $1 }
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let words = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace)
-        guard let index = words.lastIndex(of: "memory"), words.count > index + 2,
-            let start = Double(words[index + 1]), let after = Double(words[index + 2])
-        else { throw ChangesBenchmark.Failure("the memory child printed no figures") }
-        return (start, after)
+        guard let index = words.lastIndex(of: Substring(answer)), words.count > index + count else {
+            throw ChangesBenchmark.Failure("the child printed no \(answer)")
+        }
+        let figures = words[(index + 1)...(index + count)].compactMap { Double($0) }
+        guard figures.count == count else { throw ChangesBenchmark.Failure("the child's \(answer) is not numbers") }
+        return figures
     }
 
     /// The child side of ``memoryInChild(folder:count:)``: prints `memory <MB after start> <MB after requests>`.

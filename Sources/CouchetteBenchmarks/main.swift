@@ -6,6 +6,7 @@ import Foundation
 try await RemoteFeedGroup.runClientIfAsked()  // the child side of the 10,000-feed benchmark
 try await BLIPIdleClients.runChildIfAsked()  // the child side of blip.feeds-kb
 try await ScaleBenchmark.runMemoryChildIfAsked()  // the child side of scale.memory.after-requests
+try await ScaleBenchmark.runPullChildIfAsked()  // the client side of scale.lite.pull-*
 // SQLite's memory statistics are a process-wide setting: off (as Couchette's first connection sets them) before the
 // raw SQLite baselines open their files, so that both sides of every figure run with the same.
 Connection.turnOffMemoryStatistics()
