@@ -65,9 +65,9 @@ import Testing
             try write(storage, "b", body: ["v": 3])
             #expect(try storage.statistics.documentCount == 2)
             #expect(try scanned(reader).documentCount == 3)
-            // Compaction rewrites bodies (here b's first) without keeping the totals: the next read counts the rows.
+            // Compaction rewrites bodies (here b's first) and keeps the totals: the next read does not count the rows.
             #expect(try storage.compact() > 0)
-            #expect(try storage.statistics.documentCount == 3)
+            #expect(try storage.statistics.documentCount == 2)
         }
     }
 
@@ -88,6 +88,9 @@ import Testing
                     try write(storage, id, deleted: true)
                 case 6:
                     try storage.purge(documentID: id, expiredBy: nil)
+                case 7 where step % 3 == 0:
+                    // Compaction rewrites the bodies of edited and deleted documents: the totals follow.
+                    _ = try storage.compact()
                 case 7:
                     // Fails halfway, after its document row was written: nothing of it stays.
                     #expect(throws: GatewayError.self) { try write(storage, id, body: body, channels: ["a", "boom"]) }

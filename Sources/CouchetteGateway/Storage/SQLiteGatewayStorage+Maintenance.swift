@@ -6,8 +6,9 @@ import Foundation
 
 /// Compaction and the storage's UUID (spec: gateway-rest-api.md §3, §16).
 extension SQLiteGatewayStorage {
-    /// Drops the bodies of non-leaf revisions and empties non-empty tombstone bodies, in one transaction; rows
-    /// keep their sequences, so compaction never shows in a changes feed.
+    /// Drops the bodies of non-leaf revisions and empties non-empty tombstone bodies, a slice of documents per
+    /// transaction; rows keep their sequences, so compaction never shows in a changes feed, and the document totals
+    /// (``DocumentTotals``) follow the bodies it rewrites, so that no request counts the rows again after it.
     ///
     /// - Returns: How many revision bodies were removed.
     /// - Throws: 500 for a corrupt document, 503 when closed.
@@ -19,38 +20,60 @@ extension SQLiteGatewayStorage {
         var after: Int64 = 0
         while true {
             let (count, last) = try withConnection { connection in
-                try connection.transaction { connection -> (Int, Int64?) in
-                    var rewrites: [(sequence: Int64, body: [UInt8], metadata: [UInt8])] = []
-                    var removed = 0
-                    var last: Int64?
-                    try connection.forEachRow(
-                        "SELECT sequence, id, body, metadata FROM documents WHERE sequence > ? ORDER BY sequence LIMIT ?",
-                        after, Int64(Self.compactionSlice)
-                    ) { row in
-                        last = row.int64(at: 0)
-                        var document = try StoredDocumentCodec.decode(
-                            id: row.string(at: 1), sequence: UInt64(row.int64(at: 0)), winnerBody: row.blob(at: 2),
-                            metadata: row.blob(at: 3))
-                        let count = Self.compact(&document.tree)
-                        guard count > 0, let winner = document.tree.winner else { return }
-                        removed += count
-                        rewrites.append(
-                            (
-                                Int64(document.sequence), (winner.body ?? .object([:])).serialized(),
-                                StoredDocumentCodec.encodeMetadata(document)
-                            ))
-                    }
-                    for rewrite in rewrites {
-                        try connection.execute(
-                            "UPDATE documents SET body = ?, metadata = ? WHERE sequence = ?", rewrite.body,
-                            rewrite.metadata, rewrite.sequence)
-                    }
-                    return (removed, last)
+                totals.begin(atChanges: Self.changeCount(connection))
+                do {
+                    let slice = try compactSlice(after: after, connection)
+                    totals.commit(atChanges: Self.changeCount(connection))
+                    return slice
+                } catch {
+                    totals.rollback(atChanges: Self.changeCount(connection))
+                    throw error
                 }
             }
             removed += count
             guard let last else { return removed }
             after = last
+        }
+    }
+
+    /// Compacts the documents of one slice after sequence `after`, in a transaction, recording each rewritten body in
+    /// the open ``DocumentTotals`` transaction.
+    ///
+    /// - Returns: How many bodies were removed, and the slice's last sequence (nil when there was none).
+    private func compactSlice(after: Int64, _ connection: Connection) throws -> (Int, Int64?) {
+        try connection.transaction { connection -> (Int, Int64?) in
+            var rewrites: [(sequence: Int64, body: [UInt8], metadata: [UInt8], deleted: Bool, oldBytes: Int)] = []
+            var removed = 0
+            var last: Int64?
+            try connection.forEachRow(
+                """
+                SELECT sequence, id, body, metadata, deleted FROM documents WHERE sequence > ?
+                ORDER BY sequence LIMIT ?
+                """,
+                after, Int64(Self.compactionSlice)
+            ) { row in
+                last = row.int64(at: 0)
+                let body = row.blob(at: 2)
+                var document = try StoredDocumentCodec.decode(
+                    id: row.string(at: 1), sequence: UInt64(row.int64(at: 0)), winnerBody: body,
+                    metadata: row.blob(at: 3))
+                let count = Self.compact(&document.tree)
+                guard count > 0, let winner = document.tree.winner else { return }
+                removed += count
+                rewrites.append(
+                    (
+                        Int64(document.sequence), (winner.body ?? .object([:])).serialized(),
+                        StoredDocumentCodec.encodeMetadata(document), row.int64(at: 4) != 0, body.count
+                    ))
+            }
+            for rewrite in rewrites {
+                try connection.execute(
+                    "UPDATE documents SET body = ?, metadata = ? WHERE sequence = ?", rewrite.body, rewrite.metadata,
+                    rewrite.sequence)
+                totals.recordRemoval(isDeleted: rewrite.deleted, bytes: rewrite.oldBytes)
+                totals.recordInsert(isDeleted: rewrite.deleted, bytes: rewrite.body.count)
+            }
+            return (removed, last)
         }
     }
 
@@ -105,8 +128,9 @@ extension SQLiteGatewayStorage {
 
     // MARK: - Channels
 
+    /// Read beside the writer (a reader), so that counting a large index holds no write.
     public func channelCounts() throws(GatewayError) -> [ChannelCount] {
-        try withConnection { connection in
+        try withReader { connection in
             if let memoryIndex { return memoryIndex.channels.channelCounts() }
             var counts: [ChannelCount] = []
             try connection.forEachRow(

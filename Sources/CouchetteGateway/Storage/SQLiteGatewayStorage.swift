@@ -26,7 +26,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// them in its `channel_changes` and `grants` tables.
     private(set) var memoryIndex: MemoryIndex?
     /// The document counts and body bytes, kept by the writes (only touched under `lock`).
-    private var totals = DocumentTotals()
+    var totals = DocumentTotals()
     /// Read connections beside the writer, so that document reads, feeds and `_all_docs` never wait for a write
     /// in progress (nor a write for them); nil in memory, where there is one connection.
     private let readers: ReaderPool<Connection>?
@@ -420,7 +420,7 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     /// The connection's total change count, for ``totals`` (-1, which no totals match, when it cannot be read).
-    private static func changeCount(_ connection: Connection) -> Int {
+    static func changeCount(_ connection: Connection) -> Int {
         (try? connection.totalChanges) ?? -1
     }
 
