@@ -537,13 +537,16 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         let branches = channels.count <= ChannelIndex.documentPageChannelLimit ? channels.sorted().map { [$0] } : [Array(channels)]
         for (index, branch) in branches.enumerated() {
             query.appendLiteral(index == 0 ? "(" : " UNION ALL (")
-            query.appendLiteral("SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id WHERE ")
             // One channel by equality: an index scan for `= ANY` does not give its rows in the index's order, and
-            // the branch would sort every row of its channel.
+            // the branch would sort every row of its channel. A branch of several channels takes each document once
+            // (one in two of them has two rows), or its limit would count one twice.
             if let channel = branch.first, branch.count == 1 {
+                query.appendLiteral("SELECT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id WHERE ")
                 query.appendLiteral("c.channel = ")
                 query.appendInterpolation(channel)
             } else {
+                query.appendLiteral(
+                    "SELECT DISTINCT c.doc_id FROM channel_changes c JOIN documents d ON d.id = c.doc_id WHERE ")
                 query.appendLiteral("c.channel = ANY(")
                 query.appendInterpolation(branch)
                 query.appendLiteral(")")
