@@ -51,7 +51,8 @@ import Testing
             let callers: [Caller] = [
                 .admin, .user(User(name: "ann"), channels: ["a"]), .user(User(name: "bob"), channels: ["b", "c"]),
                 .user(User(name: "all"), channels: ["*"]), .user(User(name: "none"), channels: []),
-                // More channels than a page merges one by one (ChannelIndex.documentPageChannelLimit): read whole.
+                // More channels than PostgreSQL reads one branch each (ChannelIndex.documentPageChannelLimit), fewer
+                // than SQLite merges one statement each (documentMergeChannelLimit).
                 .user(User(name: "many"), channels: Set(["a", "c"] + (0..<70).map { "empty\($0)" })),
             ]
             let keys: [String?] = [nil, nil, "doc-10", "doc-33", "_", "a", "doc-5", "Zed", "zzz", ""]

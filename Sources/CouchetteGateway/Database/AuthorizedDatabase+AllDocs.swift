@@ -11,7 +11,7 @@ extension AuthorizedDatabase {
     /// A page costs what it returns: a caller who sees every channel reads the page's IDs in order from the
     /// storage and `total_rows` from its counts; a user reads their channels' rows from the start key on, in ID
     /// order, up to the page's end (``GatewayStorage/liveDocumentIDs(inChannels:in:limit:)``; a user with more than
-    /// 64 channels, or of an in-memory database, reads their channels' feeds whole).
+    /// 256 channels in SQLite, or of an in-memory database, reads their channels' feeds whole).
     ///
     /// - Throws: 400 when `keys` comes with `key`, `startkey` or `endkey`.
     func allDocs(keys: [String]?, options: AllDocsOptions) throws(GatewayError) -> JSONValue {

@@ -609,11 +609,11 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     /// The channels' rows in ID order, merged as they are read (``ChannelIndex/liveDocumentIDs(inChannels:in:limit:_:)``).
-    /// In memory, and for more channels than ``ChannelIndex/documentPageChannelLimit``, from the channels' feeds.
+    /// In memory, and for more channels than ``ChannelIndex/documentMergeChannelLimit``, from the channels' feeds.
     public func liveDocumentIDs(
         inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
     ) throws(GatewayError) -> [String] {
-        guard memoryIndex == nil, channels.count <= ChannelIndex.documentPageChannelLimit else {
+        guard memoryIndex == nil, channels.count <= ChannelIndex.documentMergeChannelLimit else {
             // From the channels' feeds: the in-memory index keeps channel rows by sequence only.
             let ids = try changes(inChannels: channels, since: 0, limit: nil)
                 .filter { entry in !entry.isDeleted && entry.removedFrom.isEmpty && range.contains(entry.documentID) }
