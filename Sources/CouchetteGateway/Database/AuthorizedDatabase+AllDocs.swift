@@ -28,11 +28,9 @@ extension AuthorizedDatabase {
             startKey: options.startKey, endKey: options.endKey, inclusiveEnd: options.inclusiveEnd,
             descending: options.descending)
         var rows: [JSONValue]
-        let totalRows: Int
         if var keys {
             if options.descending { keys.reverse() }
             rows = try Self.page(keys, options).map { key throws(GatewayError) in try row(forKey: key, options) }
-            totalRows = try caller.readableChannels == nil ? database.storage.statistics.documentCount : rows.count
         } else {
             // `skip` and `limit` are any non-negative Int: their sum may not fit.
             let wanted = options.limit.map { limit in
@@ -56,8 +54,8 @@ extension AuthorizedDatabase {
                 else { continue }
                 rows.append(try row(for: document, options))
             }
-            totalRows = try caller.readableChannels == nil ? database.storage.statistics.documentCount : rows.count
         }
+        let totalRows = try caller.readableChannels == nil ? database.storage.statistics.documentCount : rows.count
         var body: [String: JSONValue] = ["rows": .array(rows), "total_rows": .int(Int64(totalRows))]
         if options.updateSequence { body["update_seq"] = .int(Int64(updateSequence)) }
         return .object(body)

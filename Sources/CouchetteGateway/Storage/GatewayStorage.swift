@@ -287,18 +287,6 @@ extension GatewayStorage {
         }
     }
 
-    /// The first `limit` of `ids` (in any order, each once) in `range`'s order. IDs compare as their UTF-8 bytes: two
-    /// IDs Swift holds equal (`"é"` precomposed or not) are two documents.
-    static func page(of ids: some Sequence<String>, _ range: DocumentIDRange, limit: Int?) -> [String] {
-        var sorted: [String] = []
-        for id in ids.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-        where !(sorted.last?.utf8.elementsEqual(id.utf8) ?? false) {
-            sorted.append(id)
-        }
-        let ordered = range.descending ? Array(sorted.reversed()) : sorted
-        return Array(ordered.prefix(limit ?? .max))
-    }
-
     /// Removes a document entirely (purge); returns whether it existed.
     @discardableResult
     public func purge(documentID: String) throws(GatewayError) -> Bool {

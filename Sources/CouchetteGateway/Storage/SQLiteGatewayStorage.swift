@@ -625,6 +625,18 @@ public final class SQLiteGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// The first `limit` of `ids` (in any order, each once) in `range`'s order. IDs compare as their UTF-8 bytes: two
+    /// IDs Swift holds equal (`"é"` precomposed or not) are two documents.
+    private static func page(of ids: some Sequence<String>, _ range: DocumentIDRange, limit: Int?) -> [String] {
+        var sorted: [String] = []
+        for id in ids.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        where !(sorted.last?.utf8.elementsEqual(id.utf8) ?? false) {
+            sorted.append(id)
+        }
+        let ordered = range.descending ? Array(sorted.reversed()) : sorted
+        return Array(ordered.prefix(limit ?? .max))
+    }
+
     public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
         try withReader { connection in
             try connection.query(
