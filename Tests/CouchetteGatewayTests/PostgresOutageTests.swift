@@ -126,13 +126,62 @@ extension PostgresOutageTests {
             answered.value.store(true, ordering: .releasing)
         }
         // Every thread of `far` waits on its server (or for one of its connections).
-        try await offCooperativeThreads { StorageThreads.forDatabase("far-threads").waitUntilRunning(StorageThreads.perDatabaseLimit) }
+        let farThreads = try #require(await server.registry.database(named: "far-threads")?.executor)
+        try await offCooperativeThreads { farThreads.waitUntilRunning(farThreads.limit) }
         #expect(try await client.send(port: ports.adminPort, path: "/other/doc").status == 200)
         #expect(try await client.send("PUT", port: ports.adminPort, path: "/other/doc2", json: ["v": 2]).status == 201)
         let answeredFirst = answered.value.load(ordering: .acquiring)
         #expect(!answeredFirst, "the stalled requests ended before the others")
         proxy.release()
         await stuck.value
+        await server.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    @Test("A PostgreSQL database made after the start runs its requests on threads of its own: stalled, it holds none of Swift's cooperative threads, and an in-memory database answers meanwhile; deleted, it is served no more")
+    func aDatabaseMadeAfterTheStartGetsItsOwnThreads() async throws {
+        let config = GatewayFixture.config(databases: [GatewayFixture.guestDatabase("near")])
+        let server = try await offCooperativeThreads { try GatewayServer(config: config, logger: GatewayFixture.logger) }
+        let running = Task { try await server.run() }
+        let ports = try await withDeadline(.seconds(60), "the gateway starting") { try await server.waitUntilReady() }
+        let url = try await PostgresServer.sharedServer().newDatabase()
+        let port = try #require(URLComponents(string: url)?.port)
+        let proxy = try ChaosProxy(targetPort: port, cutProbability: 0)
+        defer { proxy.stop() }
+        let stalled = min(ProcessInfo.processInfo.activeProcessorCount + 2, 20)
+        let client = HTTPTestClient(connections: stalled + 4)
+        defer { client.close() }
+        let proxied = url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/") + "?connect_timeout=10"
+        let created = try await client.send(
+            "PUT", port: ports.adminPort, path: "/late/",
+            json: ["server": .string(proxied), "users": ["GUEST": ["admin_channels": ["*"]]]])
+        #expect(created.status == 201, "\(created.text)")
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/near/doc", json: ["v": 1]).status == 201)
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/late/doc", json: ["v": 1]).status == 201)
+
+        proxy.hold()
+        let answered = DoneFlag()
+        let requests = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<stalled {
+                    group.addTask {
+                        _ = try? await client.send("PUT", port: ports.adminPort, path: "/late/stuck-\(index)", json: ["v": 2])
+                    }
+                }
+                await group.waitForAll()
+            }
+            answered.value.store(true, ordering: .releasing)
+        }
+        // More requests than cooperative threads wait on the stalled server; the in-memory database answers.
+        try await offCooperativeThreads { proxy.waitUntilHolding(stalled) }
+        #expect(try await client.send(port: ports.adminPort, path: "/near/doc").status == 200)
+        let answeredFirst = answered.value.load(ordering: .acquiring)
+        #expect(!answeredFirst, "the stalled requests ended before the other")
+        proxy.release()
+        await requests.value
+
+        #expect(try await client.send("DELETE", port: ports.adminPort, path: "/late/").status == 200)
+        #expect(try await client.send(port: ports.adminPort, path: "/late/doc").status == 404)
         await server.triggerGracefulShutdown()
         try await running.value
     }

@@ -92,4 +92,25 @@ import Testing
             #expect(try storage.document(id: "after") != nil)
         }
     }
+
+    @Test("pool_max_conns bounds the connections: with one, a call beside an open batch waits for it and gets a 503")
+    func theConnectionLimitHolds() async throws {
+        let url = try await PostgresServer.sharedServer().newDatabase() + "?pool_max_conns=1&connect_timeout=1"
+        let storage = try await offCooperativeThreads { try StorageLocation(parsing: url).openStorage(databaseName: "db") }
+        try await offCooperativeThreads {
+            defer { storage.close() }
+            try storage.inBatch { batch throws(GatewayError) in
+                try batch.update(documentID: "inside") { Self.edited($0, id: "inside") }
+                // The storage itself, not the batch: it needs a connection of its own, and the one is taken.
+                do throws(GatewayError) {
+                    _ = try storage.document(id: "inside")
+                    Issue.record("a second connection was opened past pool_max_conns=1")
+                } catch {
+                    #expect(error.statusCode == 503)
+                    #expect(error.reason.contains("every one is busy"))
+                }
+            }
+            #expect(try storage.document(id: "inside") != nil)
+        }
+    }
 }

@@ -35,4 +35,22 @@ struct StorageLocationTests {
         #expect(error.field == "databases.db.server")
         #expect(error.reason.hasPrefix("databases.db.server: "))
     }
+
+    @Test("A PostgreSQL URL's pool_max_conns and connect_timeout are read and written back; bad values are refused")
+    func postgresPoolSettings() throws {
+        let location = try PostgresLocation(parsing: "postgres://sg:pw@db/couchette?pool_max_conns=6&connect_timeout=2.5")
+        #expect(location.maximumConnections == 6)
+        #expect(location.timeout == .milliseconds(2_500))
+        #expect(try PostgresLocation(parsing: location.description) == location)
+        #expect(location.redacted == "postgres://sg:xxxxx@db:5432/couchette?connect_timeout=2.5&pool_max_conns=6")
+        let plain = try PostgresLocation(parsing: "postgres://sg@db/couchette")
+        #expect(plain.maximumConnections == PostgresLocation.defaultMaximumConnections)
+        #expect(!plain.description.contains("pool_max_conns"))
+        for bad in ["0", "-1", "2.5", "many", "", "1001"] {
+            let error = try #require(throws: GatewayError.self) {
+                try PostgresLocation(parsing: "postgres://sg@db/couchette?pool_max_conns=" + bad)
+            }
+            #expect(error.reason.contains("pool_max_conns"))
+        }
+    }
 }

@@ -24,6 +24,10 @@ import Foundation
 /// `connect_timeout` (libpq's name, in seconds; 10 by default) bounds every wait on the server here, not only
 /// connecting: for a connection from the pool, and for each answer. A server that does not answer in time makes the
 /// request a 503, and the connection is closed.
+///
+/// `pool_max_conns` (pgx's name; 24 by default) is how many connections a gateway node opens to the database at
+/// most: the most statements it has in flight there. Its requests to the database run on that many threads and
+/// ``StorageThreads/threadsBeyondConnections`` more.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// The server's host name or address.
     public var host: String
@@ -42,9 +46,15 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var rootCertificatesPath: String?
     /// How long to wait for a connection or an answer before giving up with a 503 (`connect_timeout`).
     public var timeout: Duration
+    /// The most connections a gateway node opens to the database (`pool_max_conns`).
+    public var maximumConnections: Int
 
     /// The wait bound when the URL names none.
     public static let defaultTimeout = Duration.seconds(10)
+    /// The connection limit when the URL names none.
+    public static let defaultMaximumConnections = 24
+    /// The highest `pool_max_conns` accepted.
+    public static let connectionLimitRange = 1...1_000
 
     /// How a connection uses TLS: libpq's `sslmode` values.
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
@@ -63,7 +73,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// Creates a location from its parts.
     public init(
         host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
-        tlsMode: TLSMode = .prefer, rootCertificatesPath: String? = nil, timeout: Duration = Self.defaultTimeout
+        tlsMode: TLSMode = .prefer, rootCertificatesPath: String? = nil, timeout: Duration = Self.defaultTimeout,
+        maximumConnections: Int = Self.defaultMaximumConnections
     ) {
         self.host = host
         self.port = port
@@ -73,6 +84,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         self.tlsMode = tlsMode
         self.rootCertificatesPath = rootCertificatesPath
         self.timeout = timeout
+        self.maximumConnections = maximumConnections
     }
 
     /// Parses a `postgres://` URL.
@@ -103,6 +115,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         var tlsMode = TLSMode.prefer
         var rootCertificatesPath: String?
         var timeout = Self.defaultTimeout
+        var maximumConnections = Self.defaultMaximumConnections
         for item in components.queryItems ?? [] {
             switch item.name {
             case "sslmode":
@@ -122,16 +135,25 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                         field: field, problem: "the PostgreSQL connect_timeout must be a number of seconds from 0 to 3600")
                 }
                 timeout = .milliseconds(Int64(seconds * 1_000))
+            case "pool_max_conns":
+                guard let count = item.value.flatMap({ Int($0) }), Self.connectionLimitRange.contains(count) else {
+                    let range = Self.connectionLimitRange
+                    throw .invalidConfig(
+                        field: field,
+                        problem: "the PostgreSQL pool_max_conns must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+                }
+                maximumConnections = count
             default:
                 throw .invalidConfig(
                     field: field,
-                    problem: "unknown PostgreSQL URL parameter \"\(item.name)\" (sslmode, sslrootcert and connect_timeout are known)")
+                    problem: "unknown PostgreSQL URL parameter \"\(item.name)\" (sslmode, sslrootcert, connect_timeout and pool_max_conns are known)")
             }
         }
         self.init(
             host: host, port: components.port ?? 5432, username: username,
             password: components.percentEncodedPassword?.removingPercentEncoding, database: database,
-            tlsMode: tlsMode, rootCertificatesPath: rootCertificatesPath, timeout: timeout)
+            tlsMode: tlsMode, rootCertificatesPath: rootCertificatesPath, timeout: timeout,
+            maximumConnections: maximumConnections)
     }
 
     /// The URL, password included (a configuration written back must keep it).
@@ -155,6 +177,9 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             let milliseconds = timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000
             let text = milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000)" : "\(Double(milliseconds) / 1_000)"
             query.append(URLQueryItem(name: "connect_timeout", value: text))
+        }
+        if maximumConnections != Self.defaultMaximumConnections {
+            query.append(URLQueryItem(name: "pool_max_conns", value: String(maximumConnections)))
         }
         if !query.isEmpty { components.queryItems = query }
         return components.string ?? "postgres://\(host):\(port)/\(database)"

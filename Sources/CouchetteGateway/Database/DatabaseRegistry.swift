@@ -26,6 +26,9 @@ public actor DatabaseRegistry {
     /// The log sync functions write to.
     private let log: GatewayLog
 
+    /// Where each database is, for choosing a request's threads without waiting for this actor.
+    nonisolated let placements = DatabasePlacements()
+
     // MARK: - Initialiser
 
     /// Opens every database of a configuration.
@@ -63,6 +66,7 @@ public actor DatabaseRegistry {
         self.logSettings = logSettings
         self.logTail = logTail
         self.log = log
+        for (name, database) in databases { placements.set(.init(database), forDatabase: name) }
     }
 
     // MARK: - Queries
@@ -115,6 +119,7 @@ public actor DatabaseRegistry {
             throw .invalidConfig(field: "server", problem: "cannot open the database's storage there: \(error.reason)")
         }
         databases[config.name] = database
+        placements.set(.init(database), forDatabase: config.name)
         return database
     }
 
@@ -123,6 +128,7 @@ public actor DatabaseRegistry {
     /// - Throws: ``GatewayError/noSuchDatabase(_:)`` when there is none.
     public func remove(named name: String) throws(GatewayError) {
         guard let database = databases.removeValue(forKey: name) else { throw .noSuchDatabase(name) }
+        placements.remove(name)
         database.close()
     }
 

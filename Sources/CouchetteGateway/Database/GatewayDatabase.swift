@@ -106,7 +106,12 @@ public final class GatewayDatabase: Sendable {
         self.name = config.name
         self.instanceStartTime = startTime
         self.storage = storage
-        self.executor = config.server.isRemote ? StorageThreads.forDatabase(config.name) : nil
+        if case .postgres(let location) = config.server {
+            self.executor = StorageThreads.forDatabase(
+                config.name, limit: location.maximumConnections + StorageThreads.threadsBeyondConnections)
+        } else {
+            self.executor = nil
+        }
         self.changeNotifier = changeNotifier
         self.authenticator = Authenticator(store: storage, hasher: hasher)
         let console = log.map { SyncFunctionConsole.gateway($0, database: config.name) } ?? .discard

@@ -208,7 +208,7 @@ public final class GatewayServer: Service, Sendable {
         let responder = router.buildResponder()
         // With a PostgreSQL database, its handlers run on the storage threads: a storage call waiting on the network
         // holds one of them, not one of the cooperative threads every database and feed shares.
-        let threads = HandlerThreads(config: config)
+        let threads = HandlerThreads(placements: registry.placements)
         let detacher = ContinuousFeedDetacher(
             respond: { request, context in
                 try await threads.run(forPath: request.uri.path) {

@@ -7,43 +7,54 @@ import Synchronization
 /// apart), so that a storage call that waits — PostgreSQL a few milliseconds away, or one that stopped answering —
 /// holds one of these threads and not one of Swift's cooperative threads, of which there are as many as cores.
 ///
-/// Each remote database has threads of its own (``forDatabase(_:)``): a database whose server stopped answering can
-/// use up only its own, and requests to the others go on. Requests that name no database configured at the start
-/// (server-wide endpoints, databases made since) share ``shared``.
+/// Each remote database has threads of its own (``forDatabase(_:limit:)``): a database whose server stopped answering
+/// can use up only its own, and requests to the others go on. Requests that name no database (server-wide endpoints)
+/// share ``shared`` while some database is remote.
 ///
 /// ```swift
-/// let response = try await withTaskExecutorPreference(StorageThreads.forDatabase("todo")) {
+/// let threads = StorageThreads.forDatabase("todo", limit: 32)
+/// let response = try await withTaskExecutorPreference(threads) {
 ///     try await responder.respond(to: request, context: context)
 /// }
 /// ```
 ///
 /// Jobs run in the order they are enqueued, each on the first free thread; threads start as jobs find none free, up
-/// to ``limit``, and then live as long as the process.
+/// to ``limit``, and end once they have waited ``idleLifetime`` without a job: a pool whose database is gone, or
+/// that a burst grew, shrinks back to no threads.
 public final class StorageThreads: TaskExecutor, @unchecked Sendable {
-    /// The threads of requests that name no remote database configured at the start.
+    /// The threads of requests that name no remote database (server-wide endpoints, while some database is remote).
     public static let shared = StorageThreads(name: "shared", limit: 64)
 
-    /// The most threads a remote database's work runs on at once.
-    public static let perDatabaseLimit = 32
+    /// The threads a remote database's work runs on beyond its connections: work that waits for no connection
+    /// (a request refused before it reads, a feed parked on a notification) is not queued behind the ones that do.
+    public static let threadsBeyondConnections = 8
+
+    /// How long a thread waits without a job before it ends, unless a pool is given another.
+    public static let defaultIdleLifetime: Duration = .seconds(60)
 
     private static let byDatabase = Mutex<[String: StorageThreads]>([:])
 
-    /// The threads of the remote database `name` (the same ones for the life of the process, whatever becomes of the
-    /// database: a database deleted and made again under its name gets them back).
-    public static func forDatabase(_ name: String) -> StorageThreads {
-        byDatabase.withLock { pools in
+    /// The threads of the remote database `name`, at most `limit` (the same pool, its limit set again, for a
+    /// database deleted and made again under its name).
+    public static func forDatabase(_ name: String, limit: Int) -> StorageThreads {
+        let pool = byDatabase.withLock { pools in
             if let pool = pools[name] { return pool }
-            let pool = StorageThreads(name: name, limit: perDatabaseLimit)
+            let pool = StorageThreads(name: name, limit: limit)
             pools[name] = pool
             return pool
         }
+        pool.condition.withLock { pool.maximum = limit }
+        return pool
     }
 
     /// The most threads this pool starts.
-    public let limit: Int
+    public var limit: Int { condition.withLock { maximum } }
+    /// How long a thread waits without a job before it ends.
+    public let idleLifetime: Duration
     private let name: String
     private let condition = NSCondition()
     // Guarded by `condition`:
+    private var maximum: Int
     private var waiting: [UnownedJob] = []
     private var next = 0
     private var started = 0
@@ -51,10 +62,11 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
     private var running = 0
     private var observers = 0
 
-    /// A pool of at most `limit` threads named after `name`.
-    init(name: String, limit: Int) {
+    /// A pool of at most `limit` threads named after `name`, each ending after `idleLifetime` without a job.
+    init(name: String, limit: Int, idleLifetime: Duration = StorageThreads.defaultIdleLifetime) {
         self.name = name
-        self.limit = limit
+        self.idleLifetime = idleLifetime
+        self.maximum = limit
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
@@ -63,7 +75,7 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
         waiting.append(job)
         // More jobs waiting than threads waiting for jobs (a thread signalled a moment ago still counts as waiting
         // until it has the lock back, but its job is still waiting too): another thread, while the limit allows.
-        let starts = waiting.count - next > idle && started < limit
+        let starts = waiting.count - next > idle && started < maximum
         if starts { started += 1 }
         if observers > 0 { condition.broadcast() } else { condition.signal() }
         let index = started
@@ -84,14 +96,34 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Runs jobs as they come, forever.
+    /// How many threads the pool has now.
+    var threadCount: Int { condition.withLock { started } }
+
+    /// Blocks until the pool has at most `count` threads (for tests: idle ones end).
+    func waitUntilThreads(atMost count: Int) {
+        condition.withLock {
+            observers += 1
+            while started > count { condition.wait() }
+            observers -= 1
+        }
+    }
+
+    /// Runs jobs as they come, until none has come for ``idleLifetime``.
     private func run() {
+        let (seconds, attoseconds) = idleLifetime.components
+        let lifetime = Double(seconds) + Double(attoseconds) / 1e18
         condition.lock()
         while true {
             while next == waiting.count {
                 idle += 1
-                condition.wait()
+                let signalled = condition.wait(until: Date().addingTimeInterval(lifetime))
                 idle -= 1
+                if !signalled && next == waiting.count {
+                    started -= 1
+                    if observers > 0 { condition.broadcast() }
+                    condition.unlock()
+                    return
+                }
             }
             let job = waiting[next]
             next += 1

@@ -72,7 +72,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
     ///   - searchPath: The schema unqualified table names resolve in.
     ///   - maximumConnections: At most this many connections are open; further callers wait for one.
     /// - Throws: 500 when the TLS settings cannot be used (an unreadable `sslrootcert`).
-    init(location: PostgresLocation, searchPath: String, maximumConnections: Int = 24) throws(GatewayError) {
+    init(location: PostgresLocation, searchPath: String, maximumConnections: Int) throws(GatewayError) {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: try Self.tls(for: location))

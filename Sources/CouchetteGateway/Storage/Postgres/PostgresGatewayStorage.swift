@@ -49,7 +49,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     public init(location: PostgresLocation, databaseName: String) throws(GatewayError) {
         self.schema = "couchette_" + databaseName
         sequencer = PostgresSequencer(schema: schema)
-        pool = try PostgresConnectionPool(location: location, searchPath: schema)
+        pool = try PostgresConnectionPool(
+            location: location, searchPath: schema, maximumConnections: location.maximumConnections)
         shared = Shared()
         openTransaction = nil
         do {
