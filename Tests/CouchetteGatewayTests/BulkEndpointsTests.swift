@@ -54,6 +54,44 @@ struct BulkEndpointsTests {
         }
     }
 
+    @Test("_bulk_docs without _rev on stored documents: a deleted one is made again on its tombstone; a live one is a conflict, even where the sync function would refuse it as new")
+    func bulkDocsWithoutRevisionOnStoredDocuments() async throws {
+        let sync = """
+            function (doc, oldDoc) {
+                if (!oldDoc && !doc.initial) throw({forbidden: "only initial documents are made"});
+                channel("a");
+            }
+            """
+        let config = GatewayFixture.config(databases: [DatabaseConfig(name: "db", sync: sync)])
+        try await GatewayFixture.withRunningGateway(config) { client, ports in
+            let made = try await client.send(
+                "POST", port: ports.adminPort, path: "/db/_bulk_docs",
+                json: ["docs": [["_id": "live", "initial": true], ["_id": "gone", "initial": true]]])
+            let madeResults = try #require(try made.jsonValue().arrayValue)
+            let goneRevision = try #require(madeResults[1]["rev"]?.stringValue)
+            #expect(try await client.send("DELETE", port: ports.adminPort, path: "/db/gone?rev=\(goneRevision)").status == 200)
+
+            let reply = try await client.send(
+                "POST", port: ports.adminPort, path: "/db/_bulk_docs",
+                json: [
+                    "docs": [
+                        ["_id": "live", "v": 2], ["_id": "gone", "initial": true, "v": 2], ["_id": "fresh", "initial": true],
+                        ["_id": "refused"],
+                    ]
+                ])
+            let results = try #require(try reply.jsonValue().arrayValue)
+            #expect(results.count == 4)
+            #expect(results[0] == ["id": "live", "error": "conflict", "reason": "Document exists", "status": 409])
+            #expect(results[1]["rev"]?.stringValue?.hasPrefix("3-") == true, "\(results[1])")
+            #expect(results[2]["rev"]?.stringValue?.hasPrefix("1-") == true, "\(results[2])")
+            #expect(results[3]["status"] == 403)
+            let live = try await client.send(port: ports.adminPort, path: "/db/live")
+            #expect(try live.jsonValue()["v"] == nil)
+            let gone = try await client.send(port: ports.adminPort, path: "/db/gone")
+            #expect(try gone.jsonValue()["v"] == 2)
+        }
+    }
+
     @Test("_bulk_docs with new_edits=false inserts revisions with their history, creating conflicts")
     func bulkDocsNewEditsFalse() async throws {
         try await GatewayFixture.withRunningGateway(Self.config) { client, ports in

@@ -45,7 +45,11 @@ public struct BulkDocsWriter: Sendable {
         // First every document's new revision is computed — sync function included — on snapshots read at once,
         // without the storage's lock, so concurrent requests use every core; then they are stored together (one
         // round trip to PostgreSQL), durable before the response is sent. A document changed meanwhile is redone.
-        let ids = documentBodies.compactMap { $0["_id"]?.stringValue }
+        // A new edit without `_rev` makes a new document, unless one exists: it is computed as new without reading
+        // (a batch of new documents costs one round trip, not two), and the store finds it stale and has it redone
+        // on the stored document if one existed after all.
+        let mayBeNew = documentBodies.map { body in newEdits && body["_rev"] == nil }
+        let ids = documentBodies.indices.compactMap { mayBeNew[$0] ? nil : documentBodies[$0]["_id"]?.stringValue }
         let snapshots = ids.isEmpty ? [:] : try? documents.storage.documents(ids: ids)
         // A result names its document by its `_id`, a non-string one by its JSON text; a failed document without
         // one is named by nothing, as the seeds show Sync Gateway answering.
@@ -53,9 +57,27 @@ public struct BulkDocsWriter: Sendable {
         let edits = documentBodies.indices.map { index in
             edit(
                 documentBodies[index], id: resultIDs[index], newEdits: newEdits, noConflicts: noConflicts,
-                history: documentHistories[index], snapshots: snapshots)
+                history: documentHistories[index], snapshots: mayBeNew[index] ? [:] : snapshots)
         }
-        let prepared = documents.prepare(batch: edits, user: user)
+        var prepared = documents.prepare(batch: edits, user: user)
+        // Refused as new (the sync function, a stub with nothing to find): computed again on the stored document, if
+        // any, whose refusal, or conflict, is the answer.
+        let refusedAsNew = documentBodies.indices.filter { index in
+            guard mayBeNew[index], documentBodies[index]["_id"]?.stringValue != nil else { return false }
+            if case .failure = prepared[index] { return true }
+            return false
+        }
+        if !refusedAsNew.isEmpty {
+            let stored = try? documents.storage.documents(ids: refusedAsNew.compactMap { documentBodies[$0]["_id"]?.stringValue })
+            let retried = refusedAsNew.map { index in
+                edit(
+                    documentBodies[index], id: resultIDs[index], newEdits: newEdits, noConflicts: noConflicts,
+                    history: documentHistories[index], snapshots: stored)
+            }
+            for (index, outcome) in zip(refusedAsNew, documents.prepare(batch: retried, user: user)) {
+                prepared[index] = outcome
+            }
+        }
         var results = store(prepared, ids: resultIDs)
         for body in bodies where isLocal(body) {
             results.append(writeLocal(body, id: body["_id"]?.stringValue ?? ""))
@@ -63,7 +85,8 @@ public struct BulkDocsWriter: Sendable {
         return results
     }
 
-    /// One document's edit with the snapshot it is computed on, or why it cannot be written.
+    /// One document's edit with the snapshot it is computed on (looked up in `snapshots`, or read when they could
+    /// not be), or why it cannot be written.
     private func edit(
         _ body: JSONValue, id givenOrNone: String?, newEdits: Bool, noConflicts: Bool, history: [RevisionID]?,
         snapshots: [String: StoredDocument]?
