@@ -54,7 +54,7 @@ struct SyncIngestBenchmark {
         let todoFile = try await ingest(batches, url: "\(base)/todofile/_bulk_docs", http: http)
         Benchmark.report("syncfn.bulk-docs.file", baselineSeconds: plainFile, measuredSeconds: todoFile, goal: "info")
 
-        try reportDirectWrites(sync: sync)
+        try await reportDirectWrites(sync: sync)
 
         try await http.shutdown()
         await server.triggerGracefulShutdown()
@@ -117,7 +117,7 @@ struct SyncIngestBenchmark {
 
     /// Time per document written straight through `DocumentStore` (no HTTP) into memory, with the Todo function
     /// and with none: where the sync function's share of the cost shows.
-    func reportDirectWrites(sync: String) throws {
+    func reportDirectWrites(sync: String) async throws {
         let bodies: [JSONValue] = (0..<count).map { index in
             let owner = "user\(index % 50)"
             return [
@@ -125,16 +125,16 @@ struct SyncIngestBenchmark {
                 "owner": .string(owner),
             ]
         }
-        func microseconds(_ router: any ChannelRouter) throws -> Double {
+        func microseconds(_ router: any ChannelRouter) async throws -> Double {
             let store = DocumentStore(storage: try SQLiteGatewayStorage(location: .memory, databaseName: "direct"), router: router)
             let start = ContinuousClock.now
             for first in stride(from: 0, to: bodies.count, by: batchSize) {
-                _ = store.bulkDocs(Array(bodies[first..<min(first + batchSize, bodies.count)]), newEdits: true)
+                _ = await store.bulkDocs(Array(bodies[first..<min(first + batchSize, bodies.count)]), newEdits: true)
             }
             return Benchmark.seconds(since: start) * 1e6 / Double(bodies.count)
         }
-        let plain = try microseconds(PropertyChannelRouter())
-        let todo = try microseconds(try JavaScriptSyncFunction(source: sync))
+        let plain = try await microseconds(PropertyChannelRouter())
+        let todo = try await microseconds(try JavaScriptSyncFunction(source: sync))
         print("# syncfn.direct: \(Benchmark.format(plain)) µs per document without a sync function, \(Benchmark.format(todo)) µs with the Todo function (DocumentStore, walrus:, no HTTP)")
     }
 }

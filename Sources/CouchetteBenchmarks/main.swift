@@ -26,7 +26,7 @@ if only == nil || only == "syncfn" {
 }
 if only == "syncfn-direct" {
     // For profiling: only the DocumentStore writes, without HTTP.
-    try SyncIngestBenchmark(count: documents).reportDirectWrites(sync: try SyncFunctionBenchmark.todoSource())
+    try await SyncIngestBenchmark(count: documents).reportDirectWrites(sync: try SyncFunctionBenchmark.todoSource())
 }
 if only == nil || only == "syncfn" { try SyncFunctionBenchmark().run() }
 if only == nil || only == "encryption" { try EncryptionBenchmark(count: documents).run() }

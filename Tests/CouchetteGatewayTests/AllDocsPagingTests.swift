@@ -30,7 +30,7 @@ import Testing
             var model: [String: Modeled] = [:]
             for id in ids {
                 let channels = someChannels()
-                let revision = try admin.put(id: id, body: ["channels": .array(channels.sorted().map(JSONValue.string))])
+                let revision = try database.documents.put(id: id, body: ["channels": .array(channels.sorted().map(JSONValue.string))])
                 model[id] = Modeled(revision: revision, live: true, channels: channels)
             }
             // Moves between channels, and deletions.
@@ -38,12 +38,12 @@ import Testing
                 guard let current = model[id] else { continue }
                 if random.next() % 2 == 0 {
                     let channels = someChannels()
-                    let revision = try admin.put(
+                    let revision = try database.documents.put(
                         id: id, body: ["channels": .array(channels.sorted().map(JSONValue.string))],
                         parentRevision: current.revision.description)
                     model[id] = Modeled(revision: revision, live: true, channels: channels)
                 } else {
-                    let revision = try admin.put(
+                    let revision = try database.documents.put(
                         id: id, body: ["_deleted": true], parentRevision: current.revision.description)
                     model[id] = Modeled(revision: revision, live: false, channels: [])
                 }

@@ -53,9 +53,9 @@ import Testing
         #expect(try store.storage.document(id: "c")?.currentChannels == [])
     }
 
-    @Test func bulkDocsGivesOneResultPerDocumentInOrder() throws {
+    @Test func bulkDocsGivesOneResultPerDocumentInOrder() async throws {
         let store = try makeStore()
-        let results = store.bulkDocs(
+        let results = await store.bulkDocs(
             [["type": "task-list", "name": "Groceries"], ["_id": "_bad", "names": "Today"], ["_id": "x", "_secret": 1]],
             newEdits: true)
         #expect(results.count == 3)
@@ -66,11 +66,11 @@ import Testing
         #expect(results[2]["reason"]?.stringValue?.contains("beginning with '_'") == true)
     }
 
-    @Test func aDocumentTwiceInOneBulkRequestIsCreatedThenConflictsOrUpdates() throws {
+    @Test func aDocumentTwiceInOneBulkRequestIsCreatedThenConflictsOrUpdates() async throws {
         let store = try makeStore()
         let first = try store.put(id: "list", body: ["type": "task-list", "name": "Groceries"])
         // Both entries are prepared on the same snapshot; the second is redone on the first's result.
-        let results = store.bulkDocs(
+        let results = await store.bulkDocs(
             [
                 ["_id": "list", "_rev": .string(first.description), "type": "task-list", "name": "Food"],
                 ["_id": "list", "_rev": .string(first.description), "type": "task-list", "name": "Drinks"],

@@ -116,9 +116,12 @@ extension PostgresOutageTests {
         let answered = DoneFlag()
         let stuck = Task {
             await withTaskGroup(of: Void.self) { group in
+                // `_revs_diff` reads in place, blocking its thread (reads and writes of documents await PostgreSQL
+                // holding none).
                 for index in 0..<stuckCount {
                     group.addTask {
-                        _ = try? await client.send("PUT", port: ports.adminPort, path: "/far-threads/stuck-\(index)", json: ["v": 2])
+                        _ = try? await client.send(
+                            "POST", port: ports.adminPort, path: "/far-threads/_revs_diff", json: ["stuck-\(index)": ["1-a"]])
                     }
                 }
                 await group.waitForAll()
@@ -127,13 +130,65 @@ extension PostgresOutageTests {
         }
         // Every thread of `far` waits on its server (or for one of its connections).
         let farThreads = try #require(await server.registry.database(named: "far-threads")?.executor)
-        try await offCooperativeThreads { farThreads.waitUntilRunning(farThreads.limit) }
+        #expect(try await offCooperativeThreads { farThreads.waitUntilRunning(farThreads.limit) })
         #expect(try await client.send(port: ports.adminPort, path: "/other/doc").status == 200)
         #expect(try await client.send("PUT", port: ports.adminPort, path: "/other/doc2", json: ["v": 2]).status == 201)
         let answeredFirst = answered.value.load(ordering: .acquiring)
         #expect(!answeredFirst, "the stalled requests ended before the others")
         proxy.release()
         await stuck.value
+        await server.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    @Test("Reads and writes waiting on a stalled PostgreSQL hold no thread: 40 GETs, PUTs and _bulk_docs wait on a database of 2 connections while none of its threads runs")
+    func waitingRequestsHoldNoThread() async throws {
+        let (proxy, server, running, ports) = try await startGateway(
+            timeout: 10, far: "far-waiting", connections: 2)
+        defer { proxy.stop() }
+        let count = 40
+        let client = HTTPTestClient(connections: count + 4)
+        defer { client.close() }
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/far-waiting/doc", json: ["v": 1]).status == 201)
+        let database = try #require(await server.registry.database(named: "far-waiting"))
+        let pool = try #require((database.storage as? PostgresGatewayStorage)?.pool)
+        let threads = try #require(database.executor)
+
+        proxy.hold()
+        let requests = Task {
+            await withTaskGroup(of: Int.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        let reply: HTTPTestClient.Reply?
+                        switch index % 3 {
+                        case 0: reply = try? await client.send(port: ports.adminPort, path: "/far-waiting/doc")
+                        case 1:
+                            reply = try? await client.send(
+                                "PUT", port: ports.adminPort, path: "/far-waiting/put-\(index)", json: ["v": 2])
+                        default:
+                            reply = try? await client.send(
+                                "POST", port: ports.adminPort, path: "/far-waiting/_bulk_docs",
+                                json: ["docs": [["_id": .string("bulk-\(index)")]]])
+                        }
+                        return reply?.status ?? 0
+                    }
+                }
+                return await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+        }
+        // Two statements held on the two connections; every other request waits for a connection.
+        let waiting = try await offCooperativeThreads {
+            proxy.waitUntilHolding(2)
+            return pool.waitUntilTasksWait(count - 2, within: .seconds(10))
+        }
+        #expect(waiting, "requests waiting for a connection are not tasks suspended in the pool")
+        // A job suspended at an `await` ends its turn on its thread; one blocked on the stalled server never would.
+        let noneRunning = try await offCooperativeThreads { threads.waitUntilNoneRunning(within: .seconds(5)) }
+        #expect(noneRunning, "requests waiting on PostgreSQL hold storage threads")
+        #expect(try await client.send(port: ports.adminPort, path: "/near/doc").status == 404)
+        proxy.release()
+        let statuses = await requests.value
+        #expect(statuses.sorted() == (Array(repeating: 200, count: 14) + Array(repeating: 201, count: 26)).sorted(), "\(statuses)")
         await server.triggerGracefulShutdown()
         try await running.value
     }
@@ -163,9 +218,11 @@ extension PostgresOutageTests {
         let answered = DoneFlag()
         let requests = Task {
             await withTaskGroup(of: Void.self) { group in
+                // `_revs_diff` reads in place, blocking its thread.
                 for index in 0..<stalled {
                     group.addTask {
-                        _ = try? await client.send("PUT", port: ports.adminPort, path: "/late/stuck-\(index)", json: ["v": 2])
+                        _ = try? await client.send(
+                            "POST", port: ports.adminPort, path: "/late/_revs_diff", json: ["stuck-\(index)": ["1-a"]])
                     }
                 }
                 await group.waitForAll()
@@ -189,7 +246,9 @@ extension PostgresOutageTests {
     /// A gateway with an in-memory database `near`, a PostgreSQL one named `far` reached through a proxy, whose waits
     /// are bounded by `timeout` seconds, and `more`; all let GUEST in. Tests run in parallel and a remote database's
     /// threads are the process's, by name: each test names its stalled database its own way.
-    private func startGateway(timeout: Double, far name: String = "far", more: [DatabaseConfig] = []) async throws
+    private func startGateway(
+        timeout: Double, far name: String = "far", connections: Int? = nil, more: [DatabaseConfig] = []
+    ) async throws
         -> (ChaosProxy, GatewayServer, Task<Void, any Error>, BoundPorts)
     {
         let url = try await PostgresServer.sharedServer().newDatabase()
@@ -197,7 +256,8 @@ extension PostgresOutageTests {
         let proxy = try ChaosProxy(targetPort: port, cutProbability: 0)
         var far = GatewayFixture.guestDatabase(name)
         far.server = try StorageLocation(
-            parsing: url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/") + "?connect_timeout=\(Int(timeout))")
+            parsing: url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/") + "?connect_timeout=\(Int(timeout))"
+                + (connections.map { "&pool_max_conns=\($0)" } ?? ""))
         let config = GatewayFixture.config(databases: [far, GatewayFixture.guestDatabase("near")] + more)
         let server = try await offCooperativeThreads { try GatewayServer(config: config, logger: GatewayFixture.logger) }
         let running = Task { try await server.run() }

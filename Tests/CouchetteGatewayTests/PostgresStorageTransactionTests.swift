@@ -113,4 +113,40 @@ import Testing
             #expect(try storage.document(id: "inside") != nil)
         }
     }
+
+    @Test("A task waiting for a connection beyond pool_max_conns gets a 503 after connect_timeout; closing the storage ends the waits at once")
+    func aTaskWaitingForAConnectionIsBounded() async throws {
+        let url = try await PostgresServer.sharedServer().newDatabase() + "?pool_max_conns=1&connect_timeout=1"
+        let storage = try await offCooperativeThreads { try StorageLocation(parsing: url).openStorage(databaseName: "db") }
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        // A batch holds the one connection, on a thread of its own.
+        Thread {
+            try? storage.inBatch { _ throws(GatewayError) in
+                holding.signal()
+                release.wait()
+            }
+            ended.signal()
+        }.start()
+        try await offCooperativeThreads { holding.wait() }
+        do {
+            _ = try await storage.fetchDocuments(ids: ["x"], winnerAsText: false)
+            Issue.record("a second connection was opened past pool_max_conns=1")
+        } catch {
+            #expect(error.statusCode == 503)
+            #expect(error.reason.contains("every one is busy"))
+        }
+        // A wait that closing the storage ends.
+        let waiting = Task { () throws(GatewayError) -> [String: StoredDocument] in
+            try await storage.fetchDocuments(ids: ["x"], winnerAsText: false)
+        }
+        let pool = try #require((storage as? PostgresGatewayStorage)?.pool)
+        #expect(try await offCooperativeThreads { pool.waitUntilTasksWait(1, within: .seconds(5)) })
+        storage.close()
+        let outcome = await waiting.result
+        #expect(throws: GatewayError.serviceUnavailable("The database is closed")) { try outcome.get() }
+        release.signal()
+        try await offCooperativeThreads { ended.wait() }
+    }
 }

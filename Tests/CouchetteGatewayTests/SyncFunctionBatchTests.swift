@@ -144,7 +144,7 @@ struct SyncFunctionBatchTests {
     }
 
     @Test("_bulk_docs through the sync function: each document gets its own result, a runaway one its time-out")
-    func bulkDocsResults() throws {
+    func bulkDocsResults() async throws {
         let sync = try JavaScriptSyncFunction(
             source: """
                 function(doc, oldDoc) {
@@ -159,7 +159,7 @@ struct SyncFunctionBatchTests {
         let storage = try SQLiteGatewayStorage(location: .memory, databaseName: "batch")
         let store = DocumentStore(storage: storage, router: sync)
         let first = try store.put(id: "kept", body: ["type": "list", "owner": "alice"])
-        let results = store.bulkDocs(
+        let results = await store.bulkDocs(
             [
                 ["_id": "a", "type": "list", "owner": "alice"],
                 ["_id": "b", "owner": "alice", "_attachments": ["x.txt": ["data": "cmVmdXNlZA=="]]],

@@ -115,7 +115,7 @@ final class BLIPRevisionBatcher: Sendable {
             state.noteArrival(key ?? "")
             return state.claimWriting()
         }
-        if startsWriting { Task(executorPreference: executor) { self.write() } }
+        if startsWriting { Task(executorPreference: executor) { await self.write() } }
     }
 
     /// Stores `body` (a revision with `_id` and `_rev`, named `key` among those awaited) with its ancestry `history` (newest first, starting with the
@@ -139,13 +139,13 @@ final class BLIPRevisionBatcher: Sendable {
                 if watches { state.watchingForStall = true }
                 return (startsWriting, watches)
             }
-            if startsWriting { Task(executorPreference: executor) { self.write() } }
+            if startsWriting { Task(executorPreference: executor) { await self.write() } }
             if watches { Task { await watchForStall() } }
         }
     }
 
     /// Writes what is due, batch after batch, until nothing is.
-    private func write() {
+    private func write() async {
         while true {
             let batch: [Pending] = state.withLock { state in
                 guard state.isReady else {
@@ -163,7 +163,7 @@ final class BLIPRevisionBatcher: Sendable {
                 return taken
             }
             guard let first = batch.first else { return }
-            let results = first.target.bulkDocs(
+            let results = await first.target.bulkDocs(
                 batch.map(\.body), newEdits: false, noConflicts: first.noConflicts, histories: batch.map(\.history))
             for (index, item) in batch.enumerated() {
                 item.continuation.resume(
@@ -195,7 +195,7 @@ final class BLIPRevisionBatcher: Sendable {
             }
             switch writes {
             case false?: continue
-            case true?: write()
+            case true?: await write()
             case nil: break
             }
             return

@@ -14,7 +14,7 @@ struct GatewayRevisionReader: SyncRevisionReader {
     let reader: AuthorizedDatabase
 
     func revisions(_ wanted: [WantedChange], maxHistory: Int, deltas: Bool) async throws -> [OutgoingRevision] {
-        let snapshots = try? reader.snapshots(ids: wanted.map(\.entry.documentID))
+        let snapshots = try? await reader.snapshots(ids: wanted.map(\.entry.documentID))
         return wanted.map { revision(of: $0, maxHistory: maxHistory, deltas: deltas, in: snapshots) }
     }
 

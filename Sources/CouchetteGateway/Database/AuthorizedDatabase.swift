@@ -55,8 +55,14 @@ public struct AuthorizedDatabase: Sendable {
         try documents.openRevisionResults(id: id, revisions: revisions, as: caller, options: options, latest: latest)
     }
 
-    /// The stored documents with these IDs, read in one transaction, for ``revision(id:revision:options:in:)`` and
+    /// The stored documents with these IDs, read in one statement (holding no thread while a storage across a network
+    /// answers), for ``revision(id:revision:options:in:)`` and
     /// ``revisionText(id:revision:options:in:)`` (current bodies kept as their stored text until a read parses them).
+    func snapshots(ids: [String]) async throws(GatewayError) -> [String: StoredDocument] {
+        try await database.storage.fetchDocuments(ids: ids, winnerAsText: true)
+    }
+
+    /// ``snapshots(ids:)`` for a synchronous caller, which waits in place.
     func snapshots(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
         try database.storage.documents(ids: ids, winnerAsText: true)
     }
@@ -106,12 +112,16 @@ public struct AuthorizedDatabase: Sendable {
 
     /// Saves a new revision as the caller (``DocumentStore/put(id:body:parentRevision:attachmentBodies:user:)``).
     @discardableResult
+    ///
+    /// The document is read and the revision stored holding no thread while a storage across a network answers.
     public func put(
         id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:]
-    ) throws(GatewayError) -> RevisionID {
-        try documents.put(
+    ) async throws(GatewayError) -> RevisionID {
+        let snapshots = try await database.storage.fetchDocuments(ids: [id], winnerAsText: false)
+        let write = try documents.preparePut(
             id: id, body: body, parentRevision: parentRevision, attachmentBodies: attachmentBodies,
-            user: caller.syncContext)
+            user: caller.syncContext, snapshots: snapshots)
+        return try await documents.commit(write)
     }
 
     /// Inserts a revision made elsewhere as the caller
@@ -130,8 +140,8 @@ public struct AuthorizedDatabase: Sendable {
     /// `noConflicts`, revisions made elsewhere (`newEdits` false) may not make conflicts.
     public func bulkDocs(
         _ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false, histories: [[RevisionID]?] = []
-    ) -> [JSONValue] {
-        documents.bulkDocs(
+    ) async -> [JSONValue] {
+        await documents.bulkDocs(
             bodies, newEdits: newEdits, user: caller.syncContext, noConflicts: noConflicts, histories: histories)
     }
 

@@ -37,7 +37,7 @@ public struct BulkDocsWriter: Sendable {
     ///     has it so (``DocumentStore/putExistingEdit(id:body:attachmentBodies:noConflicts:history:)``).
     public func write(
         _ bodies: [JSONValue], newEdits: Bool, noConflicts: Bool = false, histories: [[RevisionID]?] = []
-    ) -> [JSONValue] {
+    ) async -> [JSONValue] {
         let isLocal: (JSONValue) -> Bool = { $0["_id"]?.stringValue?.hasPrefix(LocalDocumentStore.prefix) == true }
         let documentIndices = bodies.indices.filter { !isLocal(bodies[$0]) }
         let documentBodies = documentIndices.map { bodies[$0] }
@@ -50,7 +50,7 @@ public struct BulkDocsWriter: Sendable {
         // on the stored document if one existed after all.
         let mayBeNew = documentBodies.map { body in newEdits && body["_rev"] == nil }
         let ids = documentBodies.indices.compactMap { mayBeNew[$0] ? nil : documentBodies[$0]["_id"]?.stringValue }
-        let snapshots = ids.isEmpty ? [:] : try? documents.storage.documents(ids: ids)
+        let snapshots = ids.isEmpty ? [:] : try? await documents.storage.fetchDocuments(ids: ids, winnerAsText: false)
         // A result names its document by its `_id`, a non-string one by its JSON text; a failed document without
         // one is named by nothing, as the seeds show Sync Gateway answering.
         let resultIDs = documentBodies.map { body in body["_id"].map { $0.stringValue ?? $0.serializedString() } }
@@ -68,7 +68,8 @@ public struct BulkDocsWriter: Sendable {
             return false
         }
         if !refusedAsNew.isEmpty {
-            let stored = try? documents.storage.documents(ids: refusedAsNew.compactMap { documentBodies[$0]["_id"]?.stringValue })
+            let refusedIDs = refusedAsNew.compactMap { documentBodies[$0]["_id"]?.stringValue }
+            let stored = try? await documents.storage.fetchDocuments(ids: refusedIDs, winnerAsText: false)
             let retried = refusedAsNew.map { index in
                 edit(
                     documentBodies[index], id: resultIDs[index], newEdits: newEdits, noConflicts: noConflicts,
@@ -78,7 +79,7 @@ public struct BulkDocsWriter: Sendable {
                 prepared[index] = outcome
             }
         }
-        var results = store(prepared, ids: resultIDs)
+        var results = await store(prepared, ids: resultIDs)
         for body in bodies where isLocal(body) {
             results.append(writeLocal(body, id: body["_id"]?.stringValue ?? ""))
         }
@@ -110,10 +111,10 @@ public struct BulkDocsWriter: Sendable {
         }
     }
 
-    /// Stores the prepared writes and returns one result each: first, in one call (one round trip to PostgreSQL),
-    /// every write whose document is still its snapshot; then, in one transaction, the writes whose document changed
+    /// Stores the prepared writes and returns one result each: first, in one call (one round trip to PostgreSQL,
+    /// holding no thread), every write whose document is still its snapshot; then, in one transaction, the writes whose document changed
     /// meanwhile, computed again on the latest document. Feeds learn of the writes once they have committed.
-    private func store(_ prepared: [Result<PreparedWrite, GatewayError>], ids: [String?]) -> [JSONValue] {
+    private func store(_ prepared: [Result<PreparedWrite, GatewayError>], ids: [String?]) async -> [JSONValue] {
         var results: [JSONValue?] = prepared.indices.map { index in
             guard case .failure(let error) = prepared[index] else { return nil }
             return Self.failure(id: ids[index], error: error)
@@ -127,7 +128,7 @@ public struct BulkDocsWriter: Sendable {
         let encoded = writes.indices.compactMap { index in writes[index]?.encoded.map { (index, $0) } }
         var stale: [Int] = []
         do {
-            let outcomes = try documents.storage.store(encoded.map(\.1))
+            let outcomes = try await documents.storage.submit(encoded.map(\.1))
             for ((index, _), outcome) in zip(encoded, outcomes) {
                 guard let write = writes[index] else { continue }
                 switch outcome {

@@ -61,6 +61,21 @@ public final class DocumentStore: Sendable {
         return stored.revision
     }
 
+    /// ``commit(_:)`` holding no thread while a storage across a network stores the write (a write whose document
+    /// changed meanwhile is redone in place, ``redo(_:in:)``).
+    @discardableResult
+    func commit(_ write: PreparedWrite) async throws(GatewayError) -> RevisionID {
+        guard let encoded = write.encoded else { return write.result.revision }
+        let stored: (revision: RevisionID, sequence: UInt64?)
+        if let sequence = try await storage.submit([encoded])[0].get() {
+            stored = (write.result.revision, sequence)
+        } else {
+            stored = try redo(write)
+        }
+        if let sequence = stored.sequence { storage.announce(sequence, to: changeNotifier) }
+        return stored.revision
+    }
+
     /// Stores a prepared write, with the attachments it brings, if the document did not change since its snapshot
     /// (its rows were encoded outside the lock, ``EncodedWrite``); otherwise runs its edit again under the storage's
     /// lock, which always sees the latest document (``redo(_:in:)``). Feeds are not told: the caller announces.
@@ -431,8 +446,8 @@ public final class DocumentStore: Sendable {
     public func bulkDocs(
         _ documents: [JSONValue], newEdits: Bool, user: SyncUserContext? = nil, noConflicts: Bool = false,
         histories: [[RevisionID]?] = []
-    ) -> [JSONValue] {
-        BulkDocsWriter(documents: self, user: user).write(
+    ) async -> [JSONValue] {
+        await BulkDocsWriter(documents: self, user: user).write(
             documents, newEdits: newEdits, noConflicts: noConflicts, histories: histories)
     }
 

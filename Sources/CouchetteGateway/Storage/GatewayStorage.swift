@@ -204,6 +204,16 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 
     /// Closes the storage; later calls throw 503.
     func close()
+
+    // MARK: Awaiting
+
+    /// ``documents(ids:winnerAsText:)`` for `async` callers: a storage across a network (PostgreSQL) holds no
+    /// thread while it answers; one in the process reads in place.
+    func fetchDocuments(ids: [String], winnerAsText: Bool) async throws(GatewayError) -> [String: StoredDocument]
+
+    /// ``store(_:)-([EncodedWrite])`` for `async` callers: a storage across a network (PostgreSQL) holds no thread
+    /// while it answers; one in the process stores in place.
+    func submit(_ writes: [EncodedWrite]) async throws(GatewayError) -> [Result<UInt64?, GatewayError>]
 }
 
 extension GatewayStorage {
@@ -211,6 +221,16 @@ extension GatewayStorage {
     /// (``documents(ids:winnerAsText:)``).
     public func documents(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
         try documents(ids: ids, winnerAsText: false)
+    }
+
+    /// ``documents(ids:winnerAsText:)``, in place: the storage answers without waiting on a network.
+    public func fetchDocuments(ids: [String], winnerAsText: Bool) async throws(GatewayError) -> [String: StoredDocument] {
+        try documents(ids: ids, winnerAsText: winnerAsText)
+    }
+
+    /// ``store(_:)-([EncodedWrite])``, in place: the storage answers without waiting on a network.
+    public func submit(_ writes: [EncodedWrite]) async throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
+        try store(writes)
     }
 
     /// Writers announce their commits (``announce(_:to:)``).

@@ -87,12 +87,33 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Blocks until `count` jobs run at once (for tests: a pool all of whose threads are taken).
-    func waitUntilRunning(_ count: Int) {
-        condition.withLock {
+    /// Blocks until `count` jobs run at once, for at most `timeout`; whether they do (for tests: a pool all of whose
+    /// threads are taken).
+    func waitUntilRunning(_ count: Int, within timeout: Duration = .seconds(30)) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        return condition.withLock {
             observers += 1
-            while running < count { condition.wait() }
-            observers -= 1
+            defer { observers -= 1 }
+            while running < count {
+                guard condition.wait(until: deadline) else { return running >= count }
+            }
+            return true
+        }
+    }
+
+    /// Blocks until no job runs, for at most `timeout`; whether none does (for tests: a job suspended at an `await`
+    /// holds no thread, one blocked in a wait does).
+    func waitUntilNoneRunning(within timeout: Duration) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        return condition.withLock {
+            observers += 1
+            defer { observers -= 1 }
+            while running > 0 {
+                guard condition.wait(until: deadline) else { return running == 0 }
+            }
+            return true
         }
     }
 
@@ -138,6 +159,7 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
             job.runSynchronously(on: asUnownedTaskExecutor())
             condition.lock()
             running -= 1
+            if observers > 0 { condition.broadcast() }
         }
     }
 }

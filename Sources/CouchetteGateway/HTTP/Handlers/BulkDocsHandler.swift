@@ -24,7 +24,7 @@ struct BulkDocsHandler: Sendable {
         case .bool(let value)?: newEdits = value
         default: throw GatewayError.badRequest("new_edits must be a boolean")
         }
-        let results = target.bulkDocs(documents, newEdits: newEdits)
+        let results = await target.bulkDocs(documents, newEdits: newEdits)
         if environment.log.isEnabled(LogKeys.crud) {
             let failures = results.filter { $0["error"] != nil }.count
             environment.log(

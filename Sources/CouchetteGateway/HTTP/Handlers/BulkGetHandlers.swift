@@ -27,7 +27,7 @@ struct BulkGetHandlers: Sendable {
         }
         let items = docs.map(BulkGetItem.init(json:))
         // One read for every document (one transaction instead of one per entry).
-        let snapshots = try target.snapshots(ids: items.compactMap { $0.isValid ? $0.id : nil })
+        let snapshots = try await target.snapshots(ids: items.compactMap { $0.isValid ? $0.id : nil })
         let results = items.map { Self.result(for: $0, in: target, base: base, snapshots: snapshots) }
         if accept.namesMultipart || (accept.allowsMultipart && !accept.namesJSON) {
             return MultipartBody(subtype: "mixed", parts: results.map(\.mixedPart)).response()

@@ -39,7 +39,9 @@ struct DocumentHandlers: Sendable {
         let revision = try query.string("rev").map { text throws(GatewayError) in
             try DocumentValidation.parseRevision(text)
         }
-        let loaded = try target.revision(id: id, revision: revision, options: options)
+        // Read holding no thread while a storage across a network answers.
+        let snapshots = try await target.snapshots(ids: [id])
+        let loaded = try target.revision(id: id, revision: revision, options: options, in: snapshots)
         let headers = Self.etag(loaded.revisionID)
         // CouchDB's conditional read: the client's copy (its ETag) is current → 304 with no body.
         if let etag = headers[.eTag], let ifNoneMatch = request.headers[.ifNoneMatch],
@@ -70,7 +72,7 @@ struct DocumentHandlers: Sendable {
             return Self.saved(id: id, revision: revision, status: .created, environment: environment, etag: false)
         }
         let parent = query.string("rev") ?? Self.ifMatch(request)
-        let revision = try target.put(
+        let revision = try await target.put(
             id: id, body: document.body, parentRevision: parent, attachmentBodies: document.attachmentBodies)
         return Self.saved(id: id, revision: revision, status: .created, environment: environment)
     }
@@ -104,7 +106,7 @@ struct DocumentHandlers: Sendable {
         guard let parent = QueryOptions(request).string("rev") ?? Self.ifMatch(request) else {
             throw GatewayError.conflict("Document update conflict")
         }
-        let revision = try target.put(id: id, body: ["_deleted": true], parentRevision: parent)
+        let revision = try await target.put(id: id, body: ["_deleted": true], parentRevision: parent)
         return Self.saved(id: id, revision: revision, status: .ok, environment: environment)
     }
 
@@ -119,7 +121,7 @@ struct DocumentHandlers: Sendable {
         }
         if members["_rev"] != nil { throw GatewayError.notFound("No previous revision to replace") }
         let id = members["_id"]?.stringValue ?? DocumentStore.generateID()
-        let revision = try target.put(id: id, body: .object(members))
+        let revision = try await target.put(id: id, body: .object(members))
         var response = Self.saved(id: id, revision: revision, status: .ok, environment: environment)
         response.headers[.location] = "/\(target.name)/\(Self.percentEncoded(id))"
         return response

@@ -33,6 +33,10 @@ final class PostgresConnectionPool: @unchecked Sendable {
     private var openCount = 0
     private var nextID = 0
     private var closed = false
+    /// Tasks waiting for a connection, in the order they came.
+    private var waiters: [(id: Int, continuation: CheckedContinuation<Claim, Never>)] = []
+    private var nextWaiter = 0
+    private var observers = 0
     private let commits = Atomic<UInt64>(0)
 
     /// An open transaction and what storage code keeps with it until it ends. Whoever holds it runs statements in
@@ -119,13 +123,9 @@ final class PostgresConnectionPool: @unchecked Sendable {
 
     /// Opens a connection outside the pool (a listener's), which the caller closes.
     func openConnection() throws(GatewayError) -> PostgresConnection {
-        let id = condition.withLock {
-            nextID += 1
-            return nextID
-        }
         do {
             return try PostgresConnection.connect(
-                on: Self.eventLoopGroup.next(), configuration: configuration, id: id, logger: logger
+                on: Self.eventLoopGroup.next(), configuration: configuration, id: newConnectionID(), logger: logger
             ).wait()
         } catch {
             throw PostgresLink.translate(error)
@@ -138,6 +138,21 @@ final class PostgresConnectionPool: @unchecked Sendable {
         let connection = try borrow()
         do {
             let result = try body(connection)
+            giveBack(connection)
+            return result
+        } catch {
+            giveBack(connection)
+            throw error
+        }
+    }
+
+    /// Runs `body` with a connection borrowed for the call, holding no thread while it waits for one or for
+    /// PostgreSQL's answers.
+    @discardableResult
+    func withConnection<T>(_ body: (PostgresLink) async throws(GatewayError) -> T) async throws(GatewayError) -> T {
+        let connection = try await borrow()
+        do {
+            let result = try await body(connection)
             giveBack(connection)
             return result
         } catch {
@@ -194,66 +209,181 @@ final class PostgresConnectionPool: @unchecked Sendable {
         commits.add(1, ordering: .releasing)
     }
 
+    /// What a borrower gets at once, decided under the lock.
+    private enum Claim {
+        /// An idle connection.
+        case connection(PostgresConnection)
+        /// The right to open one (counted as open already).
+        case open
+        /// Nothing: every connection is borrowed (for a waiter: none came in time).
+        case none
+        /// Nothing ever: the pool is closed.
+        case closed
+    }
+
+    /// An idle connection, or the right to open one, or nothing. Call with `condition` locked.
+    private func claimLocked() -> Claim {
+        if closed { return .closed }
+        while let connection = idle.popLast() {
+            if !connection.isClosed { return .connection(connection) }
+            openCount -= 1
+        }
+        guard openCount < maximumConnections else { return .none }
+        openCount += 1
+        return .open
+    }
+
+    /// A connection for a synchronous caller, which waits (blocking its thread) for one to be free, for at most the
+    /// timeout.
     private func borrow() throws(GatewayError) -> PostgresLink {
         let (seconds, attoseconds) = timeout.components
         let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
         condition.lock()
         while true {
-            if closed {
+            switch claimLocked() {
+            case .closed:
                 condition.unlock()
                 throw .serviceUnavailable("The database is closed")
-            }
-            if let connection = idle.popLast() {
+            case .connection(let connection):
                 condition.unlock()
-                if connection.isClosed {
-                    condition.withLock { openCount -= 1 }
-                    condition.lock()
-                    continue
-                }
-                return PostgresLink(connection: connection, logger: logger, timeout: timeout)
-            }
-            if openCount < maximumConnections {
-                openCount += 1
+                return link(connection)
+            case .open:
                 condition.unlock()
                 do {
-                    return PostgresLink(connection: try openConnection(), logger: logger, timeout: timeout)
+                    return link(try openConnection())
                 } catch {
-                    condition.withLock {
-                        openCount -= 1
-                        condition.signal()
-                    }
+                    openFailed()
                     throw error
                 }
+            case .none:
+                guard condition.wait(until: deadline) || Date() < deadline else {
+                    condition.unlock()
+                    throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
+                }
             }
-            guard condition.wait(until: deadline) || Date() < deadline else {
+        }
+    }
+
+    /// A connection for an `async` caller, which waits (holding no thread) for one to be free, for at most the
+    /// timeout. Waiting tasks are served before waiting threads, in the order they came.
+    private func borrow() async throws(GatewayError) -> PostgresLink {
+        let claim: Claim = await withCheckedContinuation { continuation in
+            condition.lock()
+            let claim = claimLocked()
+            guard case .none = claim else {
                 condition.unlock()
-                throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
+                continuation.resume(returning: claim)
+                return
+            }
+            nextWaiter += 1
+            let waiter = nextWaiter
+            waiters.append((waiter, continuation))
+            if observers > 0 { condition.broadcast() }
+            condition.unlock()
+            let (seconds, attoseconds) = timeout.components
+            Self.eventLoopGroup.next().scheduleTask(
+                in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            ) { [weak self] in self?.giveUp(waiter) }
+        }
+        switch claim {
+        case .closed: throw .serviceUnavailable("The database is closed")
+        case .none: throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
+        case .connection(let connection): return link(connection)
+        case .open:
+            do {
+                return link(
+                    try await PostgresConnection.connect(
+                        on: Self.eventLoopGroup.next(), configuration: configuration, id: newConnectionID(),
+                        logger: logger
+                    ).get())
+            } catch {
+                openFailed()
+                throw PostgresLink.translate(error)
             }
         }
     }
 
-    private func giveBack(_ link: PostgresLink) {
-        condition.withLock {
-            if closed || link.isBroken || link.connection.isClosed || idle.count >= maximumIdleConnections {
-                openCount -= 1
-                if !link.connection.isClosed { link.connection.closeInBackground() }
-            } else {
-                idle.append(link.connection)
-            }
+    /// Ends the wait of task `waiter`, if it still waits: its timeout passed.
+    private func giveUp(_ waiter: Int) {
+        let continuation: CheckedContinuation<Claim, Never>? = condition.withLock {
+            guard let index = waiters.firstIndex(where: { $0.id == waiter }) else { return nil }
+            return waiters.remove(at: index).continuation
+        }
+        continuation?.resume(returning: .none)
+    }
+
+    /// A connection that could not be opened is not open: a waiter may try in its place.
+    private func openFailed() {
+        let next: CheckedContinuation<Claim, Never>? = condition.withLock {
+            openCount -= 1
             condition.signal()
+            guard !closed, !waiters.isEmpty else { return nil }
+            openCount += 1
+            return waiters.removeFirst().continuation
+        }
+        next?.resume(returning: .open)
+    }
+
+    private func link(_ connection: PostgresConnection) -> PostgresLink {
+        PostgresLink(connection: connection, logger: logger, timeout: timeout)
+    }
+
+    private func newConnectionID() -> Int {
+        condition.withLock {
+            nextID += 1
+            return nextID
         }
     }
 
-    /// Closes idle connections and refuses later borrows; borrowed ones close when given back.
+    /// Takes a connection back: to the first waiting task, else to the idle ones (a thread waiting for one finds it
+    /// there); a broken one is closed, and a waiting task may open one in its place.
+    private func giveBack(_ link: PostgresLink) {
+        let (next, claim): (CheckedContinuation<Claim, Never>?, Claim) = condition.withLock {
+            defer { condition.signal() }
+            let healthy = !closed && !link.isBroken && !link.connection.isClosed
+            if healthy, !waiters.isEmpty {
+                return (waiters.removeFirst().continuation, .connection(link.connection))
+            }
+            if healthy, idle.count < maximumIdleConnections {
+                idle.append(link.connection)
+                return (nil, .none)
+            }
+            openCount -= 1
+            if !link.connection.isClosed { link.connection.closeInBackground() }
+            guard !closed, !waiters.isEmpty else { return (nil, .none) }
+            openCount += 1
+            return (waiters.removeFirst().continuation, .open)
+        }
+        next?.resume(returning: claim)
+    }
+
+    /// Blocks until `count` tasks wait for a connection, for at most `timeout`; whether they do (for tests).
+    func waitUntilTasksWait(_ count: Int, within timeout: Duration) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        return condition.withLock {
+            observers += 1
+            defer { observers -= 1 }
+            while waiters.count < count {
+                guard condition.wait(until: deadline) else { return waiters.count >= count }
+            }
+            return true
+        }
+    }
+
+    /// Closes idle connections and refuses later borrows (and the waiting ones); borrowed ones close when given back.
     func close() {
-        let connections = condition.withLock {
+        let (connections, waiting) = condition.withLock {
             closed = true
             let connections = idle
             openCount -= idle.count
             idle = []
+            let waiting = waiters.map(\.continuation)
+            waiters = []
             condition.broadcast()
-            return connections
+            return (connections, waiting)
         }
+        for continuation in waiting { continuation.resume(returning: .closed) }
         for connection in connections { try? connection.closeInBackground().wait() }
     }
 }

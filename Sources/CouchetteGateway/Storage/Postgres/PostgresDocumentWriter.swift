@@ -102,6 +102,21 @@ struct PostgresDocumentWriter {
     /// again on the first's result), returning for each its sequence, or nil when its document changed since it was
     /// computed and nothing of it was stored.
     func store(_ writes: [EncodedWrite], _ link: PostgresLink) throws(GatewayError) -> [UInt64?] {
+        let statement = self.statement(for: writes)
+        guard let query = statement.query else { return statement.positions.map { _ in nil } }
+        return try Self.sequences(from: try link.query(query), at: statement.positions)
+    }
+
+    /// ``store(_:_:)``, holding no thread while PostgreSQL answers.
+    func store(_ writes: [EncodedWrite], _ link: PostgresLink) async throws(GatewayError) -> [UInt64?] {
+        let statement = self.statement(for: writes)
+        guard let query = statement.query else { return statement.positions.map { _ in nil } }
+        return try Self.sequences(from: try await link.query(query), at: statement.positions)
+    }
+
+    /// The one statement storing `writes` (nil when none has rows to store), and each write's position in its
+    /// arrays (nil for a write not stored).
+    private func statement(for writes: [EncodedWrite]) -> (query: PostgresQuery?, positions: [Int?]) {
         var columns = Columns()
         var positions: [Int?] = []
         var seen: Set<String> = []
@@ -112,7 +127,7 @@ struct PostgresDocumentWriter {
             }
             positions.append(columns.append(write, rows))
         }
-        guard !columns.ids.isEmpty else { return positions.map { _ in nil } }
+        guard !columns.ids.isEmpty else { return (nil, positions) }
         let query: PostgresQuery = """
             SELECT store_documents(\(sequencer.tag), \(schema),
                 \(columns.ids), \(columns.expected), \(columns.deleted), \(columns.revisions), \(columns.bodies),
@@ -125,7 +140,12 @@ struct PostgresDocumentWriter {
                 \(columns.ungrantSequences), \(columns.ungrantTargets),
                 \(columns.attachmentDocuments), \(columns.attachmentDigests), \(columns.attachmentData))
             """
-        guard let row = try link.query(query).rows.first else {
+        return (query, positions)
+    }
+
+    /// Each write's sequence from the function's answer, nil for a write not stored.
+    private static func sequences(from result: PostgresQueryResult, at positions: [Int?]) throws(GatewayError) -> [UInt64?] {
+        guard let row = result.rows.first else {
             throw .internalError("PostgreSQL storage: store_documents returned nothing")
         }
         let stored = try PostgresLink.decode(row, as: [Int64].self)

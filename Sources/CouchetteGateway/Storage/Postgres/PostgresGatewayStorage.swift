@@ -188,17 +188,34 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     public func documents(ids: [String], winnerAsText: Bool) throws(GatewayError) -> [String: StoredDocument] {
         guard !ids.isEmpty else { return [:] }
         return try withConnection { link throws(GatewayError) in
-            var documents: [String: StoredDocument] = [:]
-            let rows = try link.query(
-                "SELECT id, sequence, body, metadata FROM documents WHERE id = ANY(\(Array(Set(ids))))")
-            for row in rows.rows {
-                let (id, sequence, body, metadata) = try PostgresLink.decode(
-                    row, as: (String, Int64, ByteBuffer, ByteBuffer).self)
-                documents[id] = try Self.decodeDocument(
-                    id: id, sequence: sequence, body: body, metadata: metadata, winnerAsText: winnerAsText)
-            }
-            return documents
+            try Self.decodeDocuments(try link.query(Self.documentsQuery(ids)), winnerAsText: winnerAsText)
         }
+    }
+
+    /// ``documents(ids:winnerAsText:)`` holding no thread while it waits for a connection or for PostgreSQL's
+    /// answer.
+    public func fetchDocuments(ids: [String], winnerAsText: Bool) async throws(GatewayError) -> [String: StoredDocument] {
+        guard openTransaction == nil else { return try documents(ids: ids, winnerAsText: winnerAsText) }
+        guard !ids.isEmpty else { return [:] }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            try Self.decodeDocuments(try await link.query(Self.documentsQuery(ids)), winnerAsText: winnerAsText)
+        }
+    }
+
+    private static func documentsQuery(_ ids: [String]) -> PostgresQuery {
+        "SELECT id, sequence, body, metadata FROM documents WHERE id = ANY(\(Array(Set(ids))))"
+    }
+
+    private static func decodeDocuments(
+        _ result: PostgresQueryResult, winnerAsText: Bool
+    ) throws(GatewayError) -> [String: StoredDocument] {
+        var documents: [String: StoredDocument] = [:]
+        for row in result.rows {
+            let (id, sequence, body, metadata) = try PostgresLink.decode(row, as: (String, Int64, ByteBuffer, ByteBuffer).self)
+            documents[id] = try decodeDocument(
+                id: id, sequence: sequence, body: body, metadata: metadata, winnerAsText: winnerAsText)
+        }
+        return documents
     }
 
     func read(_ id: String, _ link: PostgresLink) throws(GatewayError) -> StoredDocument? {
@@ -305,6 +322,30 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
                 let stored = try withConnection { link throws(GatewayError) in
                     defer { transient = link.lastFailureWasTransient }
                     return try writer.store(writes, link)
+                }
+                pool.noteCommit()
+                return stored.map { .success($0) }
+            } catch {
+                attempt += 1
+                guard transient, attempt <= 3 else {
+                    announceTicketEnded()
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// ``store(_:)-([EncodedWrite])`` holding no thread while it waits for a connection or for PostgreSQL's answer.
+    public func submit(_ writes: [EncodedWrite]) async throws(GatewayError) -> [Result<UInt64?, GatewayError>] {
+        guard openTransaction == nil else { return try store(writes) }
+        let writer = PostgresDocumentWriter(schema: schema, sequencer: sequencer)
+        var attempt = 0
+        while true {
+            var transient = false
+            do throws(GatewayError) {
+                let stored = try await pool.withConnection { link async throws(GatewayError) in
+                    defer { transient = link.lastFailureWasTransient }
+                    return try await writer.store(writes, link)
                 }
                 pool.noteCommit()
                 return stored.map { .success($0) }

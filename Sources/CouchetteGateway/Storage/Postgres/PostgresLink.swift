@@ -5,9 +5,10 @@ import PostgresNIO
 
 // MARK: - PostgresLink
 
-/// One borrowed PostgreSQL connection, used synchronously: each call sends a statement and waits for its result
-/// on the pool's event loop. Errors become ``GatewayError``s here, in one place: a lost or refused connection is
-/// 503, anything else 500 naming PostgreSQL's message.
+/// One borrowed PostgreSQL connection: each call sends a statement and waits for its result, blocking the calling
+/// thread (the synchronous storage calls) or suspending the calling task (`async`: no thread held). Errors become
+/// ``GatewayError``s here, in one place: a lost or refused connection is 503, anything else 500 naming PostgreSQL's
+/// message.
 final class PostgresLink: @unchecked Sendable {
     let connection: PostgresConnection
     private let logger: Logger
@@ -35,13 +36,35 @@ final class PostgresLink: @unchecked Sendable {
         let answer = Self.bounded(connection.query(query, logger: logger), on: connection, within: timeout)
         do {
             return try answer.wait()
-        } catch let error as TimedOut {
-            isBroken = true
-            throw .serviceUnavailable("PostgreSQL did not answer within \(error.timeout)")
         } catch {
-            lastFailureWasTransient = Self.isTransient(error)
-            throw Self.translate(error)
+            throw failure(error)
         }
+    }
+
+    /// Runs a statement and returns its rows, holding no thread while PostgreSQL answers.
+    ///
+    /// - Throws: 503 when PostgreSQL does not answer within the timeout (the connection is closed: its state is
+    ///   unknown).
+    @discardableResult
+    func query(_ query: PostgresQuery) async throws(GatewayError) -> PostgresQueryResult {
+        lastFailureWasTransient = false
+        let answer = Self.bounded(connection.query(query, logger: logger), on: connection, within: timeout)
+        do {
+            return try await answer.get()
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// The gateway's error for a statement's failure, noting whether the connection is broken (a wait timed out) or
+    /// the failure worth running the transaction again for.
+    private func failure(_ error: any Error) -> GatewayError {
+        if let error = error as? TimedOut {
+            isBroken = true
+            return .serviceUnavailable("PostgreSQL did not answer within \(error.timeout)")
+        }
+        lastFailureWasTransient = Self.isTransient(error)
+        return Self.translate(error)
     }
 
     /// What a wait on PostgreSQL that took too long fails with.
