@@ -122,6 +122,7 @@ struct PostgresBenchmark {
         let written = await farWriters.value
         let writeSeconds = (ContinuousClock.now - writingSince) / .seconds(1)
         let farRate = Double(written) / writeSeconds
+        guard farRate > 0 else { throw ChangesBenchmark.Failure("no PUT to the far database succeeded") }
         // The second control: the same clients writing as many PUTs a second to an SQLite database of the same
         // gateway (no storage far away): what the writes' own work costs the reads on this machine's cores.
         let localSince = ContinuousClock.now

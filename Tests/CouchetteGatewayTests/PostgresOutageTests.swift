@@ -143,8 +143,9 @@ extension PostgresOutageTests {
 
     @Test("Reads and writes waiting on a stalled PostgreSQL hold no thread: 40 GETs, PUTs and _bulk_docs wait on a database of 2 connections while none of its threads runs")
     func waitingRequestsHoldNoThread() async throws {
+        // A timeout well past the test's own waits: the held statements must not time out before the release.
         let (proxy, server, running, ports) = try await startGateway(
-            timeout: 10, far: "far-waiting", connections: 2)
+            timeout: 60, far: "far-waiting", connections: 2)
         defer { proxy.stop() }
         let count = 40
         let client = HTTPTestClient(connections: count + 4)
@@ -189,6 +190,44 @@ extension PostgresOutageTests {
         proxy.release()
         let statuses = await requests.value
         #expect(statuses.sorted() == (Array(repeating: 200, count: 14) + Array(repeating: 201, count: 26)).sorted(), "\(statuses)")
+        await server.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    @Test("Threads blocked waiting for a connection that suspended tasks hold do not stop those tasks: more blocking requests than the database's threads all finish once PostgreSQL answers")
+    func blockedThreadsDoNotStarveTheTasksHoldingConnections() async throws {
+        let (proxy, server, running, ports) = try await startGateway(
+            timeout: 60, far: "far-blocked", connections: 2)
+        defer { proxy.stop() }
+        let client = HTTPTestClient(connections: 24)
+        defer { client.close() }
+        #expect(try await client.send("PUT", port: ports.adminPort, path: "/far-blocked/doc", json: ["v": 1]).status == 201)
+        let database = try #require(await server.registry.database(named: "far-blocked"))
+        let pool = try #require((database.storage as? PostgresGatewayStorage)?.pool)
+        let threads = try #require(database.executor)
+
+        proxy.hold()
+        // Two GETs take the two connections and wait, suspended, for PostgreSQL's answers.
+        let reads = (0..<2).map { _ in
+            Task { try await client.send(port: ports.adminPort, path: "/far-blocked/doc").status }
+        }
+        try await offCooperativeThreads { proxy.waitUntilHolding(2) }
+        // More requests that wait for a connection blocking their thread (`_revs_diff` reads in place) than the
+        // database has threads.
+        let blockingCount = threads.limit + 2
+        let diffs = (0..<blockingCount).map { index in
+            Task {
+                try await client.send(
+                    "POST", port: ports.adminPort, path: "/far-blocked/_revs_diff", json: ["d\(index)": ["1-a"]]
+                ).status
+            }
+        }
+        #expect(try await offCooperativeThreads { pool.waitUntilTasksWait(blockingCount, within: .seconds(30)) })
+        let released = ContinuousClock.now
+        proxy.release()
+        for read in reads { #expect(try await read.value == 200) }
+        for diff in diffs { #expect(try await diff.value == 200) }
+        #expect(ContinuousClock.now - released < .seconds(30), "the requests waited for the connection timeout")
         await server.triggerGracefulShutdown()
         try await running.value
     }

@@ -114,14 +114,14 @@ import Testing
         }
     }
 
-    @Test("A task waiting for a connection beyond pool_max_conns gets a 503 after connect_timeout; closing the storage ends the waits at once")
-    func aTaskWaitingForAConnectionIsBounded() async throws {
-        let url = try await PostgresServer.sharedServer().newDatabase() + "?pool_max_conns=1&connect_timeout=1"
+    /// Opens a storage at a new database with one connection and `connect_timeout`, and holds its connection in a
+    /// batch on a thread of its own until `release` is signalled; `ended` is signalled once the batch ended.
+    private static func storageWithItsConnectionHeld(
+        timeout: Int, release: DispatchSemaphore, ended: DispatchSemaphore
+    ) async throws -> any GatewayStorage {
+        let url = try await PostgresServer.sharedServer().newDatabase() + "?pool_max_conns=1&connect_timeout=\(timeout)"
         let storage = try await offCooperativeThreads { try StorageLocation(parsing: url).openStorage(databaseName: "db") }
         let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let ended = DispatchSemaphore(value: 0)
-        // A batch holds the one connection, on a thread of its own.
         Thread {
             try? storage.inBatch { _ throws(GatewayError) in
                 holding.signal()
@@ -130,6 +130,14 @@ import Testing
             ended.signal()
         }.start()
         try await offCooperativeThreads { holding.wait() }
+        return storage
+    }
+
+    @Test("A task waiting for a connection beyond pool_max_conns gets a 503 after connect_timeout")
+    func aTaskWaitingForAConnectionTimesOut() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let storage = try await Self.storageWithItsConnectionHeld(timeout: 1, release: release, ended: ended)
         do {
             _ = try await storage.fetchDocuments(ids: ["x"], winnerAsText: false)
             Issue.record("a second connection was opened past pool_max_conns=1")
@@ -137,15 +145,29 @@ import Testing
             #expect(error.statusCode == 503)
             #expect(error.reason.contains("every one is busy"))
         }
-        // A wait that closing the storage ends.
-        let waiting = Task { () throws(GatewayError) -> [String: StoredDocument] in
+        release.signal()
+        try await offCooperativeThreads { ended.wait() }
+        #expect(try await storage.fetchDocuments(ids: ["x"], winnerAsText: false).isEmpty)
+        storage.close()
+    }
+
+    @Test("Closing the storage ends the waits for a connection at once, a task's and a thread's")
+    func closingEndsTheWaits() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let storage = try await Self.storageWithItsConnectionHeld(timeout: 60, release: release, ended: ended)
+        let task = Task { () throws(GatewayError) -> [String: StoredDocument] in
             try await storage.fetchDocuments(ids: ["x"], winnerAsText: false)
         }
+        let thread = Task { try await offCooperativeThreads { try storage.document(id: "x") } }
         let pool = try #require((storage as? PostgresGatewayStorage)?.pool)
-        #expect(try await offCooperativeThreads { pool.waitUntilTasksWait(1, within: .seconds(5)) })
+        #expect(try await offCooperativeThreads { pool.waitUntilTasksWait(2, within: .seconds(30)) })
         storage.close()
-        let outcome = await waiting.result
-        #expect(throws: GatewayError.serviceUnavailable("The database is closed")) { try outcome.get() }
+        let closed = GatewayError.serviceUnavailable("The database is closed")
+        let taskOutcome = await task.result
+        #expect(throws: closed) { try taskOutcome.get() }
+        let threadOutcome = await thread.result
+        #expect(throws: closed) { try threadOutcome.get() }
         release.signal()
         try await offCooperativeThreads { ended.wait() }
     }

@@ -140,7 +140,7 @@ final class BLIPRevisionBatcher: Sendable {
                 return (startsWriting, watches)
             }
             if startsWriting { Task(executorPreference: executor) { await self.write() } }
-            if watches { Task { await watchForStall() } }
+            if watches { Task(executorPreference: executor) { await self.watchForStall() } }
         }
     }
 

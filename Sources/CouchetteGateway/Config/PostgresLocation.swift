@@ -25,8 +25,9 @@ import Foundation
 /// connecting: for a connection from the pool, and for each answer. A server that does not answer in time makes the
 /// request a 503, and the connection is closed.
 ///
-/// `pool_max_conns` (pgx's name; 24 by default) is how many connections a gateway node opens to the database at
-/// most: the most statements it has in flight there. Its requests to the database run on that many threads and
+/// `pool_max_conns` (pgx's name; 24 by default) is how many connections a gateway node's requests open to the
+/// database at most: the most statements they have in flight there (one more connection listens for other nodes'
+/// commits). Its requests to the database run on that many threads and
 /// ``StorageThreads/threadsBeyondConnections`` more.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// The server's host name or address.
@@ -53,7 +54,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public static let defaultTimeout = Duration.seconds(10)
     /// The connection limit when the URL names none.
     public static let defaultMaximumConnections = 24
-    /// The highest `pool_max_conns` accepted.
+    /// The `pool_max_conns` values accepted.
     public static let connectionLimitRange = 1...1_000
 
     /// How a connection uses TLS: libpq's `sslmode` values.

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// ```swift
 /// let alice = AuthorizedDatabase(database: todo, caller: .user(user, channels: ["lists.a"]))
-/// let revision = try alice.put(id: "a", body: ["type": "task-list", "owner": "alice"])
+/// let revision = try await alice.put(id: "a", body: ["type": "task-list", "owner": "alice"])
 /// let body = try alice.revision(id: "a").json     // 403 for a document outside alice's channels
 /// ```
 public struct AuthorizedDatabase: Sendable {
@@ -111,16 +111,17 @@ public struct AuthorizedDatabase: Sendable {
     // MARK: - Writing documents
 
     /// Saves a new revision as the caller (``DocumentStore/put(id:body:parentRevision:attachmentBodies:user:)``).
-    @discardableResult
     ///
     /// The document is read and the revision stored holding no thread while a storage across a network answers.
+    @discardableResult
     public func put(
         id: String, body: JSONValue, parentRevision: String? = nil, attachmentBodies: [String: [UInt8]] = [:]
     ) async throws(GatewayError) -> RevisionID {
+        // Checked before the read: a bad ID or body is a 400 whatever the storage's state.
+        let edit = try documents.putEdit(
+            id: id, body: body, parentRevision: parentRevision, attachmentBodies: attachmentBodies)
         let snapshots = try await database.storage.fetchDocuments(ids: [id], winnerAsText: false)
-        let write = try documents.preparePut(
-            id: id, body: body, parentRevision: parentRevision, attachmentBodies: attachmentBodies,
-            user: caller.syncContext, snapshots: snapshots)
+        let write = try documents.prepare(id: id, snapshots: snapshots, documents.routed(edit, user: caller.syncContext))
         return try await documents.commit(write)
     }
 

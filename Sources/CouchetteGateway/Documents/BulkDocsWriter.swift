@@ -6,7 +6,7 @@ import CouchetteCore
 /// array (spec: gateway-rest-api.md §8).
 ///
 /// ```swift
-/// let results = BulkDocsWriter(documents: store).write([["type": "task-list"], ["names": "Today"]], newEdits: true)
+/// let results = await BulkDocsWriter(documents: store).write([["type": "task-list"], ["names": "Today"]], newEdits: true)
 /// // [{"id":"e498…","rev":"1-…"}, {"error":"forbidden","reason":"type property missing","status":403}]
 /// ```
 ///
@@ -63,9 +63,12 @@ public struct BulkDocsWriter: Sendable {
         // Refused as new (the sync function, a stub with nothing to find): computed again on the stored document, if
         // any, whose refusal, or conflict, is the answer.
         let refusedAsNew = documentBodies.indices.filter { index in
-            guard mayBeNew[index], documentBodies[index]["_id"]?.stringValue != nil else { return false }
-            if case .failure = prepared[index] { return true }
-            return false
+            guard mayBeNew[index], documentBodies[index]["_id"]?.stringValue != nil, case .success = edits[index],
+                case .failure(let error) = prepared[index]
+            else { return false }
+            // A refusal that the stored document could change (the sync function's, a stub with nothing to find);
+            // not a failure of the server's own (a sync function that ran out of time).
+            return error.statusCode < 500
         }
         if !refusedAsNew.isEmpty {
             let refusedIDs = refusedAsNew.compactMap { documentBodies[$0]["_id"]?.stringValue }
@@ -128,7 +131,7 @@ public struct BulkDocsWriter: Sendable {
         let encoded = writes.indices.compactMap { index in writes[index]?.encoded.map { (index, $0) } }
         var stale: [Int] = []
         do {
-            let outcomes = try await documents.storage.submit(encoded.map(\.1))
+            let outcomes = encoded.isEmpty ? [] : try await documents.storage.submit(encoded.map(\.1))
             for ((index, _), outcome) in zip(encoded, outcomes) {
                 guard let write = writes[index] else { continue }
                 switch outcome {

@@ -58,6 +58,8 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
     private var waiting: [UnownedJob] = []
     private var next = 0
     private var started = 0
+    /// Threads blocked in ``blocking(_:)``, not counted against the limit.
+    private var blocked = 0
     private var idle = 0
     private var running = 0
     private var observers = 0
@@ -73,19 +75,47 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
         let job = UnownedJob(job)
         condition.lock()
         waiting.append(job)
-        // More jobs waiting than threads waiting for jobs (a thread signalled a moment ago still counts as waiting
-        // until it has the lock back, but its job is still waiting too): another thread, while the limit allows.
-        let starts = waiting.count - next > idle && started < maximum
-        if starts { started += 1 }
+        let starts = claimsNewThread()
         if observers > 0 { condition.broadcast() } else { condition.signal() }
         let index = started
         condition.unlock()
-        if starts {
-            let thread = Thread { [self] in run() }
-            thread.name = "couchette-storage-\(name)-\(index)"
-            thread.start()
-        }
+        if starts { startThread(index) }
     }
+
+    /// Whether a job waiting needs a thread started, counting it started if so: more jobs waiting than threads
+    /// waiting for jobs (a thread signalled a moment ago still counts as waiting until it has the lock back, but its
+    /// job is still waiting too), and fewer threads than the limit beside those blocked in ``blocking(_:)`` (at most
+    /// the limit again: enough for every job holding what they wait for to go on). Call with `condition` locked.
+    private func claimsNewThread() -> Bool {
+        guard waiting.count - next > idle, started - min(blocked, maximum) < maximum else { return false }
+        started += 1
+        return true
+    }
+
+    private func startThread(_ index: Int) {
+        let thread = Thread { [self] in run() }
+        thread.name = "couchette-storage-\(name)-\(index)"
+        thread.start()
+    }
+
+    /// Runs `wait`, a blocking wait for something only another job may give back (a PostgreSQL connection held by
+    /// a task suspended at an `await`), with the calling thread counted out of its pool's limit, so that the job that
+    /// gives it back finds a thread to run on (a thread is started for it if none is free). Outside these threads,
+    /// `wait` just runs.
+    static func blocking<T, E: Error>(_ wait: () throws(E) -> T) throws(E) -> T {
+        guard let pool = Thread.current.threadDictionary[threadKey] as? StorageThreads else { return try wait() }
+        pool.condition.lock()
+        pool.blocked += 1
+        let starts = pool.claimsNewThread()
+        let index = pool.started
+        pool.condition.unlock()
+        if starts { pool.startThread(index) }
+        defer { pool.condition.withLock { pool.blocked -= 1 } }
+        return try wait()
+    }
+
+    /// The key of a storage thread's pool in its thread dictionary.
+    private static let threadKey = "couchette.storage-threads"
 
     /// Blocks until `count` jobs run at once, for at most `timeout`; whether they do (for tests: a pool all of whose
     /// threads are taken).
@@ -131,6 +161,7 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
 
     /// Runs jobs as they come, until none has come for ``idleLifetime``.
     private func run() {
+        Thread.current.threadDictionary[Self.threadKey] = self
         let (seconds, attoseconds) = idleLifetime.components
         let lifetime = Double(seconds) + Double(attoseconds) / 1e18
         condition.lock()

@@ -8,10 +8,11 @@ import Synchronization
 
 // MARK: - PostgresConnectionPool
 
-/// Connections to one PostgreSQL database for the synchronous ``GatewayStorage`` calls of
-/// ``PostgresGatewayStorage``: a caller borrows a connection for a statement or a transaction and waits for
-/// PostgresNIO's answers, which arrive on the pool's own event loops (never the HTTP server's, so a wait cannot
-/// stall the loop it waits on).
+/// Connections to one PostgreSQL database for the calls of ``PostgresGatewayStorage``: a caller borrows a connection
+/// for a statement or a transaction and waits for PostgresNIO's answers, which arrive on the pool's own event loops
+/// (never the HTTP server's, so a wait cannot stall the loop it waits on). A synchronous caller blocks its thread; an
+/// `async` one (``withConnection(_:)-(PostgresLink) async``) is suspended and holds none. When every connection is
+/// borrowed, callers of both kinds wait in one queue, served in the order they came, each for at most the timeout.
 ///
 /// A transaction is a value (``Transaction``) its body receives: storage calls made inside it (an update's
 /// transform storing attachments, a batch's updates) join it through a view of the storage bound to it
@@ -33,8 +34,8 @@ final class PostgresConnectionPool: @unchecked Sendable {
     private var openCount = 0
     private var nextID = 0
     private var closed = false
-    /// Tasks waiting for a connection, in the order they came.
-    private var waiters: [(id: Int, continuation: CheckedContinuation<Claim, Never>)] = []
+    /// Tasks and threads waiting for a connection, in the order they came.
+    private var waiters: [Waiter] = []
     private var nextWaiter = 0
     private var observers = 0
     private let commits = Atomic<UInt64>(0)
@@ -209,7 +210,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
         commits.add(1, ordering: .releasing)
     }
 
-    /// What a borrower gets at once, decided under the lock.
+    /// What a borrower gets, decided under the lock.
     private enum Claim {
         /// An idle connection.
         case connection(PostgresConnection)
@@ -219,6 +220,23 @@ final class PostgresConnectionPool: @unchecked Sendable {
         case none
         /// Nothing ever: the pool is closed.
         case closed
+    }
+
+    /// A borrower waiting for a connection: a task (resumed when served) or a thread (woken to find what it was
+    /// handed). One queue for both, served in the order they came.
+    private final class Waiter {
+        let id: Int
+        /// The waiting task's continuation; nil for a thread.
+        let continuation: CheckedContinuation<Claim, Never>?
+        /// What a waiting thread was handed.
+        var handed: Claim?
+        /// A task's timeout, cancelled once it is served.
+        var timer: Scheduled<Void>?
+
+        init(id: Int, continuation: CheckedContinuation<Claim, Never>?) {
+            self.id = id
+            self.continuation = continuation
+        }
     }
 
     /// An idle connection, or the right to open one, or nothing. Call with `condition` locked.
@@ -233,39 +251,48 @@ final class PostgresConnectionPool: @unchecked Sendable {
         return .open
     }
 
-    /// A connection for a synchronous caller, which waits (blocking its thread) for one to be free, for at most the
-    /// timeout.
-    private func borrow() throws(GatewayError) -> PostgresLink {
-        let (seconds, attoseconds) = timeout.components
-        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        condition.lock()
-        while true {
-            switch claimLocked() {
-            case .closed:
-                condition.unlock()
-                throw .serviceUnavailable("The database is closed")
-            case .connection(let connection):
-                condition.unlock()
-                return link(connection)
-            case .open:
-                condition.unlock()
-                do {
-                    return link(try openConnection())
-                } catch {
-                    openFailed()
-                    throw error
-                }
-            case .none:
-                guard condition.wait(until: deadline) || Date() < deadline else {
-                    condition.unlock()
-                    throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
-                }
-            }
+    /// Gives `claim` to the first waiter, if any: a thread's is left for it to find, a task is returned to be resumed
+    /// once the lock is released. Call with `condition` locked.
+    private func serveFirstLocked(_ claim: Claim) -> (served: Bool, task: (CheckedContinuation<Claim, Never>, Claim)?) {
+        guard !waiters.isEmpty else { return (false, nil) }
+        let waiter = waiters.removeFirst()
+        waiter.timer?.cancel()
+        guard let continuation = waiter.continuation else {
+            waiter.handed = claim
+            condition.broadcast()
+            return (true, nil)
         }
+        return (true, (continuation, claim))
     }
 
-    /// A connection for an `async` caller, which waits (holding no thread) for one to be free, for at most the
-    /// timeout. Waiting tasks are served before waiting threads, in the order they came.
+    /// A connection for a synchronous caller, which waits (blocking its thread, counted out of its storage threads'
+    /// limit: ``StorageThreads/blocking(_:)``) in turn for one to be free, for at most the timeout.
+    private func borrow() throws(GatewayError) -> PostgresLink {
+        condition.lock()
+        var claim = claimLocked()
+        if case .none = claim {
+            nextWaiter += 1
+            let waiter = Waiter(id: nextWaiter, continuation: nil)
+            waiters.append(waiter)
+            if observers > 0 { condition.broadcast() }
+            let (seconds, attoseconds) = timeout.components
+            let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+            claim = StorageThreads.blocking { () -> Claim in
+                while waiter.handed == nil {
+                    if !condition.wait(until: deadline), waiter.handed == nil {
+                        waiters.removeAll { $0 === waiter }
+                        return .none
+                    }
+                }
+                return waiter.handed ?? .none
+            }
+        }
+        condition.unlock()
+        return try take(claim)
+    }
+
+    /// A connection for an `async` caller, which waits (holding no thread) in turn for one to be free, for at most
+    /// the timeout.
     private func borrow() async throws(GatewayError) -> PostgresLink {
         let claim: Claim = await withCheckedContinuation { continuation in
             condition.lock()
@@ -276,20 +303,17 @@ final class PostgresConnectionPool: @unchecked Sendable {
                 return
             }
             nextWaiter += 1
-            let waiter = nextWaiter
-            waiters.append((waiter, continuation))
+            let waiter = Waiter(id: nextWaiter, continuation: continuation)
+            waiters.append(waiter)
             if observers > 0 { condition.broadcast() }
-            condition.unlock()
             let (seconds, attoseconds) = timeout.components
-            Self.eventLoopGroup.next().scheduleTask(
+            let id = waiter.id
+            waiter.timer = Self.eventLoopGroup.next().scheduleTask(
                 in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-            ) { [weak self] in self?.giveUp(waiter) }
+            ) { [weak self] in self?.giveUp(id) }
+            condition.unlock()
         }
-        switch claim {
-        case .closed: throw .serviceUnavailable("The database is closed")
-        case .none: throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
-        case .connection(let connection): return link(connection)
-        case .open:
+        if case .open = claim {
             do {
                 return link(
                     try await PostgresConnection.connect(
@@ -299,6 +323,23 @@ final class PostgresConnectionPool: @unchecked Sendable {
             } catch {
                 openFailed()
                 throw PostgresLink.translate(error)
+            }
+        }
+        return try take(claim)
+    }
+
+    /// The connection a claim gives (opening one for ``Claim/open``), or why there is none.
+    private func take(_ claim: Claim) throws(GatewayError) -> PostgresLink {
+        switch claim {
+        case .closed: throw .serviceUnavailable("The database is closed")
+        case .none: throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
+        case .connection(let connection): return link(connection)
+        case .open:
+            do {
+                return link(try openConnection())
+            } catch {
+                openFailed()
+                throw error
             }
         }
     }
@@ -312,16 +353,15 @@ final class PostgresConnectionPool: @unchecked Sendable {
         continuation?.resume(returning: .none)
     }
 
-    /// A connection that could not be opened is not open: a waiter may try in its place.
+    /// A connection that could not be opened is not open: the first waiter may try in its place.
     private func openFailed() {
-        let next: CheckedContinuation<Claim, Never>? = condition.withLock {
+        let task: (CheckedContinuation<Claim, Never>, Claim)? = condition.withLock {
             openCount -= 1
-            condition.signal()
             guard !closed, !waiters.isEmpty else { return nil }
             openCount += 1
-            return waiters.removeFirst().continuation
+            return serveFirstLocked(.open).task
         }
-        next?.resume(returning: .open)
+        if let (continuation, claim) = task { continuation.resume(returning: claim) }
     }
 
     private func link(_ connection: PostgresConnection) -> PostgresLink {
@@ -335,29 +375,29 @@ final class PostgresConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// Takes a connection back: to the first waiting task, else to the idle ones (a thread waiting for one finds it
-    /// there); a broken one is closed, and a waiting task may open one in its place.
+    /// Takes a connection back: to the first waiter, else to the idle ones; a broken one is closed, and the first
+    /// waiter may open one in its place.
     private func giveBack(_ link: PostgresLink) {
-        let (next, claim): (CheckedContinuation<Claim, Never>?, Claim) = condition.withLock {
-            defer { condition.signal() }
+        let task: (CheckedContinuation<Claim, Never>, Claim)? = condition.withLock {
             let healthy = !closed && !link.isBroken && !link.connection.isClosed
-            if healthy, !waiters.isEmpty {
-                return (waiters.removeFirst().continuation, .connection(link.connection))
-            }
-            if healthy, idle.count < maximumIdleConnections {
-                idle.append(link.connection)
-                return (nil, .none)
+            if healthy {
+                let (served, task) = serveFirstLocked(.connection(link.connection))
+                if served { return task }
+                if idle.count < maximumIdleConnections {
+                    idle.append(link.connection)
+                    return nil
+                }
             }
             openCount -= 1
             if !link.connection.isClosed { link.connection.closeInBackground() }
-            guard !closed, !waiters.isEmpty else { return (nil, .none) }
+            guard !closed, !waiters.isEmpty else { return nil }
             openCount += 1
-            return (waiters.removeFirst().continuation, .open)
+            return serveFirstLocked(.open).task
         }
-        next?.resume(returning: claim)
+        if let (continuation, claim) = task { continuation.resume(returning: claim) }
     }
 
-    /// Blocks until `count` tasks wait for a connection, for at most `timeout`; whether they do (for tests).
+    /// Blocks until `count` borrowers wait for a connection, for at most `timeout`; whether they do (for tests).
     func waitUntilTasksWait(_ count: Int, within timeout: Duration) -> Bool {
         let (seconds, attoseconds) = timeout.components
         let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
@@ -378,10 +418,14 @@ final class PostgresConnectionPool: @unchecked Sendable {
             let connections = idle
             openCount -= idle.count
             idle = []
-            let waiting = waiters.map(\.continuation)
+            let waiting = waiters
             waiters = []
+            for waiter in waiting {
+                waiter.timer?.cancel()
+                waiter.handed = .closed
+            }
             condition.broadcast()
-            return (connections, waiting)
+            return (connections, waiting.compactMap(\.continuation))
         }
         for continuation in waiting { continuation.resume(returning: .closed) }
         for connection in connections { try? connection.closeInBackground().wait() }

@@ -326,11 +326,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
                 pool.noteCommit()
                 return stored.map { .success($0) }
             } catch {
-                attempt += 1
-                guard transient, attempt <= 3 else {
-                    announceTicketEnded()
-                    throw error
-                }
+                guard runsAgain(afterFailedStore: &attempt, transient: transient) else { throw error }
             }
         }
     }
@@ -350,13 +346,18 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
                 pool.noteCommit()
                 return stored.map { .success($0) }
             } catch {
-                attempt += 1
-                guard transient, attempt <= 3 else {
-                    announceTicketEnded()
-                    throw error
-                }
+                guard runsAgain(afterFailedStore: &attempt, transient: transient) else { throw error }
             }
         }
+    }
+
+    /// Whether a one-statement store that failed runs again: after a deadlock or a serialization failure, up to three
+    /// times. Otherwise the write's ticket is announced ended (``announceTicketEnded()``) and the caller throws.
+    private func runsAgain(afterFailedStore attempt: inout Int, transient: Bool) -> Bool {
+        attempt += 1
+        if transient && attempt <= 3 { return true }
+        announceTicketEnded()
+        return false
     }
 
     public func inBatch<T>(_ body: (any GatewayStorage) throws(GatewayError) -> T) throws(GatewayError) -> T {
