@@ -351,12 +351,10 @@ private struct FarDatabase {
     let far: StorageLocation
     private let proxy: DelayProxy
 
-    init(_ postgres: PostgresServer, delayEachWay: Duration) throws {
+    init(_ postgres: PostgresServer, delayEachWay: TimeAmount) throws {
         let url = try postgres.createDatabase()
         guard let port = URLComponents(string: url)?.port else { throw ChangesBenchmark.Failure("no port in \(url)") }
-        let (seconds, attoseconds) = delayEachWay.components
-        proxy = try DelayProxy(
-            targetPort: port, delayEachWay: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        proxy = try DelayProxy(targetPort: port, delayEachWay: delayEachWay)
         near = try StorageLocation(parsing: url)
         far = try StorageLocation(parsing: url.replacingOccurrences(of: ":\(port)/", with: ":\(proxy.port)/"))
     }

@@ -12,7 +12,8 @@ import Testing
     @Test func threadsStartUpToTheLimitAndEndWhenIdle() async throws {
         let threads = StorageThreads(name: "idle-test", limit: 3, idleLifetime: .milliseconds(100))
         let gate = DispatchSemaphore(value: 0)
-        let jobs = Task {
+        // The group runs on the pool too: its children start whatever Swift's cooperative threads are doing.
+        let jobs = Task(executorPreference: threads) {
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<5 {
                     group.addTask(executorPreference: threads) { gate.wait() }
@@ -25,7 +26,7 @@ import Testing
         for _ in 0..<5 { gate.signal() }
         await jobs.value
 
-        try await offCooperativeThreads { threads.waitUntilThreads(atMost: 0) }
+        #expect(try await offCooperativeThreads { threads.waitUntilThreads(atMost: 0) })
         #expect(threads.threadCount == 0)
         // Work after they ended starts a thread again.
         let again = Task {

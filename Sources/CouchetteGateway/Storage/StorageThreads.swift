@@ -120,55 +120,46 @@ public final class StorageThreads: TaskExecutor, @unchecked Sendable {
     /// Blocks until `count` jobs run at once, for at most `timeout`; whether they do (for tests: a pool all of whose
     /// threads are taken).
     func waitUntilRunning(_ count: Int, within timeout: Duration = .seconds(30)) -> Bool {
-        let (seconds, attoseconds) = timeout.components
-        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        return condition.withLock {
-            observers += 1
-            defer { observers -= 1 }
-            while running < count {
-                guard condition.wait(until: deadline) else { return running >= count }
-            }
-            return true
-        }
+        waitUntil(within: timeout) { running >= count }
     }
 
     /// Blocks until no job runs, for at most `timeout`; whether none does (for tests: a job suspended at an `await`
     /// holds no thread, one blocked in a wait does).
     func waitUntilNoneRunning(within timeout: Duration) -> Bool {
-        let (seconds, attoseconds) = timeout.components
-        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        return condition.withLock {
-            observers += 1
-            defer { observers -= 1 }
-            while running > 0 {
-                guard condition.wait(until: deadline) else { return running == 0 }
-            }
-            return true
-        }
+        waitUntil(within: timeout) { running == 0 }
     }
 
     /// How many threads the pool has now.
     var threadCount: Int { condition.withLock { started } }
 
-    /// Blocks until the pool has at most `count` threads (for tests: idle ones end).
-    func waitUntilThreads(atMost count: Int) {
-        condition.withLock {
+    /// Blocks until the pool has at most `count` threads, for at most `timeout`; whether it has (for tests: idle
+    /// ones end).
+    func waitUntilThreads(atMost count: Int, within timeout: Duration = .seconds(30)) -> Bool {
+        waitUntil(within: timeout) { started <= count }
+    }
+
+    /// Blocks until `holds` (read under the lock, after each change the pool makes while observed) is true, for at
+    /// most `timeout`; whether it is.
+    private func waitUntil(within timeout: Duration, _ holds: () -> Bool) -> Bool {
+        let deadline = timeout.deadlineFromNow
+        return condition.withLock {
             observers += 1
-            while started > count { condition.wait() }
-            observers -= 1
+            defer { observers -= 1 }
+            while !holds() {
+                guard condition.wait(until: deadline) else { return holds() }
+            }
+            return true
         }
     }
 
     /// Runs jobs as they come, until none has come for ``idleLifetime``.
     private func run() {
         Thread.current.threadDictionary[Self.threadKey] = self
-        let (seconds, attoseconds) = idleLifetime.components
-        let lifetime = Double(seconds) + Double(attoseconds) / 1e18
         condition.lock()
         while true {
             while next == waiting.count {
                 idle += 1
-                let signalled = condition.wait(until: Date().addingTimeInterval(lifetime))
+                let signalled = condition.wait(until: idleLifetime.deadlineFromNow)
                 idle -= 1
                 if !signalled && next == waiting.count {
                     started -= 1

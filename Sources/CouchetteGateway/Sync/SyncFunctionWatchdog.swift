@@ -49,8 +49,7 @@ final class SyncFunctionWatchdog: Sendable {
     ///   - timeLimit: The CPU time one call may take.
     ///   - memoryLimit: The bytes the context group's heap may hold during a call.
     init(timeLimit: Duration, memoryLimit: Int) {
-        let components = timeLimit.components
-        timeLimitNanoseconds = max(1_000_000, components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
+        timeLimitNanoseconds = max(1_000_000, timeLimit.nanoseconds)
         self.memoryLimit = Double(memoryLimit)
     }
 

@@ -45,8 +45,7 @@ final class PostgresChangeListener: Sendable {
         self.pool = pool
         self.schema = schema
         self.sequencer = sequencer
-        let (seconds, attoseconds) = pollInterval.components
-        self.pollInterval = .nanoseconds(max(1_000_000, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        self.pollInterval = .nanoseconds(max(1_000_000, pollInterval.nanoseconds))
         let callbacks = callbacks
         self.handler = { commit in callbacks.async { handler(commit) } }
     }

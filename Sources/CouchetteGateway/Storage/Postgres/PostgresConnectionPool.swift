@@ -86,8 +86,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
             ("search_path", PostgresLink.quoted(searchPath)),
             ("application_name", "couchette-gateway \(ProcessInfo.processInfo.processIdentifier)"),
         ]
-        let (seconds, attoseconds) = location.timeout.components
-        configuration.options.connectTimeout = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        configuration.options.connectTimeout = location.timeout.timeAmount
         self.configuration = configuration
         self.timeout = location.timeout
         self.maximumConnections = maximumConnections
@@ -125,12 +124,25 @@ final class PostgresConnectionPool: @unchecked Sendable {
     /// Opens a connection outside the pool (a listener's), which the caller closes.
     func openConnection() throws(GatewayError) -> PostgresConnection {
         do {
-            return try PostgresConnection.connect(
-                on: Self.eventLoopGroup.next(), configuration: configuration, id: newConnectionID(), logger: logger
-            ).wait()
+            return try connecting().wait()
         } catch {
             throw PostgresLink.translate(error)
         }
+    }
+
+    /// ``openConnection()`` holding no thread while it connects.
+    private func openConnection() async throws(GatewayError) -> PostgresConnection {
+        do {
+            return try await connecting().get()
+        } catch {
+            throw PostgresLink.translate(error)
+        }
+    }
+
+    /// A new connection, once connected.
+    private func connecting() -> EventLoopFuture<PostgresConnection> {
+        PostgresConnection.connect(
+            on: Self.eventLoopGroup.next(), configuration: configuration, id: newConnectionID(), logger: logger)
     }
 
     /// Runs `body` with a connection borrowed for the call.
@@ -275,8 +287,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
             let waiter = Waiter(id: nextWaiter, continuation: nil)
             waiters.append(waiter)
             if observers > 0 { condition.broadcast() }
-            let (seconds, attoseconds) = timeout.components
-            let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+            let deadline = timeout.deadlineFromNow
             claim = StorageThreads.blocking { () -> Claim in
                 while waiter.handed == nil {
                     if !condition.wait(until: deadline), waiter.handed == nil {
@@ -306,23 +317,18 @@ final class PostgresConnectionPool: @unchecked Sendable {
             let waiter = Waiter(id: nextWaiter, continuation: continuation)
             waiters.append(waiter)
             if observers > 0 { condition.broadcast() }
-            let (seconds, attoseconds) = timeout.components
             let id = waiter.id
-            waiter.timer = Self.eventLoopGroup.next().scheduleTask(
-                in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-            ) { [weak self] in self?.giveUp(id) }
+            waiter.timer = Self.eventLoopGroup.next().scheduleTask(in: timeout.timeAmount) { [weak self] in
+                self?.giveUp(id)
+            }
             condition.unlock()
         }
         if case .open = claim {
             do {
-                return link(
-                    try await PostgresConnection.connect(
-                        on: Self.eventLoopGroup.next(), configuration: configuration, id: newConnectionID(),
-                        logger: logger
-                    ).get())
+                return link(try await openConnection())
             } catch {
                 openFailed()
-                throw PostgresLink.translate(error)
+                throw error
             }
         }
         return try take(claim)
@@ -399,8 +405,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
 
     /// Blocks until `count` borrowers wait for a connection, for at most `timeout`; whether they do (for tests).
     func waitUntilTasksWait(_ count: Int, within timeout: Duration) -> Bool {
-        let (seconds, attoseconds) = timeout.components
-        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        let deadline = timeout.deadlineFromNow
         return condition.withLock {
             observers += 1
             defer { observers -= 1 }

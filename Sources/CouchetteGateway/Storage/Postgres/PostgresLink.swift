@@ -78,8 +78,7 @@ final class PostgresLink: @unchecked Sendable {
     {
         let loop = future.eventLoop
         let promise = loop.makePromise(of: T.self)
-        let (seconds, attoseconds) = timeout.components
-        let timer = loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+        let timer = loop.scheduleTask(in: timeout.timeAmount) {
             promise.fail(TimedOut(timeout: timeout))
             connection.closeInBackground()
         }
