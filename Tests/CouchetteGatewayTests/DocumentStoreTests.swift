@@ -128,7 +128,7 @@ import Testing
         #expect(try store.get(id: "d")["v"] == "again")
     }
 
-    @Test func newEditsFalseInsertsHistoryAndCreatesConflictsSilently() throws {
+    @Test func newEditsFalseInsertsHistoryAndCreatesConflictsSilently() async throws {
         let store = try makeStore()
         try store.putExisting(id: "r", body: ["_rev": "3-c", "_revisions": ["start": 3, "ids": ["c", "b", "a"]], "v": "c"])
         try store.putExisting(id: "r", body: ["_rev": "3-d", "_revisions": ["start": 3, "ids": ["d", "b"]], "v": "d"])
@@ -149,7 +149,7 @@ import Testing
         ] {
             #expect(throws: GatewayError.self) { try store.putExisting(id: "r", body: body) }
         }
-        let diff = try store.revsDiff(["r": ["3-c", "4-e", "nonsense"], "new": ["1-a"]])
+        let diff = try await store.revsDiff(["r": ["3-c", "4-e", "nonsense"], "new": ["1-a"]])
         #expect(diff["r"]?["missing"] == ["4-e", "nonsense"])
         #expect(diff["r"]?["possible_ancestors"] == ["3-d", "3-c"])
         #expect(diff["new"]?["missing"] == ["1-a"])

@@ -14,65 +14,65 @@ import Testing
     ]
 
     @Test func readersAtOneCommitCountShareOneQueryUnderWay() async throws {
-        try await offCooperativeThreads {
-            let reads = PostgresFeedReads()
-            let queries = Atomic<Int>(0)
-            let inQuery = DispatchSemaphore(value: 0)
-            let answer = DispatchSemaphore(value: 0)
-            let readers = 8
-            let results = Mutex<[[ChangeEntry]]>([])
-            let done = DispatchGroup()
-            func read(first: Bool) {
-                done.enter()
-                Thread { [entries] in
-                    defer { done.leave() }
-                    let got = try? reads.read(channels: ["a"], since: 3, limit: 10, commits: 5) {
-                        () throws(GatewayError) -> [ChangeEntry] in
-                        queries.add(1, ordering: .relaxed)
-                        if first {
-                            inQuery.signal()
-                            answer.wait()
-                        }
-                        return entries
-                    }
-                    results.withLock { $0.append(got ?? []) }
-                }.start()
+        let reads = PostgresFeedReads()
+        let queries = QueryCount()
+        let inQuery = AsyncStream.makeStream(of: Void.self)
+        let answer = AsyncStream.makeStream(of: Void.self)
+        let readers = 8
+        let entries = entries
+        @Sendable func read(first: Bool) async throws -> [ChangeEntry] {
+            try await reads.read(channels: ["a"], since: 3, limit: 10, commits: 5) {
+                () async throws(GatewayError) -> [ChangeEntry] in
+                queries.count.withLock { $0 += 1 }
+                if first {
+                    inQuery.continuation.yield()
+                    for await _ in answer.stream { break }
+                }
+                return entries
             }
-            read(first: true)
-            inQuery.wait()
-            for _ in 1..<readers { read(first: false) }
-            answer.signal()
-            done.wait()
-            #expect(queries.load(ordering: .relaxed) == 1)
-            #expect(results.withLock { $0 }.count == readers)
-            #expect(results.withLock { $0 }.allSatisfy { $0 == entries })
         }
+        let results = try await withThrowingTaskGroup(of: [ChangeEntry].self) { group in
+            group.addTask { try await read(first: true) }
+            for await _ in inQuery.stream { break }
+            for _ in 1..<readers { group.addTask { try await read(first: false) } }
+            answer.continuation.yield()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(queries.count.withLock { $0 } == 1)
+        #expect(results.count == readers)
+        #expect(results.allSatisfy { $0 == entries })
     }
 
-    @Test func aCommitOrAnotherKeyAsksAgainAndAFailureOrAWholeListingIsNotKept() throws {
+    @Test func aCommitOrAnotherKeyAsksAgainAndAFailureOrAWholeListingIsNotKept() async throws {
         let reads = PostgresFeedReads()
-        var queries = 0
-        func read(since: UInt64 = 3, limit: Int? = 100, commits: UInt64, failing: Bool = false) throws(GatewayError)
+        let queries = Atomic<Int>(0)
+        func read(since: UInt64 = 3, limit: Int? = 100, commits: UInt64, failing: Bool = false) async throws(GatewayError)
             -> [ChangeEntry]
         {
-            try reads.read(channels: nil, since: since, limit: limit, commits: commits) { () throws(GatewayError) in
-                queries += 1
+            try await reads.read(channels: nil, since: since, limit: limit, commits: commits) {
+                () async throws(GatewayError) in
+                queries.add(1, ordering: .relaxed)
                 if failing { throw GatewayError.serviceUnavailable("down") }
                 return entries
             }
         }
-        #expect(throws: GatewayError.self) { try read(commits: 1, failing: true) }
-        _ = try read(commits: 1)
-        #expect(queries == 2)
-        _ = try read(commits: 1)
-        #expect(queries == 2)
-        _ = try read(commits: 2)
-        #expect(queries == 3)
-        _ = try read(since: 4, commits: 2)
-        #expect(queries == 4)
+        await #expect(throws: GatewayError.self) { try await read(commits: 1, failing: true) }
+        _ = try await read(commits: 1)
+        #expect(queries.load(ordering: .relaxed) == 2)
+        _ = try await read(commits: 1)
+        #expect(queries.load(ordering: .relaxed) == 2)
+        _ = try await read(commits: 2)
+        #expect(queries.load(ordering: .relaxed) == 3)
+        _ = try await read(since: 4, commits: 2)
+        #expect(queries.load(ordering: .relaxed) == 4)
         // A read without a limit (a whole channel listing) is never kept.
-        _ = try read(limit: nil, commits: 2)
-        _ = try read(limit: nil, commits: 2)
-        #expect(queries == 6)
+        _ = try await read(limit: nil, commits: 2)
+        _ = try await read(limit: nil, commits: 2)
+        #expect(queries.load(ordering: .relaxed) == 6)
     }
+}
+
+/// How many queries ran, shared with the readers' tasks.
+private final class QueryCount: Sendable {
+    let count = Mutex(0)
 }

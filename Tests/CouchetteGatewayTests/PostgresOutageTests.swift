@@ -116,12 +116,11 @@ extension PostgresOutageTests {
         let answered = DoneFlag()
         let stuck = Task {
             await withTaskGroup(of: Void.self) { group in
-                // `_revs_diff` reads in place, blocking its thread (reads and writes of documents await PostgreSQL
-                // holding none).
+                // A `_local` document is read in place, blocking its thread (documents, feeds and `_all_docs` await
+                // PostgreSQL holding none).
                 for index in 0..<stuckCount {
                     group.addTask {
-                        _ = try? await client.send(
-                            "POST", port: ports.adminPort, path: "/far-threads/_revs_diff", json: ["stuck-\(index)": ["1-a"]])
+                        _ = try? await client.send(port: ports.adminPort, path: "/far-threads/_local/stuck-\(index)")
                     }
                 }
                 await group.waitForAll()
@@ -141,7 +140,7 @@ extension PostgresOutageTests {
         try await running.value
     }
 
-    @Test("Reads and writes waiting on a stalled PostgreSQL hold no thread: 40 GETs, PUTs and _bulk_docs wait on a database of 2 connections while none of its threads runs")
+    @Test("Reads, feeds and writes waiting on a stalled PostgreSQL hold no thread: 40 GETs, _changes, PUTs and _bulk_docs wait on a database of 2 connections while none of its threads runs")
     func waitingRequestsHoldNoThread() async throws {
         // A timeout well past the test's own waits: the held statements must not time out before the release.
         let (proxy, server, running, ports) = try await startGateway(
@@ -161,11 +160,14 @@ extension PostgresOutageTests {
                 for index in 0..<count {
                     group.addTask {
                         let reply: HTTPTestClient.Reply?
-                        switch index % 3 {
+                        switch index % 4 {
                         case 0: reply = try? await client.send(port: ports.adminPort, path: "/far-waiting/doc")
                         case 1:
                             reply = try? await client.send(
                                 "PUT", port: ports.adminPort, path: "/far-waiting/put-\(index)", json: ["v": 2])
+                        case 2:
+                            reply = try? await client.send(
+                                port: ports.adminPort, path: "/far-waiting/_changes?include_docs=true&style=all_docs")
                         default:
                             reply = try? await client.send(
                                 "POST", port: ports.adminPort, path: "/far-waiting/_bulk_docs",
@@ -189,7 +191,7 @@ extension PostgresOutageTests {
         #expect(try await client.send(port: ports.adminPort, path: "/near/doc").status == 404)
         proxy.release()
         let statuses = await requests.value
-        #expect(statuses.sorted() == (Array(repeating: 200, count: 14) + Array(repeating: 201, count: 26)).sorted(), "\(statuses)")
+        #expect(statuses.sorted() == Array(repeating: 200, count: 20) + Array(repeating: 201, count: 20), "\(statuses)")
         await server.triggerGracefulShutdown()
         try await running.value
     }
@@ -212,21 +214,17 @@ extension PostgresOutageTests {
             Task { try await client.send(port: ports.adminPort, path: "/far-blocked/doc").status }
         }
         try await offCooperativeThreads { proxy.waitUntilHolding(2) }
-        // More requests that wait for a connection blocking their thread (`_revs_diff` reads in place) than the
-        // database has threads.
+        // More requests that wait for a connection blocking their thread (a `_local` document is read in place)
+        // than the database has threads.
         let blockingCount = threads.limit + 2
-        let diffs = (0..<blockingCount).map { index in
-            Task {
-                try await client.send(
-                    "POST", port: ports.adminPort, path: "/far-blocked/_revs_diff", json: ["d\(index)": ["1-a"]]
-                ).status
-            }
+        let locals = (0..<blockingCount).map { index in
+            Task { try await client.send(port: ports.adminPort, path: "/far-blocked/_local/d\(index)").status }
         }
         #expect(try await offCooperativeThreads { pool.waitUntilTasksWait(blockingCount, within: .seconds(30)) })
         let released = ContinuousClock.now
         proxy.release()
         for read in reads { #expect(try await read.value == 200) }
-        for diff in diffs { #expect(try await diff.value == 200) }
+        for local in locals { #expect(try await local.value == 404) }
         #expect(ContinuousClock.now - released < .seconds(30), "the requests waited for the connection timeout")
         await server.triggerGracefulShutdown()
         try await running.value
@@ -257,11 +255,10 @@ extension PostgresOutageTests {
         let answered = DoneFlag()
         let requests = Task {
             await withTaskGroup(of: Void.self) { group in
-                // `_revs_diff` reads in place, blocking its thread.
+                // A `_local` document is read in place, blocking its thread.
                 for index in 0..<stalled {
                     group.addTask {
-                        _ = try? await client.send(
-                            "POST", port: ports.adminPort, path: "/late/_revs_diff", json: ["stuck-\(index)": ["1-a"]])
+                        _ = try? await client.send(port: ports.adminPort, path: "/late/_local/stuck-\(index)")
                     }
                 }
                 await group.waitForAll()

@@ -92,19 +92,24 @@ struct PostgresSequencerTests {
                         }
                     }
                 }
-                // A reader per node, paging from 0 with random limits until the writers are done and it caught up.
+                // A reader per node, paging from 0 with random limits until the writers are done and it caught up;
+                // each page read by the feeds' awaiting call or by the synchronous one, at random.
                 group.addTask {
-                    try await offCooperativeThreads {
-                        var random = SplitMix64(state: UInt64(seed * 100 + 90 + nodeIndex))
-                        var delivered: [UInt64] = []
-                        var position: UInt64 = 0
-                        while true {
-                            let done = writing.value.load(ordering: .acquiring) == 0
-                            let page = try node.changes(since: position, limit: Int.random(in: 1...100, using: &random))
-                            delivered += page.map(\.sequence)
-                            position = page.last?.sequence ?? position
-                            if done && page.isEmpty { return delivered }
-                        }
+                    var random = SplitMix64(state: UInt64(seed * 100 + 90 + nodeIndex))
+                    var delivered: [UInt64] = []
+                    var position: UInt64 = 0
+                    while true {
+                        let done = writing.value.load(ordering: .acquiring) == 0
+                        let (since, limit) = (position, Int.random(in: 1...100, using: &random))
+                        let page =
+                            if random.next() % 2 == 0 {
+                                try await node.fetchChanges(since: since, limit: limit)
+                            } else {
+                                try await offCooperativeThreads { try node.changes(since: since, limit: limit) }
+                            }
+                        delivered += page.map(\.sequence)
+                        position = page.last?.sequence ?? position
+                        if done && page.isEmpty { return delivered }
                     }
                 }
             }

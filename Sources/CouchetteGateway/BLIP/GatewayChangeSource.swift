@@ -68,12 +68,12 @@ final class GatewayChangeSource: SyncChangeSource {
 
     // MARK: - SyncChangeSource
 
-    func next() throws -> SyncFeedStep {
+    func next() async throws -> SyncFeedStep {
         let (held, outcome) = state.withLock { ($0.held.take()?.feed, $0.outcome.take()) }
         guard var feed = held ?? parking.take() else { return .finished }
         if let outcome { _ = feed.resume(after: outcome) }
         while true {
-            switch try feed.step() {
+            switch try await feed.step() {
             case .event(.entries(let rows)):
                 // Revisions are read as the feed's caller now: a user granted a channel since the connection opened
                 // reads its documents (the feed reloads the user as their access changes).

@@ -77,13 +77,13 @@ struct GatewaySyncStore: PassiveSyncStore {
 
     /// One `_revs_diff` for the whole message. A database that allows no conflicts refuses it with 409 "Use
     /// 'proposeChanges' instead", as Sync Gateway does (LiteCore then offers with `proposeChanges`).
-    func revsDiff(_ entries: [OfferedChange?]) throws -> [RevsDiffAnswer] {
+    func revsDiff(_ entries: [OfferedChange?]) async throws -> [RevsDiffAnswer] {
         guard target.database.config.allowConflicts else {
             throw GatewayError.conflict("Use 'proposeChanges' instead")
         }
         var offered: [String: [String]] = [:]
         for case let entry? in entries { offered[entry.documentID, default: []].append(entry.revisionID) }
-        let diff = (try? target.revsDiff(offered)) ?? [:]
+        let diff = (try? await target.revsDiff(offered)) ?? [:]
         return entries.map { entry in
             guard let entry, let missing = diff[entry.documentID],
                 missing["missing"]?.arrayValue?.contains(.string(entry.revisionID)) == true
@@ -95,8 +95,8 @@ struct GatewaySyncStore: PassiveSyncStore {
     /// `0` (send it) when the document is new (or deleted) or the client knows its current revision, `304` when the
     /// revision is already here, else `409` (with the current revision when asked and the caller may see it); the
     /// proposal's documents read at once, each once.
-    func propose(_ changes: [ProposedChange?], includingCurrentRevision: Bool) throws -> [ProposalAnswer] {
-        let snapshots = try target.snapshots(ids: changes.compactMap { $0?.documentID })
+    func propose(_ changes: [ProposedChange?], includingCurrentRevision: Bool) async throws -> [ProposalAnswer] {
+        let snapshots = try await target.snapshots(ids: changes.compactMap { $0?.documentID })
         return changes.map { change in
             guard let change else { return .malformed }
             let document = snapshots[change.documentID]

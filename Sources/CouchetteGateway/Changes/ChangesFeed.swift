@@ -119,7 +119,7 @@ public struct ChangesFeed: Sendable {
     /// - Throws: ``GatewayError`` from the storage; the feed is over after it.
     public mutating func next() async throws(GatewayError) -> Event? {
         while true {
-            switch try step() {
+            switch try await step() {
             case .event(let event):
                 return event
             case .finished:
@@ -130,18 +130,19 @@ public struct ChangesFeed: Sendable {
         }
     }
 
-    /// The next event or the end when there is one now, else the wait that comes before it — without suspending, so
-    /// that a feed can wait on the notifier without a task (``ChangeNotifier/whenChanged(_:after:deadline:_:)``).
+    /// The next event or the end when there is one now, else the wait that comes before it — without waiting on the
+    /// notifier, so that a feed can wait for the next change without a task
+    /// (``ChangeNotifier/whenChanged(_:after:deadline:_:)``). It suspends only while the storage reads.
     ///
     /// - Throws: ``GatewayError`` from the storage; the feed is over after it.
-    public mutating func step() throws(GatewayError) -> Step {
+    public mutating func step() async throws(GatewayError) -> Step {
         while !finished {
             if let limit = options.limit, sentCount >= limit { break }
             if options.feed != .normal, notifier.isClosed { break }
             if needsRead {
                 let rows: [ChangesRow]
                 do {
-                    rows = try read()
+                    rows = try await read()
                 } catch {
                     finished = true
                     throw error
@@ -203,16 +204,16 @@ public struct ChangesFeed: Sendable {
 
     /// One read of the current pass: the reload at its start, then the backfill's entries until it is done, then
     /// normal entries up to the pass's end. Ends the feed (no rows) when the user was deleted or disabled.
-    private mutating func read() throws(GatewayError) -> [ChangesRow] {
+    private mutating func read() async throws(GatewayError) -> [ChangesRow] {
         if needsReload {
             needsReload = false
             // Taken before the reload: every change up to it (grants included) is committed and in the user. The
             // first pass asks the storage, so that a feed requested after a write reads it.
             end =
                 endFromStorage
-                ? try reader.database.storage.readableSequence(announcedBy: notifier) : notifier.lastSequence
+                ? try await reader.database.storage.readableSequence(announcedBy: notifier) : notifier.lastSequence
             endFromStorage = false
-            guard try reload() else {
+            guard try await reload() else {
                 finished = true
                 needsRead = false
                 return []
@@ -220,13 +221,13 @@ public struct ChangesFeed: Sendable {
         }
         let limit = options.limit.map { $0 - sentCount }
         if let pending = backfill {
-            let batch = try reader.readBackfill(pending, limit: limit)
+            let batch = try await reader.readBackfill(pending, limit: limit)
             backfill = batch.isExhausted ? nil : pending.resumed(after: batch.position)
             return batch.rows
         }
         // With a `_user/` entry due within the pass, read up to it first.
         let userEntry = self.userEntry.flatMap { $0 <= end ? $0 : nil }
-        let batch = try reader.read(after: position, through: userEntry ?? end, limit: limit)
+        let batch = try await reader.read(after: position, through: userEntry ?? end, limit: limit)
         position = batch.position
         guard batch.isExhausted else { return batch.rows }
         var rows = batch.rows
@@ -261,7 +262,7 @@ public struct ChangesFeed: Sendable {
     }
 
     /// Reloads the user and plans the backfill its new channels need; false when the feed must end.
-    private mutating func reload() throws(GatewayError) -> Bool {
+    private mutating func reload() async throws(GatewayError) -> Bool {
         let first = reloading == .first
         guard reloading != .never else { return true }
         let outcome = try ChangesAccess.load(
@@ -274,7 +275,7 @@ public struct ChangesFeed: Sendable {
             if options.revocations, let user = access.caller.user, let readable = access.caller.readableChannels {
                 let revoked = try reader.database.storage.noteServedChannels(readable, of: user.name, at: end)
                 let since = first ? options.since.normalPosition : position
-                let rows = try reader.revocationRows(revoked, since: since, at: end)
+                let rows = try await reader.revocationRows(revoked, since: since, at: end)
                 let pending = Set(pendingRevocations.compactMap { $0.json["id"]?.stringValue })
                 pendingRevocations += rows.filter { !pending.contains($0.json["id"]?.stringValue ?? "") }
             }

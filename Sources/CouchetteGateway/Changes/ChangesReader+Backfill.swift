@@ -9,7 +9,7 @@ extension ChangesReader {
     /// channels, and one still readable through another channel must not look removed. `active_only` applies.
     ///
     /// ```swift
-    /// let batch = try reader.readBackfill(ChangesBackfill(triggeredBy: 9, selection: .channels(["b"])), limit: nil)
+    /// let batch = try await reader.readBackfill(ChangesBackfill(triggeredBy: 9, selection: .channels(["b"])), limit: nil)
     /// batch.rows.map(\.sequence.description)  // ["9:2", "9:5"]
     /// batch.position                           // 5: resume after it while not exhausted
     /// ```
@@ -20,13 +20,13 @@ extension ChangesReader {
     /// - Returns: The rows, with ``Batch/position`` the last sequence `S` examined; exhausted once every entry up to
     ///   the trigger was examined.
     /// - Throws: ``GatewayError`` from the storage.
-    public func readBackfill(_ backfill: ChangesBackfill, limit: Int?) throws(GatewayError) -> Batch {
+    public func readBackfill(_ backfill: ChangesBackfill, limit: Int?) async throws(GatewayError) -> Batch {
         let fetchSize = limit.map { min(max($0, 1), Self.fetchSize) } ?? Self.fetchSize
         var rows: [ChangesRow] = []
         var position = backfill.after
         while position < backfill.triggeredBy {
-            let entries = try fetch(backfill.selection, after: position, limit: fetchSize)
-            let leaves = try leaves(of: entries)
+            let entries = try await fetch(backfill.selection, after: position, limit: fetchSize)
+            let page = try await page(of: entries)
             for entry in entries {
                 if entry.sequence > backfill.triggeredBy {
                     return Batch(rows: rows, position: position, isExhausted: true)
@@ -34,7 +34,7 @@ extension ChangesReader {
                 position = entry.sequence
                 guard entry.removedFrom.isEmpty, accepts(entry) else { continue }
                 let sequence = ChangeSequence(entry.sequence, triggeredBy: backfill.triggeredBy)
-                rows.append(try row(for: entry, sequence: sequence, leaves: leaves))
+                rows.append(row(for: entry, sequence: sequence, page: page))
                 if let limit, rows.count >= limit {
                     return Batch(rows: rows, position: position, isExhausted: false)
                 }

@@ -11,7 +11,7 @@ import CouchetteCore
 ///
 /// ```swift
 /// let reader = ChangesReader(database: database, caller: .admin, options: ChangesOptions(since: 3))
-/// let batch = try reader.read(after: 3, limit: nil)
+/// let batch = try await reader.read(after: 3, limit: nil)
 /// batch.rows.map(\.sequence)  // [4, 5]
 /// ```
 public struct ChangesReader: Sendable {
@@ -100,23 +100,25 @@ public struct ChangesReader: Sendable {
     ///     at position `end`.
     ///   - limit: The most entries to return; nil for no limit.
     /// - Throws: ``GatewayError`` from the storage (503 once it is closed).
-    public func read(after position: UInt64, through end: UInt64? = nil, limit: Int?) throws(GatewayError) -> Batch {
+    public func read(after position: UInt64, through end: UInt64? = nil, limit: Int?) async throws(GatewayError)
+        -> Batch
+    {
         if case .documentIDs(let ids) = options.filter {
-            return try readDocuments(ids, after: position, through: end, limit: limit)
+            return try await readDocuments(ids, after: position, through: end, limit: limit)
         }
         let fetchSize = limit.map { min(max($0, 1), Self.fetchSize) } ?? Self.fetchSize
         var rows: [ChangesRow] = []
         var position = position
         while true {
-            let entries = try fetch(selection, after: position, limit: fetchSize)
-            let leaves = try leaves(of: entries)
+            let entries = try await fetch(selection, after: position, limit: fetchSize)
+            let page = try await page(of: entries)
             for entry in entries {
                 if let end, entry.sequence > end {
                     return Batch(rows: rows, position: max(position, end), isExhausted: true, passedEnd: true)
                 }
                 position = entry.sequence
                 guard accepts(entry) else { continue }
-                rows.append(try row(for: entry, leaves: leaves))
+                rows.append(row(for: entry, page: page))
                 if let limit, rows.count >= limit {
                     return Batch(rows: rows, position: position, isExhausted: false)
                 }
@@ -127,24 +129,36 @@ public struct ChangesReader: Sendable {
     }
 
     /// The storage's entries after `position` for `selection`.
-    func fetch(_ selection: Selection, after position: UInt64, limit: Int) throws(GatewayError) -> [ChangeEntry] {
+    func fetch(_ selection: Selection, after position: UInt64, limit: Int) async throws(GatewayError) -> [ChangeEntry] {
         switch selection {
-        case .everything: try database.storage.changes(since: position, limit: limit)
-        case .channels(let channels): try database.storage.changes(inChannels: channels, since: position, limit: limit)
+        case .everything:
+            try await database.storage.fetchChanges(since: position, limit: limit)
+        case .channels(let channels):
+            try await database.storage.fetchChanges(inChannels: channels, since: position, limit: limit)
         }
     }
 
-    /// With `style=all_docs`, the leaves of a page's documents in one read, without their bodies; nil otherwise.
-    func leaves(of entries: [ChangeEntry]) throws(GatewayError) -> [String: [RevisionID]]? {
-        options.includeAllLeaves ? try database.storage.leafRevisions(ids: entries.map(\.documentID)) : nil
+    /// What a page's rows need beside its entries, each read at once for the whole page: the leaves for
+    /// `style=all_docs` (without bodies), the live documents for `include_docs`.
+    func page(of entries: [ChangeEntry]) async throws(GatewayError) -> ChangesPage {
+        var page = ChangesPage()
+        if options.includeAllLeaves {
+            page.leaves = try await database.storage.fetchLeafRevisions(ids: entries.map(\.documentID))
+        }
+        if options.includeDocs {
+            let live = entries.filter { !$0.isDeleted }.map(\.documentID)
+            page.documents = try await database.storage.fetchDocuments(ids: live, winnerAsText: false)
+        }
+        return page
     }
 
     /// `_doc_ids`: each named document's latest change, if the caller may see it; the documents read at once.
     private func readDocuments(_ ids: [String], after position: UInt64, through end: UInt64?, limit: Int?)
-        throws(GatewayError) -> Batch
+        async throws(GatewayError) -> Batch
     {
+        let documents = try await database.storage.fetchDocuments(ids: Array(Set(ids)), winnerAsText: false)
         var entries: [ChangeEntry] = []
-        for document in try database.storage.documents(ids: Array(Set(ids))).values {
+        for document in documents.values {
             guard document.sequence > position,
                 end.map({ document.sequence <= $0 }) ?? true,
                 let entry = visibleEntry(of: document), accepts(entry)
@@ -157,8 +171,10 @@ public struct ChangesReader: Sendable {
             entries.removeLast(entries.count - limit)
             isExhausted = false
         }
-        var rows: [ChangesRow] = []
-        for entry in entries { rows.append(try row(for: entry)) }
+        let page = ChangesPage(
+            leaves: options.includeAllLeaves ? documents.mapValues { $0.tree.leaves.map(\.id) } : nil,
+            documents: options.includeDocs ? documents : nil)
+        let rows = entries.map { row(for: $0, page: page) }
         return Batch(rows: rows, position: entries.last?.sequence ?? position, isExhausted: isExhausted)
     }
 
@@ -182,15 +198,20 @@ public struct ChangesReader: Sendable {
     /// lost access to by losing a channel after `since`: the live documents of those channels whose latest change
     /// the channel was still served through (so no document made or changed later is named), that the caller cannot
     /// read now through any channel.
-    func revocationRows(_ revoked: [String: RevokedChannel], since: UInt64, at sequence: UInt64) throws(GatewayError)
-        -> [ChangesRow]
+    func revocationRows(_ revoked: [String: RevokedChannel], since: UInt64, at sequence: UInt64)
+        async throws(GatewayError) -> [ChangesRow]
     {
         guard let readable = caller.readableChannels else { return [] }
         var found: [String: RevisionID] = [:]
         for (channel, revocation) in revoked where revocation.revokedAt > since && !readable.contains(channel) {
-            for entry in try database.storage.changes(inChannels: [channel], since: 0, limit: nil)
-            where entry.removedFrom.isEmpty && !entry.isDeleted && entry.sequence <= revocation.servedThrough {
-                guard found[entry.documentID] == nil, let document = try database.storage.document(id: entry.documentID),
+            let candidates = try await database.storage.fetchChanges(inChannels: [channel], since: 0, limit: nil).filter {
+                $0.removedFrom.isEmpty && !$0.isDeleted && $0.sequence <= revocation.servedThrough
+                    && found[$0.documentID] == nil
+            }
+            let documents = try await database.storage.fetchDocuments(
+                ids: candidates.map(\.documentID), winnerAsText: true)
+            for entry in candidates {
+                guard found[entry.documentID] == nil, let document = documents[entry.documentID],
                     document.currentChannels.isDisjoint(with: readable)
                 else { continue }
                 found[entry.documentID] = entry.revisionID
@@ -209,20 +230,14 @@ public struct ChangesReader: Sendable {
 
     /// The JSON entry of a change, under its own sequence or the backfill position `sequence`.
     ///
-    /// - Parameter leaves: The leaf revisions of the page's documents (``GatewayStorage/leafRevisions(ids:)``), read
-    ///   at once for `style=all_docs`; without them the document is read.
-    func row(
-        for entry: ChangeEntry, sequence: ChangeSequence? = nil, leaves: [String: [RevisionID]]? = nil
-    ) throws(GatewayError) -> ChangesRow {
+    /// - Parameter page: What ``page(of:)`` read for the entry's page: the leaves for `style=all_docs`, the documents
+    ///   for `include_docs`.
+    func row(for entry: ChangeEntry, sequence: ChangeSequence? = nil, page: ChangesPage) -> ChangesRow {
         let sequence = sequence ?? ChangeSequence(entry.sequence)
         var revisions = [entry.revisionID]
         if options.includeAllLeaves {
-            let documentLeaves =
-                if let leaves { leaves[entry.documentID] } else {
-                    try database.storage.document(id: entry.documentID)?.tree.leaves.map(\.id)
-                }
             // CouchDB's order: the winner, then the other leaves in winning order (live ones first).
-            revisions += (documentLeaves ?? []).filter { $0 != entry.revisionID }
+            revisions += (page.leaves?[entry.documentID] ?? []).filter { $0 != entry.revisionID }
         }
         var members: [String: JSONValue] = [
             "seq": sequence.jsonValue,
@@ -231,18 +246,33 @@ public struct ChangesReader: Sendable {
         ]
         if entry.isDeleted { members["deleted"] = true }
         if !entry.removedFrom.isEmpty { members["removed"] = .array(entry.removedFrom.sorted().map(JSONValue.string)) }
-        if options.includeDocs, let body = body(of: entry) { members["doc"] = body }
+        if options.includeDocs, let body = body(of: entry, in: page.documents ?? [:]) { members["doc"] = body }
         return ChangesRow(sequence: sequence, json: .object(members))
     }
 
     /// The body `include_docs` adds: the revision as the caller may see it (a `_removed` stub outside their
     /// channels), or `{"_id","_rev","_deleted":true}` for a tombstone; nil when it cannot be read.
-    private func body(of entry: ChangeEntry) -> JSONValue? {
+    ///
+    /// - Parameter documents: The page's live documents, read at once.
+    private func body(of entry: ChangeEntry, in documents: [String: StoredDocument]) -> JSONValue? {
         if entry.isDeleted {
             return ["_id": .string(entry.documentID), "_rev": .string(entry.revisionID.description), "_deleted": true]
         }
         var read = ReadOptions(includeAttachments: options.includeAttachments)
         read.includeConflicts = options.includeConflicts
-        return try? database.documents.read(id: entry.documentID, revision: entry.revisionID, as: caller, options: read)
+        return try? database.documents.revision(
+            id: entry.documentID, revision: entry.revisionID, as: caller, options: read, in: documents
+        ).json
     }
+}
+
+// MARK: - ChangesPage
+
+/// What a page of ``ChangesReader`` rows needs beside its entries, read at once for the page
+/// (``ChangesReader/page(of:)``).
+struct ChangesPage {
+    /// The leaf revisions of the page's documents, for `style=all_docs`.
+    var leaves: [String: [RevisionID]]?
+    /// The page's live documents, for `include_docs`.
+    var documents: [String: StoredDocument]?
 }

@@ -50,7 +50,7 @@ final class DetachedChangesFeed: Sendable {
                 try await exchange.write([.body(ChangesFraming.heartbeat)])
             }
             feeding: while !parking.isStopped {
-                switch try feed.step() {
+                switch try await feed.step() {
                 case .event(.entries(let rows)):
                     try await exchange.write([.body(ChangesFraming.lines(rows))])
                 case .event(.heartbeat):

@@ -11,10 +11,11 @@ extension AuthorizedDatabase {
     /// A page costs what it returns: a caller who sees every channel reads the page's IDs in order from the
     /// storage and `total_rows` from its counts; a user reads their channels' rows from the start key on, in ID
     /// order, up to the page's end (``GatewayStorage/liveDocumentIDs(inChannels:in:limit:)``; a user with more than
-    /// 256 channels in SQLite, or of an in-memory database, reads their channels' feeds whole).
+    /// 256 channels in SQLite, or of an in-memory database, reads their channels' feeds whole). Requested `keys` are
+    /// read at once. A storage across a network holds no thread while it answers.
     ///
     /// - Throws: 400 when `keys` comes with `key`, `startkey` or `endkey`.
-    func allDocs(keys: [String]?, options: AllDocsOptions) throws(GatewayError) -> JSONValue {
+    func allDocs(keys: [String]?, options: AllDocsOptions) async throws(GatewayError) -> JSONValue {
         var keys = keys
         if let key = options.key {
             guard keys == nil else { throw GatewayError.badRequest("`keys` is incompatible with `key`") }
@@ -23,28 +24,26 @@ extension AuthorizedDatabase {
         if keys != nil, options.startKey != nil || options.endKey != nil {
             throw GatewayError.badRequest("`keys` is incompatible with `startkey` and `endkey`")
         }
-        let updateSequence = try database.storage.lastSequence
+        let updateSequence = try await database.storage.fetchLastSequence()
         let range = DocumentIDRange(
             startKey: options.startKey, endKey: options.endKey, inclusiveEnd: options.inclusiveEnd,
             descending: options.descending)
         var rows: [JSONValue]
         if var keys {
             if options.descending { keys.reverse() }
-            rows = try Self.page(keys, options).map { key throws(GatewayError) in try row(forKey: key, options) }
+            let page = Self.page(keys, options)
+            let documents = try await database.storage.fetchDocuments(ids: page, winnerAsText: false)
+            rows = try page.map { key throws(GatewayError) in try row(forKey: key, in: documents, options) }
         } else {
             // `skip` and `limit` are any non-negative Int: their sum may not fit.
             let wanted = options.limit.map { limit in
                 let (sum, overflow) = options.skip.addingReportingOverflow(limit)
                 return overflow ? Int.max : sum
             }
-            let ids =
-                if let channels = caller.readableChannels {
-                    try database.storage.liveDocumentIDs(inChannels: channels, in: range, limit: wanted)
-                } else {
-                    try database.storage.liveDocumentIDs(in: range, limit: wanted)
-                }
+            let ids = try await database.storage.fetchLiveDocumentIDs(
+                inChannels: caller.readableChannels, in: range, limit: wanted)
             let pageIDs = Array(ids.dropFirst(min(options.skip, ids.count)))
-            let documents = try database.storage.documents(ids: pageIDs)
+            let documents = try await database.storage.fetchDocuments(ids: pageIDs, winnerAsText: false)
             rows = []
             for id in pageIDs {
                 // A document deleted, or moved out of the caller's channels, since its ID was read is left out, as it
@@ -55,7 +54,8 @@ extension AuthorizedDatabase {
                 rows.append(try row(for: document, options))
             }
         }
-        let totalRows = try caller.readableChannels == nil ? database.storage.statistics.documentCount : rows.count
+        let totalRows =
+            caller.readableChannels == nil ? try await database.storage.fetchStatistics().documentCount : rows.count
         var body: [String: JSONValue] = ["rows": .array(rows), "total_rows": .int(Int64(totalRows))]
         if options.updateSequence { body["update_seq"] = .int(Int64(updateSequence)) }
         return .object(body)
@@ -67,11 +67,11 @@ extension AuthorizedDatabase {
         return Array(options.limit.map { skipped.prefix($0) } ?? skipped)
     }
 
-    /// The row of one requested key: the document, or a 404/403 error row.
-    private func row(forKey key: String, _ options: AllDocsOptions) throws(GatewayError)
-        -> JSONValue
+    /// The row of one requested key: the document (among those read), or a 404/403 error row.
+    private func row(forKey key: String, in documents: [String: StoredDocument], _ options: AllDocsOptions)
+        throws(GatewayError) -> JSONValue
     {
-        guard let document = try database.storage.document(id: key), let winner = document.winner else {
+        guard let document = documents[key], let winner = document.winner else {
             return ["key": .string(key), "error": "not_found", "status": 404]
         }
         guard caller.canSee(document.currentVisibilityChannels) else {

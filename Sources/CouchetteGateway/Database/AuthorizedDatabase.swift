@@ -62,11 +62,6 @@ public struct AuthorizedDatabase: Sendable {
         try await database.storage.fetchDocuments(ids: ids, winnerAsText: true)
     }
 
-    /// ``snapshots(ids:)`` for a synchronous caller, which waits in place.
-    func snapshots(ids: [String]) throws(GatewayError) -> [String: StoredDocument] {
-        try database.storage.documents(ids: ids, winnerAsText: true)
-    }
-
     /// A read's JSON text spliced from the stored body, when the caller may see it and the read adds no attachment
     /// bodies (``DocumentStore/revisionText(id:revision:as:options:in:)``); nil otherwise: read the revision.
     func revisionText(
@@ -165,13 +160,13 @@ public struct AuthorizedDatabase: Sendable {
     }
 
     /// `_revs_diff`: for each document, the offered revisions missing here.
-    public func revsDiff(_ offered: [String: [String]]) throws(GatewayError) -> JSONValue {
-        try documents.revsDiff(offered)
+    public func revsDiff(_ offered: [String: [String]]) async throws(GatewayError) -> JSONValue {
+        try await documents.revsDiff(offered)
     }
 
     /// CouchDB's `_missing_revs`.
-    public func missingRevisions(_ offered: [String: [String]]) throws(GatewayError) -> JSONValue {
-        try documents.missingRevisions(offered)
+    public func missingRevisions(_ offered: [String: [String]]) async throws(GatewayError) -> JSONValue {
+        try await documents.missingRevisions(offered)
     }
 
     // MARK: - Local documents

@@ -97,8 +97,8 @@ public actor DatabaseRegistry {
     /// The information served by `GET /{db}/`.
     ///
     /// - Throws: ``GatewayError/noSuchDatabase(_:)`` when there is no such database.
-    public func info(forDatabase name: String) throws(GatewayError) -> DatabaseInfo {
-        try requireDatabase(named: name).info
+    public func info(forDatabase name: String) async throws(GatewayError) -> DatabaseInfo {
+        try await requireDatabase(named: name).info
     }
 
     // MARK: - Adding and removing

@@ -237,12 +237,15 @@ public final class GatewayDatabase: Sendable {
 
     // MARK: - Information
 
-    /// The information served by `GET /{db}/`.
+    /// The information served by `GET /{db}/`; a storage across a network holds no thread while it answers.
     public var info: DatabaseInfo {
-        DatabaseInfo(
-            name: name, updateSequence: updateSequence, committedUpdateSequence: updateSequence,
-            instanceStartTime: instanceStartTime, state: state,
-            statistics: (try? storage.statistics) ?? StorageStatistics())
+        get async {
+            let updateSequence = (try? await storage.fetchLastSequence()) ?? changeNotifier.lastSequence
+            return DatabaseInfo(
+                name: name, updateSequence: updateSequence, committedUpdateSequence: updateSequence,
+                instanceStartTime: instanceStartTime, state: state,
+                statistics: (try? await storage.fetchStatistics()) ?? StorageStatistics())
+        }
     }
 
     /// The latest sequence (without ``info``'s counting of documents).

@@ -452,10 +452,10 @@ public final class DocumentStore: Sendable {
     }
 
     /// `_revs_diff`: for each document, the revisions missing here and possible ancestors.
-    public func revsDiff(_ request: [String: [String]]) throws(GatewayError) -> JSONValue {
+    public func revsDiff(_ request: [String: [String]]) async throws(GatewayError) -> JSONValue {
         var result: [String: JSONValue] = [:]
         // The trees at once, bodies unread.
-        let stored = try storage.documents(ids: Array(request.keys), winnerAsText: true)
+        let stored = try await storage.fetchDocuments(ids: Array(request.keys), winnerAsText: true)
         for (id, texts) in request {
             let revisions = texts.compactMap { try? RevisionID(parsing: $0) }
             let tree = stored[id]?.tree ?? RevisionTree()
@@ -474,9 +474,9 @@ public final class DocumentStore: Sendable {
 
     /// CouchDB's `_missing_revs`: per document, the offered revisions the database lacks
     /// (`{"missing_revs": {"doc": ["2-b"]}}`), documents lacking none left out.
-    public func missingRevisions(_ request: [String: [String]]) throws(GatewayError) -> JSONValue {
+    public func missingRevisions(_ request: [String: [String]]) async throws(GatewayError) -> JSONValue {
         var missing: [String: JSONValue] = [:]
-        let stored = try storage.documents(ids: Array(request.keys), winnerAsText: true)
+        let stored = try await storage.fetchDocuments(ids: Array(request.keys), winnerAsText: true)
         for (id, texts) in request {
             let tree = stored[id]?.tree ?? RevisionTree()
             let lacking = texts.filter { text in

@@ -214,6 +214,29 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// ``store(_:)-([EncodedWrite])`` for `async` callers: a storage across a network (PostgreSQL) holds no thread
     /// while it answers; one in the process stores in place.
     func submit(_ writes: [EncodedWrite]) async throws(GatewayError) -> [Result<UInt64?, GatewayError>]
+
+    /// ``changes(since:limit:)`` for `async` callers (feeds): a storage across a network holds no thread while it
+    /// answers; one in the process reads in place.
+    func fetchChanges(since: UInt64, limit: Int?) async throws(GatewayError) -> [ChangeEntry]
+
+    /// ``changes(inChannels:since:limit:)`` for `async` callers (feeds): a storage across a network holds no thread
+    /// while it answers; one in the process reads in place.
+    func fetchChanges(inChannels channels: Set<String>, since: UInt64, limit: Int?) async throws(GatewayError)
+        -> [ChangeEntry]
+
+    /// ``lastSequence`` for `async` callers: a storage across a network holds no thread while it answers.
+    func fetchLastSequence() async throws(GatewayError) -> UInt64
+
+    /// ``leafRevisions(ids:)`` for `async` callers: a storage across a network holds no thread while it answers.
+    func fetchLeafRevisions(ids: [String]) async throws(GatewayError) -> [String: [RevisionID]]
+
+    /// ``liveDocumentIDs(in:limit:)`` (`channels` nil) or ``liveDocumentIDs(inChannels:in:limit:)`` for `async`
+    /// callers: a storage across a network holds no thread while it answers.
+    func fetchLiveDocumentIDs(inChannels channels: Set<String>?, in range: DocumentIDRange, limit: Int?)
+        async throws(GatewayError) -> [String]
+
+    /// ``statistics`` for `async` callers: a storage across a network holds no thread while it answers.
+    func fetchStatistics() async throws(GatewayError) -> StorageStatistics
 }
 
 extension GatewayStorage {
@@ -233,6 +256,42 @@ extension GatewayStorage {
         try store(writes)
     }
 
+    /// ``changes(since:limit:)``, in place: the storage answers without waiting on a network.
+    public func fetchChanges(since: UInt64, limit: Int?) async throws(GatewayError) -> [ChangeEntry] {
+        try changes(since: since, limit: limit)
+    }
+
+    /// ``changes(inChannels:since:limit:)``, in place: the storage answers without waiting on a network.
+    public func fetchChanges(inChannels channels: Set<String>, since: UInt64, limit: Int?) async throws(GatewayError)
+        -> [ChangeEntry]
+    {
+        try changes(inChannels: channels, since: since, limit: limit)
+    }
+
+    /// ``lastSequence``, in place: the storage answers without waiting on a network.
+    public func fetchLastSequence() async throws(GatewayError) -> UInt64 {
+        try lastSequence
+    }
+
+    /// ``leafRevisions(ids:)``, in place: the storage answers without waiting on a network.
+    public func fetchLeafRevisions(ids: [String]) async throws(GatewayError) -> [String: [RevisionID]] {
+        try leafRevisions(ids: ids)
+    }
+
+    /// ``liveDocumentIDs(in:limit:)`` or ``liveDocumentIDs(inChannels:in:limit:)``, in place: the storage answers
+    /// without waiting on a network.
+    public func fetchLiveDocumentIDs(inChannels channels: Set<String>?, in range: DocumentIDRange, limit: Int?)
+        async throws(GatewayError) -> [String]
+    {
+        if let channels { return try liveDocumentIDs(inChannels: channels, in: range, limit: limit) }
+        return try liveDocumentIDs(in: range, limit: limit)
+    }
+
+    /// ``statistics``, in place: the storage answers without waiting on a network.
+    public func fetchStatistics() async throws(GatewayError) -> StorageStatistics {
+        try statistics
+    }
+
     /// Writers announce their commits (``announce(_:to:)``).
     public var announcesOwnCommits: Bool { false }
 
@@ -246,9 +305,9 @@ extension GatewayStorage {
     /// The sequence through which a feed may read now: the notifier's; for a storage that announces its own commits,
     /// whose announcement comes a moment after the commit, the one it reads now (and tells the notifier of), so that
     /// a feed requested after a write of this node reads it.
-    public func readableSequence(announcedBy notifier: ChangeNotifier) throws(GatewayError) -> UInt64 {
+    public func readableSequence(announcedBy notifier: ChangeNotifier) async throws(GatewayError) -> UInt64 {
         guard announcesOwnCommits else { return notifier.lastSequence }
-        let sequence = try lastSequence
+        let sequence = try await fetchLastSequence()
         notifier.notify(sequence)
         return max(sequence, notifier.lastSequence)
     }

@@ -14,7 +14,7 @@ struct AllDocsHandler: Sendable {
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
         let query = QueryOptions(request)
-        return try respond(target, query: query, keys: try query.stringArray("keys"))
+        return try await respond(target, query: query, keys: try query.stringArray("keys"))
     }
 
     /// `POST /{db}/_all_docs` with a body `{"keys":[…]}`; options from the query.
@@ -24,12 +24,12 @@ struct AllDocsHandler: Sendable {
         guard case .array(let items)? = body["keys"], items.allSatisfy({ $0.stringValue != nil }) else {
             throw GatewayError.badRequest("Bad/missing keys")
         }
-        return try respond(target, query: QueryOptions(request), keys: items.compactMap(\.stringValue))
+        return try await respond(target, query: QueryOptions(request), keys: items.compactMap(\.stringValue))
     }
 
-    private func respond(_ target: AuthorizedDatabase, query: QueryOptions, keys: [String]?) throws -> Response {
+    private func respond(_ target: AuthorizedDatabase, query: QueryOptions, keys: [String]?) async throws -> Response {
         let options = try AllDocsOptions(query, caller: target.caller)
-        return environment.renderer.response(json: try target.allDocs(keys: keys, options: options))
+        return environment.renderer.response(json: try await target.allDocs(keys: keys, options: options))
     }
 }
 

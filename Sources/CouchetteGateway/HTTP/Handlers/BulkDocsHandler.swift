@@ -40,13 +40,13 @@ struct BulkDocsHandler: Sendable {
     /// `POST /{db}/_revs_diff`: for each document, the offered revisions missing here and possible ancestors.
     @Sendable func revsDiff(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let (target, offered) = try await offeredRevisions(request, context: context, endpoint: "_revs_diff")
-        return environment.renderer.response(json: try target.revsDiff(offered))
+        return environment.renderer.response(json: try await target.revsDiff(offered))
     }
 
     /// `POST /{db}/_missing_revs` (CouchDB): `{"doc": ["1-a", "2-b"]}` → `{"missing_revs": {"doc": ["2-b"]}}`.
     @Sendable func missingRevs(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let (target, offered) = try await offeredRevisions(request, context: context, endpoint: "_missing_revs")
-        return environment.renderer.response(json: try target.missingRevisions(offered))
+        return environment.renderer.response(json: try await target.missingRevisions(offered))
     }
 
     /// The `{"doc": ["rev", …]}` body of `_revs_diff` and `_missing_revs` (design documents only for the admin).

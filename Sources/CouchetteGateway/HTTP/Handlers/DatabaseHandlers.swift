@@ -20,7 +20,7 @@ struct DatabaseHandlers: Sendable {
     /// `GET /{db}/`, `GET /{db}` and their `HEAD`s: the database information, in any state.
     @Sendable func getDatabase(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context, requireOnline: false)
-        return try environment.renderer.response(target.database.info.jsonObject)
+        return try environment.renderer.response(await target.database.info.jsonObject)
     }
 
     // MARK: - PUT /{db}/

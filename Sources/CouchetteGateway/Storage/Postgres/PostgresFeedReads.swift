@@ -13,14 +13,14 @@ import Synchronization
 /// and before each other node's notification wakes a feed, so a feed woken by a commit never takes an answer whose
 /// query began before it. (Such an answer is still correct for a racing reader; it is simply not reused.)
 ///
-/// Feeds woken together run at once on their database's storage threads, so a read whose query is under way is
-/// joined as well (single flight): the feeds that find it wait for its answer instead of each asking PostgreSQL
-/// (32 concurrent misses made the same p99 108–120 ms). The same argument holds for a joiner: it holds the same
-/// commit count, read before it asked, so every commit it must see was counted before the query began.
+/// Feeds woken together run at once, so a read whose query is under way is joined as well (single flight): the
+/// feeds that find it wait for its answer, holding no thread, instead of each asking PostgreSQL (32 concurrent misses
+/// made the same p99 108–120 ms). The same argument holds for a joiner: it holds the same commit count, read before it
+/// asked, so every commit it must see was counted before the query began.
 ///
 /// ```swift
-/// let entries = try reads.read(channels: nil, since: 41, limit: 200, commits: pool.commitCount) {
-///     try queryChanges(since: 41, limit: 200)
+/// let entries = try await reads.read(channels: nil, since: 41, limit: 200, commits: pool.commitCount) {
+///     try await queryChanges(since: 41, limit: 200)
 /// }
 /// ```
 final class PostgresFeedReads: Sendable {
@@ -42,22 +42,35 @@ final class PostgresFeedReads: Sendable {
         }
     }
 
-    /// A query under way, which readers of the same key and commit count wait for.
-    private final class Flight: @unchecked Sendable {
-        private let condition = NSCondition()
-        private var result: Result<[ChangeEntry], GatewayError>?  // guarded by `condition`
+    /// A query under way, which readers of the same key and commit count await.
+    private final class Flight: Sendable {
+        typealias Outcome = Result<[ChangeEntry], GatewayError>
 
-        func finish(_ result: Result<[ChangeEntry], GatewayError>) {
-            condition.withLock {
-                self.result = result
-                condition.broadcast()
-            }
+        private struct State {
+            var outcome: Outcome?
+            var waiters: [CheckedContinuation<Outcome, Never>] = []
         }
 
-        func wait() -> Result<[ChangeEntry], GatewayError> {
-            condition.withLock {
-                while result == nil { condition.wait() }
-                return result!
+        private let state = Mutex(State())
+
+        func finish(_ outcome: Outcome) {
+            let waiters = state.withLock { state in
+                state.outcome = outcome
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume(returning: outcome) }
+        }
+
+        /// The query's outcome, once it has one. Not cancellable: the query ends within its connection's deadline.
+        func outcome() async -> Outcome {
+            await withCheckedContinuation { waiter in
+                let known = state.withLock { state -> Outcome? in
+                    if let outcome = state.outcome { return outcome }
+                    state.waiters.append(waiter)
+                    return nil
+                }
+                if let known { waiter.resume(returning: known) }
             }
         }
     }
@@ -87,9 +100,9 @@ final class PostgresFeedReads: Sendable {
     ///   - commits: The commit count now, read before `query` runs.
     func read(
         channels: Set<String>?, since: UInt64, limit: Int?, commits: UInt64,
-        _ query: () throws(GatewayError) -> [ChangeEntry]
-    ) throws(GatewayError) -> [ChangeEntry] {
-        guard limit != nil, (channels?.count ?? 0) <= Self.channelLimit else { return try query() }
+        _ query: () async throws(GatewayError) -> [ChangeEntry]
+    ) async throws(GatewayError) -> [ChangeEntry] {
+        guard limit != nil, (channels?.count ?? 0) <= Self.channelLimit else { return try await query() }
         let key = Key(channels: channels, since: since, limit: limit)
         let step = kept.withLock { kept -> Step in
             switch kept[key] {
@@ -106,11 +119,11 @@ final class PostgresFeedReads: Sendable {
         case .take(let entries):
             return entries
         case .join(let flight):
-            return try flight.wait().get()
+            return try await flight.outcome().get()
         case .run(let flight):
             let result: Result<[ChangeEntry], GatewayError>
             do throws(GatewayError) {
-                result = .success(try query())
+                result = .success(try await query())
             } catch {
                 result = .failure(error)
             }

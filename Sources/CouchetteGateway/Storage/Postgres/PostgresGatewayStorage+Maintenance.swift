@@ -70,27 +70,47 @@ extension PostgresGatewayStorage {
     public var statistics: StorageStatistics {
         get throws(GatewayError) {
             try withConnection { link throws(GatewayError) in
-                var statistics = StorageStatistics()
-                if let row = try link.query(PostgresQuery(unsafeSQL: PostgresDocumentTotals.query)).rows.first {
-                    let (live, deleted, external) = try PostgresLink.decode(row, as: (Int64, Int64, Int64).self)
-                    statistics.documentCount = Int(live)
-                    statistics.deletedDocumentCount = Int(deleted)
-                    statistics.externalSize = Int(external)
-                }
-                if let row = try link.query(
-                    """
-                    SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
-                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE n.nspname = \(schema) AND c.relkind = 'r'
-                    """
-                ).rows.first {
-                    let size = Int(try PostgresLink.decode(row, as: Int64.self))
-                    statistics.fileSize = size
-                    statistics.activeSize = size
-                }
-                return statistics
+                try Self.statistics(
+                    totals: try link.query(Self.totalsQuery), size: try link.query(Self.sizeQuery(schema)))
             }
         }
+    }
+
+    /// ``statistics``, holding no thread while it waits for a connection or for PostgreSQL's answers.
+    public func fetchStatistics() async throws(GatewayError) -> StorageStatistics {
+        guard openTransaction == nil else { return try statistics }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            try Self.statistics(
+                totals: try await link.query(Self.totalsQuery), size: try await link.query(Self.sizeQuery(schema)))
+        }
+    }
+
+    private static var totalsQuery: PostgresQuery { PostgresQuery(unsafeSQL: PostgresDocumentTotals.query) }
+
+    private static func sizeQuery(_ schema: String) -> PostgresQuery {
+        """
+        SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = \(schema) AND c.relkind = 'r'
+        """
+    }
+
+    private static func statistics(totals: PostgresQueryResult, size: PostgresQueryResult) throws(GatewayError)
+        -> StorageStatistics
+    {
+        var statistics = StorageStatistics()
+        if let row = totals.rows.first {
+            let (live, deleted, external) = try PostgresLink.decode(row, as: (Int64, Int64, Int64).self)
+            statistics.documentCount = Int(live)
+            statistics.deletedDocumentCount = Int(deleted)
+            statistics.externalSize = Int(external)
+        }
+        if let row = size.rows.first {
+            let bytes = Int(try PostgresLink.decode(row, as: Int64.self))
+            statistics.fileSize = bytes
+            statistics.activeSize = bytes
+        }
+        return statistics
     }
 
     // MARK: - Stored values

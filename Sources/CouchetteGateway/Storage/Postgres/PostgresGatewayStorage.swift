@@ -23,13 +23,13 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// Where writers take sequences and feeds learn how far they may read.
     let sequencer: PostgresSequencer
     /// What the storage and its views bound to a transaction share.
-    private let shared: Shared
+    let shared: Shared
     /// The transaction this view of the storage runs every statement in (the storage a batch's body or an update's
     /// transform gets); nil for the storage itself, whose calls each borrow a connection or open a transaction.
-    private let openTransaction: PostgresConnectionPool.Transaction?
+    let openTransaction: PostgresConnectionPool.Transaction?
 
     /// What the storage and its views share.
-    private final class Shared: @unchecked Sendable {
+    final class Shared: @unchecked Sendable {
         let listener = PostgresChangeListener.Slot()
         /// Feed reads the feeds woken by one commit share.
         let feedReads = PostgresFeedReads()
@@ -157,10 +157,21 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
+    /// ``lastSequence``, holding no thread while it waits for a connection or for PostgreSQL's answer.
+    public func fetchLastSequence() async throws(GatewayError) -> UInt64 {
+        guard openTransaction == nil else { return try lastSequence }
+        return try await pool.withConnection { link async throws(GatewayError) in try await stableSequence(link) }
+    }
+
     /// The stable sequence, never lower than one read before: a rise counts as a commit (``PostgresConnectionPool/noteCommit()``)
     /// before anyone hears of it, so that no feed reuses a read made before it (``PostgresFeedReads``).
     func stableSequence(_ link: PostgresLink) throws(GatewayError) -> UInt64 {
         raiseStableSequence(to: try sequencer.stable(link))
+    }
+
+    /// ``stableSequence(_:)-(PostgresLink)``, holding no thread while PostgreSQL answers.
+    func stableSequence(_ link: PostgresLink) async throws(GatewayError) -> UInt64 {
+        raiseStableSequence(to: try await sequencer.stable(link))
     }
 
     /// Raises the high-water mark of stable sequences to `read` if it is higher, and returns the mark.
@@ -200,6 +211,11 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try await pool.withConnection { link async throws(GatewayError) in
             try Self.decodeDocuments(try await link.query(Self.documentsQuery(ids)), winnerAsText: winnerAsText)
         }
+    }
+
+    /// ``GatewayStorage/leafRevisions(ids:)`` from the documents' trees, their bodies left unparsed, holding no thread.
+    public func fetchLeafRevisions(ids: [String]) async throws(GatewayError) -> [String: [RevisionID]] {
+        try await fetchDocuments(ids: ids, winnerAsText: true).mapValues { $0.tree.leaves.map(\.id) }
     }
 
     private static func documentsQuery(_ ids: [String]) -> PostgresQuery {
@@ -433,101 +449,6 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
-    // MARK: - Feeds
-
-    public func changes(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
-        // A transaction's own reads are its own: no other read's answer is theirs.
-        guard openTransaction == nil, shared.countsEveryCommit.load(ordering: .acquiring) else {
-            return try queryChanges(since: since, limit: limit)
-        }
-        return try shared.feedReads.read(channels: nil, since: since, limit: limit, commits: pool.commitCount) {
-            () throws(GatewayError) in try queryChanges(since: since, limit: limit)
-        }
-    }
-
-    /// The entries `query` reads after `since` up to the stable sequence, read first (the rows in a later statement,
-    /// a later snapshot). A read that reaches the end (fewer entries than `limit`) looks at the stable sequence
-    /// again, and reads again up to it if it rose: a document written meanwhile moved from below the first stable
-    /// sequence to above it, and would otherwise be missing from this read (a pull racing a push of the same
-    /// document would end without it), three times at most.
-    private func belowStableSequence(
-        since: UInt64, limit: Int?, _ query: (PostgresLink, UInt64) throws(GatewayError) -> [ChangeEntry]
-    ) throws(GatewayError) -> [ChangeEntry] {
-        try withConnection { link throws(GatewayError) in
-            var stable = try stableSequence(link)
-            var entries: [ChangeEntry] = []
-            for _ in 0..<3 {
-                if stable > since { entries = try query(link, stable) }
-                if let limit, entries.count >= limit { return entries }
-                let now = try stableSequence(link)
-                guard now > stable else { return entries }
-                stable = now
-            }
-            return entries
-        }
-    }
-
-    private func queryChanges(since: UInt64, limit: Int?) throws(GatewayError) -> [ChangeEntry] {
-        try belowStableSequence(since: since, limit: limit) { link, stable throws(GatewayError) in
-            let rows = try link.query(
-                """
-                SELECT sequence, id, rev, deleted FROM documents
-                WHERE sequence > \(Int64(clamping: since)) AND sequence <= \(Int64(clamping: stable))
-                ORDER BY sequence LIMIT \(limit.map { Int64($0) })
-                """)
-            var entries: [ChangeEntry] = []
-            for row in rows.rows {
-                let (sequence, id, rev, deleted) = try PostgresLink.decode(row, as: (Int64, String, String, Bool).self)
-                entries.append(
-                    ChangeEntry(
-                        sequence: UInt64(sequence), documentID: id, revisionID: try Self.revision(rev),
-                        isDeleted: deleted))
-            }
-            return entries
-        }
-    }
-
-    public func changes(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError)
-        -> [ChangeEntry]
-    {
-        guard !channels.isEmpty else { return [] }
-        guard openTransaction == nil, shared.countsEveryCommit.load(ordering: .acquiring) else {
-            return try queryChanges(inChannels: channels, since: since, limit: limit)
-        }
-        return try shared.feedReads.read(channels: channels, since: since, limit: limit, commits: pool.commitCount) {
-            () throws(GatewayError) in try queryChanges(inChannels: channels, since: since, limit: limit)
-        }
-    }
-
-    private func queryChanges(inChannels channels: Set<String>, since: UInt64, limit: Int?) throws(GatewayError)
-        -> [ChangeEntry]
-    {
-        // As SQLite's query: per document its rows after `since`, still in a channel when one row is not a removal.
-        return try belowStableSequence(since: since, limit: limit) { link, stable throws(GatewayError) in
-            let rows = try link.query(
-                """
-                SELECT m.doc_id, max(m.sequence), bool_and(m.removed), d.rev, d.deleted,
-                    coalesce(array_agg(m.channel) FILTER (WHERE m.removed), '{}')
-                FROM channel_changes m JOIN documents d ON d.id = m.doc_id
-                WHERE m.channel = ANY(\(Array(channels))) AND m.sequence > \(Int64(clamping: since))
-                    AND m.sequence <= \(Int64(clamping: stable))
-                GROUP BY m.doc_id, d.rev, d.deleted
-                ORDER BY max(m.sequence)
-                LIMIT \(limit.map { Int64($0) })
-                """)
-            var entries: [ChangeEntry] = []
-            for row in rows.rows {
-                let (id, sequence, allRemoved, rev, deleted, removed) = try PostgresLink.decode(
-                    row, as: (String, Int64, Bool, String, Bool, [String]).self)
-                entries.append(
-                    ChangeEntry(
-                        sequence: UInt64(sequence), documentID: id, revisionID: try Self.revision(rev),
-                        isDeleted: deleted, removedFrom: allRemoved ? Set(removed) : []))
-            }
-            return entries
-        }
-    }
-
     public func expiredDocumentIDs(at date: Date, limit: Int) throws(GatewayError) -> [String] {
         try withConnection { link throws(GatewayError) in
             try link.strings(
@@ -549,30 +470,55 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     }
 
     public func liveDocumentIDs(in range: DocumentIDRange, limit: Int?) throws(GatewayError) -> [String] {
-        // The operators and the order are the statement's text (constants, never input): with the bounds' NULL
-        // tests folded at bind time (an unnamed statement is planned with its parameters), each bound is an index
-        // range, and a page starting at `startkey` does not walk the key from its beginning.
+        try withConnection { link throws(GatewayError) in try link.strings(Self.liveDocumentsQuery(in: range, limit: limit)) }
+    }
+
+    public func liveDocumentIDs(
+        inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
+    ) throws(GatewayError) -> [String] {
+        guard !channels.isEmpty else { return [] }
+        return try withConnection { link throws(GatewayError) in
+            try link.strings(Self.liveDocumentsQuery(inChannels: channels, in: range, limit: limit))
+        }
+    }
+
+    /// ``GatewayStorage/fetchLiveDocumentIDs(inChannels:in:limit:)`` holding no thread while it waits for a
+    /// connection or for PostgreSQL's answer.
+    public func fetchLiveDocumentIDs(
+        inChannels channels: Set<String>?, in range: DocumentIDRange, limit: Int?
+    ) async throws(GatewayError) -> [String] {
+        if channels?.isEmpty == true { return [] }
+        let query =
+            if let channels { Self.liveDocumentsQuery(inChannels: channels, in: range, limit: limit) } else {
+                Self.liveDocumentsQuery(in: range, limit: limit)
+            }
+        guard openTransaction == nil else {
+            return try withConnection { link throws(GatewayError) in try link.strings(query) }
+        }
+        return try await pool.withConnection { link async throws(GatewayError) in try await link.strings(query) }
+    }
+
+    /// The operators and the order are the statement's text (constants, never input): with the bounds' NULL tests
+    /// folded at bind time (an unnamed statement is planned with its parameters), each bound is an index range, and
+    /// a page starting at `startkey` does not walk the key from its beginning.
+    private static func liveDocumentsQuery(in range: DocumentIDRange, limit: Int?) -> PostgresQuery {
         let (lowerKey, upperKey, limit) = (range.lowerBound?.key, range.upperBound?.key, limit.map { Int64($0) })
         let (lowerOperator, upperOperator, order) = (range.lowerOperator, range.upperOperator, range.sqlOrder)
-        return try withConnection { link throws(GatewayError) in
-            try link.strings(
-                """
-                SELECT id FROM documents WHERE NOT deleted
-                AND (\(lowerKey)::text IS NULL OR id \(unescaped: lowerOperator) \(lowerKey))
-                AND (\(upperKey)::text IS NULL OR id \(unescaped: upperOperator) \(upperKey))
-                ORDER BY id \(unescaped: order) LIMIT \(limit)
-                """)
-        }
+        return """
+            SELECT id FROM documents WHERE NOT deleted
+            AND (\(lowerKey)::text IS NULL OR id \(unescaped: lowerOperator) \(lowerKey))
+            AND (\(upperKey)::text IS NULL OR id \(unescaped: upperOperator) \(upperKey))
+            ORDER BY id \(unescaped: order) LIMIT \(limit)
+            """
     }
 
     /// One statement: for each channel, a branch walking its live documents' rows from the start key on in ID order
     /// (an index range of `channel_changes_by_document`), the branches merged in order (`Merge Append`), each read
     /// only as far as the merge takes its rows: a page reads its rows plus about one per channel. More channels than
     /// ``ChannelIndex/documentPageChannelLimit`` are read as one index scan of them all, sorted.
-    public func liveDocumentIDs(
+    private static func liveDocumentsQuery(
         inChannels channels: Set<String>, in range: DocumentIDRange, limit: Int?
-    ) throws(GatewayError) -> [String] {
-        guard !channels.isEmpty else { return [] }
+    ) -> PostgresQuery {
         let (lowerKey, upperKey, limit) = (range.lowerBound?.key, range.upperBound?.key, limit.map { Int64($0) })
         let (lowerOperator, upperOperator, order) = (range.lowerOperator, range.upperOperator, range.sqlOrder)
         var query = PostgresQuery.StringInterpolation(literalCapacity: 512, interpolationCount: 4 * channels.count)
@@ -608,9 +554,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
         query.appendLiteral(") AS page GROUP BY doc_id ORDER BY doc_id \(order) LIMIT ")
         query.appendInterpolation(limit)
-        return try withConnection { link throws(GatewayError) in
-            try link.strings(PostgresQuery(stringInterpolation: query))
-        }
+        return PostgresQuery(stringInterpolation: query)
     }
 
     static func revision(_ text: String) throws(GatewayError) -> RevisionID {

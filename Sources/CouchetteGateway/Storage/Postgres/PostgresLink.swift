@@ -106,6 +106,13 @@ final class PostgresLink: @unchecked Sendable {
         return values
     }
 
+    /// ``strings(_:)-(PostgresQuery)``, holding no thread while PostgreSQL answers.
+    func strings(_ query: PostgresQuery) async throws(GatewayError) -> [String] {
+        var values: [String] = []
+        for row in try await self.query(query).rows { values.append(try Self.decode(row, as: String.self)) }
+        return values
+    }
+
     /// Runs a statement and returns how many rows it changed.
     func rowsChanged(by query: PostgresQuery) throws(GatewayError) -> Int {
         try self.query(query).metadata.rows ?? 0

@@ -75,7 +75,13 @@ struct PostgresSequencer: Sendable {
 
     /// The stable sequence: every sequence at or below it that will ever commit has committed.
     func stable(_ link: PostgresLink) throws(GatewayError) -> UInt64 {
-        guard let row = try link.query("SELECT stable_sequence(\(tag))").rows.first else { return 0 }
+        guard let row = try link.query(stableQuery).rows.first else { return 0 }
+        return UInt64(max(0, try PostgresLink.decode(row, as: Int64.self)))
+    }
+
+    /// ``stable(_:)-(PostgresLink)``, holding no thread while PostgreSQL answers.
+    func stable(_ link: PostgresLink) async throws(GatewayError) -> UInt64 {
+        guard let row = try await link.query(stableQuery).rows.first else { return 0 }
         return UInt64(max(0, try PostgresLink.decode(row, as: Int64.self)))
     }
 
