@@ -14,7 +14,8 @@ import Testing
     ]
 
     @Test func readersAtOneCommitCountShareOneQueryUnderWay() async throws {
-        let reads = PostgresFeedReads()
+        let joins = AsyncStream.makeStream(of: Void.self)
+        let reads = PostgresFeedReads(joined: { joins.continuation.yield() })
         let queries = QueryCount()
         let inQuery = AsyncStream.makeStream(of: Void.self)
         let answer = AsyncStream.makeStream(of: Void.self)
@@ -35,6 +36,12 @@ import Testing
             group.addTask { try await read(first: true) }
             for await _ in inQuery.stream { break }
             for _ in 1..<readers { group.addTask { try await read(first: false) } }
+            // Every other reader waits for the query under way before it answers.
+            var waiting = 0
+            for await _ in joins.stream {
+                waiting += 1
+                if waiting == readers - 1 { break }
+            }
             answer.continuation.yield()
             return try await group.reduce(into: []) { $0.append($1) }
         }

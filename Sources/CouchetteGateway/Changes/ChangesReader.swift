@@ -111,7 +111,7 @@ public struct ChangesReader: Sendable {
         var position = position
         while true {
             let entries = try await fetch(selection, after: position, limit: fetchSize)
-            let page = try await page(of: entries)
+            let page = try await page(of: entries.filter { entry in (end.map { entry.sequence <= $0 } ?? true) && accepts(entry) })
             for entry in entries {
                 if let end, entry.sequence > end {
                     return Batch(rows: rows, position: max(position, end), isExhausted: true, passedEnd: true)
@@ -138,18 +138,17 @@ public struct ChangesReader: Sendable {
         }
     }
 
-    /// What a page's rows need beside its entries, each read at once for the whole page: the leaves for
-    /// `style=all_docs` (without bodies), the live documents for `include_docs`.
+    /// What the rows of `entries` (those of a page that become rows) need beside them, read at once: the documents
+    /// for `include_docs` (their leaves too for `style=all_docs`), else the leaves alone, without bodies.
     func page(of entries: [ChangeEntry]) async throws(GatewayError) -> ChangesPage {
-        var page = ChangesPage()
-        if options.includeAllLeaves {
-            page.leaves = try await database.storage.fetchLeafRevisions(ids: entries.map(\.documentID))
+        guard !entries.isEmpty, options.includeDocs || options.includeAllLeaves else { return ChangesPage() }
+        let ids = entries.map(\.documentID)
+        guard options.includeDocs else {
+            return ChangesPage(leaves: try await database.storage.fetchLeafRevisions(ids: ids))
         }
-        if options.includeDocs {
-            let live = entries.filter { !$0.isDeleted }.map(\.documentID)
-            page.documents = try await database.storage.fetchDocuments(ids: live, winnerAsText: false)
-        }
-        return page
+        return ChangesPage(
+            documents: try await database.storage.fetchDocuments(ids: ids, winnerAsText: false),
+            includingLeaves: options.includeAllLeaves)
     }
 
     /// `_doc_ids`: each named document's latest change, if the caller may see it; the documents read at once.
@@ -171,9 +170,7 @@ public struct ChangesReader: Sendable {
             entries.removeLast(entries.count - limit)
             isExhausted = false
         }
-        let page = ChangesPage(
-            leaves: options.includeAllLeaves ? documents.mapValues { $0.tree.leaves.map(\.id) } : nil,
-            documents: options.includeDocs ? documents : nil)
+        let page = ChangesPage(documents: documents, includingLeaves: options.includeAllLeaves)
         let rows = entries.map { row(for: $0, page: page) }
         return Batch(rows: rows, position: entries.last?.sequence ?? position, isExhausted: isExhausted)
     }
@@ -193,7 +190,6 @@ public struct ChangesReader: Sendable {
         return entry
     }
 
-    /// Whether `active_only` keeps an entry: it drops deletions and removals.
     /// The `revoked` entries (``ChangesRow/revoked(_:revision:sequence:)``, at `sequence`) of documents the caller
     /// lost access to by losing a channel after `since`: the live documents of those channels whose latest change
     /// the channel was still served through (so no document made or changed later is named), that the caller cannot
@@ -222,6 +218,7 @@ public struct ChangesReader: Sendable {
         }
     }
 
+    /// Whether `active_only` keeps an entry: it drops deletions and removals.
     func accepts(_ entry: ChangeEntry) -> Bool {
         !(options.activeOnly && (entry.isDeleted || !entry.removedFrom.isEmpty))
     }
@@ -273,6 +270,17 @@ public struct ChangesReader: Sendable {
 struct ChangesPage {
     /// The leaf revisions of the page's documents, for `style=all_docs`.
     var leaves: [String: [RevisionID]]?
-    /// The page's live documents, for `include_docs`.
+    /// The page's documents, for `include_docs`.
     var documents: [String: StoredDocument]?
+
+    init(leaves: [String: [RevisionID]]? = nil, documents: [String: StoredDocument]? = nil) {
+        self.leaves = leaves
+        self.documents = documents
+    }
+
+    /// The page of documents already read, with their leaves when `includingLeaves`.
+    init(documents: [String: StoredDocument], includingLeaves: Bool) {
+        self.documents = documents
+        leaves = includingLeaves ? documents.mapValues { $0.tree.leaves.map(\.id) } : nil
+    }
 }

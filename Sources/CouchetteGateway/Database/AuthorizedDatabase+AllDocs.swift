@@ -24,7 +24,7 @@ extension AuthorizedDatabase {
         if keys != nil, options.startKey != nil || options.endKey != nil {
             throw GatewayError.badRequest("`keys` is incompatible with `startkey` and `endkey`")
         }
-        let updateSequence = try await database.storage.fetchLastSequence()
+        let updateSequence = options.updateSequence ? try await database.storage.fetchLastSequence() : 0
         let range = DocumentIDRange(
             startKey: options.startKey, endKey: options.endKey, inclusiveEnd: options.inclusiveEnd,
             descending: options.descending)

@@ -10,7 +10,7 @@ import Synchronization
 /// ```swift
 /// let database = try GatewayDatabase(config: DatabaseConfig(name: "todo"), startTime: 0)
 /// try database.documents.put(id: "doc1", body: ["channels": ["public"]])
-/// database.info.updateSequence  // 1
+/// await database.info.updateSequence  // 1
 /// ```
 ///
 /// Users, roles and sessions are administered through ``principals``; run-state changes (`_online`, `_offline`)

@@ -62,15 +62,16 @@ final class PostgresFeedReads: Sendable {
             for waiter in waiters { waiter.resume(returning: outcome) }
         }
 
-        /// The query's outcome, once it has one. Not cancellable: the query ends within its connection's deadline.
-        func outcome() async -> Outcome {
+        /// The query's outcome, once it has one; `waiting` is called if the caller has to wait for it. Not
+        /// cancellable: the query ends within its connection's deadline.
+        func outcome(waiting: (@Sendable () -> Void)?) async -> Outcome {
             await withCheckedContinuation { waiter in
                 let known = state.withLock { state -> Outcome? in
                     if let outcome = state.outcome { return outcome }
                     state.waiters.append(waiter)
                     return nil
                 }
-                if let known { waiter.resume(returning: known) }
+                if let known { waiter.resume(returning: known) } else { waiting?() }
             }
         }
     }
@@ -89,6 +90,13 @@ final class PostgresFeedReads: Sendable {
     static let capacity = 256
 
     private let kept = Mutex<[Key: Kept]>([:])
+    /// Called each time a reader waits for a query under way (for tests).
+    private let joined: (@Sendable () -> Void)?
+
+    /// - Parameter joined: Called each time a reader waits for a query under way (for tests).
+    init(joined: (@Sendable () -> Void)? = nil) {
+        self.joined = joined
+    }
 
     /// The entries of a feed read: the kept answer when no commit came since its query began, that of the same query
     /// under way, else `query`'s.
@@ -119,7 +127,7 @@ final class PostgresFeedReads: Sendable {
         case .take(let entries):
             return entries
         case .join(let flight):
-            return try await flight.outcome().get()
+            return try await flight.outcome(waiting: joined).get()
         case .run(let flight):
             let result: Result<[ChangeEntry], GatewayError>
             do throws(GatewayError) {

@@ -172,8 +172,8 @@ struct StableRead {
     }
 
     /// Takes the stable sequence just read; returns the sequence to read through in a new round, or nil when it did
-    /// not rise since the last round (the read is over). A round whose range is empty (`through <= since`) reads
-    /// nothing.
+    /// not rise since the last round: the caller stops there. A round whose range is empty (`through <= since`)
+    /// reads nothing.
     mutating func next(stable now: UInt64) -> UInt64? {
         guard !isOver, last.map({ now > $0 }) ?? true else { return nil }
         rounds += 1

@@ -213,9 +213,34 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         }
     }
 
-    /// ``GatewayStorage/leafRevisions(ids:)`` from the documents' trees, their bodies left unparsed, holding no thread.
+    /// The leaves of the documents' trees, read from their metadata alone (no body crosses the network).
+    public func leafRevisions(ids: [String]) throws(GatewayError) -> [String: [RevisionID]] {
+        guard !ids.isEmpty else { return [:] }
+        return try withConnection { link throws(GatewayError) in
+            try Self.decodeLeaves(try link.query(Self.metadataQuery(ids)))
+        }
+    }
+
+    /// ``leafRevisions(ids:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchLeafRevisions(ids: [String]) async throws(GatewayError) -> [String: [RevisionID]] {
-        try await fetchDocuments(ids: ids, winnerAsText: true).mapValues { $0.tree.leaves.map(\.id) }
+        guard openTransaction == nil else { return try leafRevisions(ids: ids) }
+        guard !ids.isEmpty else { return [:] }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            try Self.decodeLeaves(try await link.query(Self.metadataQuery(ids)))
+        }
+    }
+
+    private static func metadataQuery(_ ids: [String]) -> PostgresQuery {
+        "SELECT id, metadata FROM documents WHERE id = ANY(\(Array(Set(ids))))"
+    }
+
+    private static func decodeLeaves(_ result: PostgresQueryResult) throws(GatewayError) -> [String: [RevisionID]] {
+        var leaves: [String: [RevisionID]] = [:]
+        for row in result.rows {
+            let (id, metadata) = try PostgresLink.decode(row, as: (String, ByteBuffer).self)
+            leaves[id] = try StoredDocumentCodec.leafRevisions(id: id, metadata: metadata.bytes)
+        }
+        return leaves
     }
 
     private static func documentsQuery(_ ids: [String]) -> PostgresQuery {
