@@ -26,8 +26,11 @@ extension ChangesReader {
         var position = backfill.after
         while position < backfill.triggeredBy {
             let entries = try await fetch(backfill.selection, after: position, limit: fetchSize)
-            let page = try await page(
-                of: entries.filter { $0.sequence <= backfill.triggeredBy && $0.removedFrom.isEmpty && accepts($0) })
+            let page =
+                readsPages
+                ? try await page(
+                    of: entries.filter { $0.sequence <= backfill.triggeredBy && $0.removedFrom.isEmpty && accepts($0) })
+                : ChangesPage()
             for entry in entries {
                 if entry.sequence > backfill.triggeredBy {
                     return Batch(rows: rows, position: position, isExhausted: true)

@@ -111,7 +111,10 @@ public struct ChangesReader: Sendable {
         var position = position
         while true {
             let entries = try await fetch(selection, after: position, limit: fetchSize)
-            let page = try await page(of: entries.filter { entry in (end.map { entry.sequence <= $0 } ?? true) && accepts(entry) })
+            let page =
+                readsPages
+                ? try await page(of: entries.filter { entry in (end.map { entry.sequence <= $0 } ?? true) && accepts(entry) })
+                : ChangesPage()
             for entry in entries {
                 if let end, entry.sequence > end {
                     return Batch(rows: rows, position: max(position, end), isExhausted: true, passedEnd: true)
@@ -138,10 +141,15 @@ public struct ChangesReader: Sendable {
         }
     }
 
+    /// Whether rows need more than their entries (``page(of:)``): `include_docs` or `style=all_docs`.
+    var readsPages: Bool {
+        options.includeDocs || options.includeAllLeaves
+    }
+
     /// What the rows of `entries` (those of a page that become rows) need beside them, read at once: the documents
     /// for `include_docs` (their leaves too for `style=all_docs`), else the leaves alone, without bodies.
     func page(of entries: [ChangeEntry]) async throws(GatewayError) -> ChangesPage {
-        guard !entries.isEmpty, options.includeDocs || options.includeAllLeaves else { return ChangesPage() }
+        guard !entries.isEmpty, readsPages else { return ChangesPage() }
         let ids = entries.map(\.documentID)
         guard options.includeDocs else {
             return ChangesPage(leaves: try await database.storage.fetchLeafRevisions(ids: ids))
