@@ -95,40 +95,40 @@ struct AuthenticatorTests {
     }
 
     @Test("Session authentication")
-    func sessions() throws {
+    func sessions() async throws {
         let session = try auth.sessions.createSession(for: "user1", ttl: 100)
-        #expect(try auth.authenticate(sessionID: session.id)?.name == "user1")
-        #expect(try auth.authenticate(sessionID: Session.makeID()) == nil)
-        #expect(try auth.authenticate(sessionID: "garbage") == nil)
+        #expect(try await auth.authenticate(sessionID: session.id)?.name == "user1")
+        #expect(try await auth.authenticate(sessionID: Session.makeID()) == nil)
+        #expect(try await auth.authenticate(sessionID: "garbage") == nil)
 
         var user = try #require(try store.user(named: "user1"))
         user.disabled = true
         try store.putUser(user)
-        #expect(try auth.authenticate(sessionID: session.id) == nil)
+        #expect(try await auth.authenticate(sessionID: session.id) == nil)
         user.disabled = false
         try store.putUser(user)
-        #expect(try auth.authenticate(sessionID: session.id) != nil)
+        #expect(try await auth.authenticate(sessionID: session.id) != nil)
 
         clock.advance(by: 100)
-        #expect(try auth.authenticate(sessionID: session.id) == nil)
+        #expect(try await auth.authenticate(sessionID: session.id) == nil)
 
         let orphan = try auth.sessions.createSession(for: "user1")
         try store.deleteUser(named: "user1")
-        #expect(try auth.authenticate(sessionID: orphan.id) == nil)
+        #expect(try await auth.authenticate(sessionID: orphan.id) == nil)
     }
 
     @Test("GUEST is disabled by default, enabled via config")
-    func guest() throws {
-        #expect(try auth.guest() == nil)
+    func guest() async throws {
+        #expect(try await auth.guest() == nil)
         try store.putUser(User.defaultGuest)
-        #expect(try auth.guest() == nil)
+        #expect(try await auth.guest() == nil)
         try PrincipalConfigLoader(hasher: hasher).apply(
             users: ["GUEST": UserConfig(name: "GUEST", adminChannels: ["public"])],
             roles: [:],
             allowEmptyPassword: false,
             to: store
         )
-        let guest = try #require(try auth.guest())
+        let guest = try #require(try await auth.guest())
         #expect(guest.adminChannels == ["public"])
         #expect(try store.allChannels(of: guest) == ["!", "public"])
     }

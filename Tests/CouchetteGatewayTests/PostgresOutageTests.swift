@@ -196,6 +196,58 @@ extension PostgresOutageTests {
         try await running.value
     }
 
+    @Test("Users' requests waiting on a stalled PostgreSQL hold no thread: their user, roles and session are awaited like their documents")
+    func usersRequestsHoldNoThread() async throws {
+        let (proxy, server, running, ports) = try await startGateway(
+            timeout: 60, far: "far-users", connections: 2)
+        defer { proxy.stop() }
+        let count = 20
+        let client = HTTPTestClient(connections: count + 4)
+        defer { client.close() }
+        let (admin, port) = (ports.adminPort, ports.publicPort)
+        #expect(try await client.send("PUT", port: admin, path: "/far-users/_role/r", json: ["admin_channels": ["c"]]).status == 201)
+        #expect(
+            try await client.send(
+                "PUT", port: admin, path: "/far-users/_user/ann", json: ["password": "secret", "admin_roles": ["r"]]
+            ).status == 201)
+        #expect(try await client.send("PUT", port: admin, path: "/far-users/doc", json: ["channels": ["c"]]).status == 201)
+        // The password checked once (later checks find it verified), and a session.
+        #expect(try await client.send(port: port, path: "/far-users/doc", user: ("ann", "secret")).status == 200)
+        let login = try await client.send("POST", port: port, path: "/far-users/_session", json: [:], user: ("ann", "secret"))
+        let cookie = try #require(login.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let database = try #require(await server.registry.database(named: "far-users"))
+        let pool = try #require((database.storage as? PostgresGatewayStorage)?.pool)
+        let threads = try #require(database.executor)
+
+        proxy.hold()
+        let requests = Task {
+            await withTaskGroup(of: Int.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        let reply =
+                            index % 2 == 0
+                            ? try? await client.send(port: port, path: "/far-users/doc", user: ("ann", "secret"))
+                            : try? await client.send(port: port, path: "/far-users/doc", headers: ["Cookie": cookie])
+                        return reply?.status ?? 0
+                    }
+                }
+                return await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+        }
+        let waiting = try await offCooperativeThreads {
+            proxy.waitUntilHolding(2)
+            return pool.waitUntilTasksWait(count - 2, within: .seconds(10))
+        }
+        #expect(waiting, "users' requests waiting for a connection are not tasks suspended in the pool")
+        let noneRunning = try await offCooperativeThreads { threads.waitUntilNoneRunning(within: .seconds(5)) }
+        #expect(noneRunning, "users' requests waiting on PostgreSQL hold storage threads")
+        #expect(try await client.send(port: admin, path: "/near/doc").status == 404)
+        proxy.release()
+        #expect(await requests.value == Array(repeating: 200, count: count))
+        await server.triggerGracefulShutdown()
+        try await running.value
+    }
+
     @Test("Threads blocked waiting for a connection that suspended tasks hold do not stop those tasks: more blocking requests than the database's threads all finish once PostgreSQL answers")
     func blockedThreadsDoNotStarveTheTasksHoldingConnections() async throws {
         let (proxy, server, running, ports) = try await startGateway(

@@ -81,7 +81,7 @@ public struct Authenticator: Sendable {
     /// - Throws: 401 `Invalid login` (with `WWW-Authenticate`) for an unknown user, a disabled user, a user without
     ///   a password (including GUEST) or a wrong password; store errors as they are.
     public func authenticate(basic username: String, password: String) throws(GatewayError) -> User {
-        switch try candidate(named: username, password: password) {
+        switch try candidate(try store.user(named: username), named: username, password: password) {
         case .verified(let user):
             return user
         case .unverified(let user, let hash):
@@ -99,7 +99,7 @@ public struct Authenticator: Sendable {
         -> User
     {
         let (user, hash): (User?, String)
-        switch try candidate(named: username, password: password) {
+        switch try candidate(try await store.fetchUser(named: username), named: username, password: password) {
         case .verified(let user): return user
         case .unverified(let candidate, let candidateHash): (user, hash) = (candidate, candidateHash)
         }
@@ -124,8 +124,9 @@ public struct Authenticator: Sendable {
         case unverified(User?, hash: String)
     }
 
-    private func candidate(named username: String, password: String) throws(GatewayError) -> Candidate {
-        guard let user = try store.user(named: username), !user.disabled, !user.isGuest,
+    /// - Parameter stored: The user of that name, as read from the store.
+    private func candidate(_ stored: User?, named username: String, password: String) throws(GatewayError) -> Candidate {
+        guard let user = stored, !user.disabled, !user.isGuest,
             let passwordHash = user.passwordHash
         else { return .unverified(nil, hash: try dummyPasswordHash()) }
         if verificationCache.contains(username: username, passwordHash: passwordHash, password: password) {
@@ -176,9 +177,9 @@ public struct Authenticator: Sendable {
     // MARK: - Sessions
 
     /// The user of a live session; `nil` for unknown, malformed or expired IDs and for disabled or deleted users.
-    public func authenticate(sessionID: String) throws(GatewayError) -> User? {
-        guard let session = try sessions.session(id: sessionID),
-            let user = try store.user(named: session.username), !user.disabled
+    public func authenticate(sessionID: String) async throws(GatewayError) -> User? {
+        guard let session = try await sessions.fetchSession(id: sessionID),
+            let user = try await store.fetchUser(named: session.username), !user.disabled
         else { return nil }
         return user
     }
@@ -186,8 +187,8 @@ public struct Authenticator: Sendable {
     // MARK: - Guest
 
     /// The GUEST user when it is enabled, else `nil` (GUEST is disabled unless the configuration enables it).
-    public func guest() throws(GatewayError) -> User? {
-        guard let guest = try store.user(named: PrincipalName.guest), !guest.disabled else { return nil }
+    public func guest() async throws(GatewayError) -> User? {
+        guard let guest = try await store.fetchUser(named: PrincipalName.guest), !guest.disabled else { return nil }
         return guest
     }
 

@@ -2,7 +2,8 @@
 
 /// Persistence for users, roles and sessions of one database.
 ///
-/// Synchronous and throwing ``GatewayError``; implementations must be safe to call from any thread.
+/// Synchronous and throwing ``GatewayError``, with `async` twins of the reads every request makes (`fetch…`);
+/// implementations must be safe to call from any thread.
 /// ``InMemoryPrincipalStore`` is the in-memory implementation; a SQLite-backed one lives with the storage layer.
 /// Names are case-sensitive; `put…` inserts or replaces.
 public protocol PrincipalStore: Sendable {
@@ -56,11 +57,37 @@ public protocol PrincipalStore: Sendable {
     /// The channels `user` can read, with its roles loaded from this store (``User/allChannels(roles:)``);
     /// stores may remember the result until the user or one of its roles changes.
     func allChannels(of user: User) throws(GatewayError) -> Set<String>
+
+    // MARK: - Awaiting
+
+    /// ``user(named:)`` for `async` callers: a store across a network holds no thread while it answers.
+    func fetchUser(named name: String) async throws(GatewayError) -> User?
+
+    /// ``session(id:)`` for `async` callers: a store across a network holds no thread while it answers.
+    func fetchSession(id: String) async throws(GatewayError) -> Session?
+
+    /// ``allChannels(of:)`` for `async` callers: a store across a network holds no thread while it answers.
+    func fetchAllChannels(of user: User) async throws(GatewayError) -> Set<String>
 }
 
 // MARK: - Conveniences
 
 extension PrincipalStore {
+    /// ``user(named:)``, in place: the store answers without waiting on a network.
+    public func fetchUser(named name: String) async throws(GatewayError) -> User? {
+        try user(named: name)
+    }
+
+    /// ``session(id:)``, in place: the store answers without waiting on a network.
+    public func fetchSession(id: String) async throws(GatewayError) -> Session? {
+        try session(id: id)
+    }
+
+    /// ``allChannels(of:)``, in place: the store answers without waiting on a network.
+    public func fetchAllChannels(of user: User) async throws(GatewayError) -> Set<String> {
+        try allChannels(of: user)
+    }
+
     /// The roles of `user` that exist (``User/roleNames``), sorted by name; missing roles are skipped.
     public func roles(of user: User) throws(GatewayError) -> [Role] {
         var roles: [Role] = []

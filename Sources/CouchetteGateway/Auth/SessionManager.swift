@@ -59,9 +59,19 @@ public struct SessionManager: Sendable {
 
     /// The live session with this ID; `nil` for malformed, unknown or expired IDs (expired sessions are deleted).
     public func session(id: String) throws(GatewayError) -> Session? {
-        guard Session.isWellFormedID(id), let session = try store.session(id: id),
-            ConstantTime.equals(session.id, id)
-        else { return nil }
+        guard Session.isWellFormedID(id) else { return nil }
+        return try live(try store.session(id: id), id: id)
+    }
+
+    /// ``session(id:)``, the store's read awaited: a store across a network holds no thread while it answers.
+    public func fetchSession(id: String) async throws(GatewayError) -> Session? {
+        guard Session.isWellFormedID(id) else { return nil }
+        return try live(try await store.fetchSession(id: id), id: id)
+    }
+
+    /// The session read for `id` when it is that session and has not expired (an expired one is deleted).
+    private func live(_ session: Session?, id: String) throws(GatewayError) -> Session? {
+        guard let session, ConstantTime.equals(session.id, id) else { return nil }
         guard !session.isExpired(at: now()) else {
             try store.deleteSession(id: session.id)
             return nil

@@ -7,7 +7,7 @@
 /// take effect in it.
 ///
 /// ```swift
-/// switch try ChangesAccess.load(caller, from: database.storage, withGrantSequences: true) {
+/// switch try await ChangesAccess.load(caller, from: database.storage, withGrantSequences: true) {
 /// case .current(let access): access.grantSequence(of: "b")  // 7: "b" was granted at sequence 7
 /// case .missing: break   // the user is not stored (built in memory): use the caller as given
 /// case .disabled: break  // the user was deleted or disabled since: end the feed
@@ -46,12 +46,12 @@ struct ChangesAccess: Sendable {
     ///     needs them).
     /// - Throws: ``GatewayError`` from the storage.
     static func load(_ caller: Caller, from storage: any GatewayStorage, withGrantSequences: Bool)
-        throws(GatewayError) -> Outcome
+        async throws(GatewayError) -> Outcome
     {
         guard let user = caller.user else { return .current(ChangesAccess(caller: caller, grantSequences: [:])) }
-        guard let stored = try storage.user(named: user.name) else { return .missing }
+        guard let stored = try await storage.fetchUser(named: user.name) else { return .missing }
         if stored.disabled { return .disabled }
-        let channels = try storage.allChannels(of: stored)
+        let channels = try await storage.fetchAllChannels(of: stored)
         let grants = withGrantSequences ? try storage.channelGrantSequences(of: stored) : [:]
         return .current(ChangesAccess(caller: .user(stored, channels: channels), grantSequences: grants))
     }

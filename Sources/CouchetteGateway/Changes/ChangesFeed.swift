@@ -265,7 +265,7 @@ public struct ChangesFeed: Sendable {
     private mutating func reload() async throws(GatewayError) -> Bool {
         let first = reloading == .first
         guard reloading != .never else { return true }
-        let outcome = try ChangesAccess.load(
+        let outcome = try await ChangesAccess.load(
             reader.caller, from: reader.database.storage, withGrantSequences: first && plansBackfill)
         switch outcome {
         case .current(let access):

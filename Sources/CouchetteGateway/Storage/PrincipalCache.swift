@@ -223,5 +223,6 @@ final class PrincipalCache {
         rolePrefix + name
     }
 
-    private static let rolePrefix = "role:"
+    /// What a role's name is prefixed with as a grant's principal.
+    static let rolePrefix = "role:"
 }

@@ -63,7 +63,7 @@ struct SessionHandlers: Sendable {
             user = try await authenticator.authenticate(authorization: authorization, from: context.clientAddress)
         }
         if user == nil, let id = DatabaseResolver.cookie(named: Session.cookieName, in: request) {
-            user = try authenticator.authenticate(sessionID: id)
+            user = try await authenticator.authenticate(sessionID: id)
         }
         guard let user, !user.isGuest else { throw GatewayError.unauthorized("Invalid login") }
         let session = try database.principals.createSession(for: user.name)

@@ -55,30 +55,30 @@ struct DatabaseResolver: Sendable {
             }
             if let user {
                 log(LogKeys.auth, "User \"\(user.name)\" authenticated by password on db \"\(database.name)\"")
-                return try caller(for: user, in: database)
+                return try await caller(for: user, in: database)
             }
         }
         if let sessionID = Self.cookie(named: Session.cookieName, in: request),
-            let session = try authenticator.sessions.session(id: sessionID),
-            let user = try authenticator.store.user(named: session.username), !user.disabled
+            let session = try await authenticator.sessions.fetchSession(id: sessionID),
+            let user = try await authenticator.store.fetchUser(named: session.username), !user.disabled
         {
             if let refreshed = try authenticator.sessions.refreshIfNeeded(session) {
                 context.extraResponseHeaders.append(
                     .setCookie, Self.sessionCookie(refreshed, databaseName: database.name))
             }
             log(LogKeys.auth, "User \"\(user.name)\" authenticated by session cookie on db \"\(database.name)\"")
-            return try caller(for: user, in: database)
+            return try await caller(for: user, in: database)
         }
-        if let guest = try authenticator.guest() {
-            return try caller(for: guest, in: database)
+        if let guest = try await authenticator.guest() {
+            return try await caller(for: guest, in: database)
         }
         if login == .required { throw .unauthorized("Login required") }
         return .anonymous
     }
 
     /// A user's caller value, with the channels they can read.
-    func caller(for user: User, in database: GatewayDatabase) throws(GatewayError) -> Caller {
-        .user(user, channels: try database.principals.allChannels(of: user))
+    func caller(for user: User, in database: GatewayDatabase) async throws(GatewayError) -> Caller {
+        .user(user, channels: try await database.storage.fetchAllChannels(of: user))
     }
 
     // MARK: - Path and headers

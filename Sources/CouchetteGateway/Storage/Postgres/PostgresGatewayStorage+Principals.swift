@@ -4,14 +4,27 @@ import PostgresNIO
 
 /// Users, roles and sessions in PostgreSQL, as JSON of their stored (`Codable`) forms, read at every call so that a
 /// change made on one node is what every node sees next.
+///
+/// A user is read with the channels and roles documents granted it in one statement, and a user's roles with
+/// theirs in another: a request's caller costs two round trips, and its `async` reads (``fetchUser(named:)``,
+/// ``fetchAllChannels(of:)``, ``fetchSession(id:)``) hold no thread while PostgreSQL answers.
 extension PostgresGatewayStorage: PrincipalStore {
     private func load<T: Decodable>(_ type: T.Type, _ query: PostgresQuery, what: String) throws(GatewayError) -> T? {
-        let data = try withConnection { link throws(GatewayError) in
-            try link.query(query).rows.first.map { row throws(GatewayError) in
-                try PostgresLink.decode(row, as: ByteBuffer.self)
-            }
-        }
-        guard let data else { return nil }
+        let rows = try withConnection { link throws(GatewayError) in try link.query(query) }
+        return try Self.decodeFirst(type, rows, what: what)
+    }
+
+    /// The stored form in the first row's first column, if any.
+    private static func decodeFirst<T: Decodable>(
+        _ type: T.Type, _ result: PostgresQueryResult, what: String
+    ) throws(GatewayError) -> T? {
+        guard let row = result.rows.first else { return nil }
+        return try decodeStored(type, try PostgresLink.decode(row, as: ByteBuffer.self), what: what)
+    }
+
+    private static func decodeStored<T: Decodable>(_ type: T.Type, _ data: ByteBuffer, what: String)
+        throws(GatewayError) -> T
+    {
         do { return try JSONDecoder().decode(type, from: Data(data.readableBytesView)) } catch {
             throw .internalError("A stored \(what) is corrupt")
         }
@@ -46,9 +59,34 @@ extension PostgresGatewayStorage: PrincipalStore {
     // MARK: - Users
 
     public func user(named name: String) throws(GatewayError) -> User? {
-        try load(User.self, "SELECT data FROM users WHERE name = \(name)", what: "user").map { user throws(GatewayError) in
-            try withDocumentGrants(user)
+        try Self.decodeUser(try withConnection { link throws(GatewayError) in try link.query(Self.userQuery(name)) })
+    }
+
+    /// ``user(named:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
+    public func fetchUser(named name: String) async throws(GatewayError) -> User? {
+        guard openTransaction == nil else { return try user(named: name) }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            try Self.decodeUser(try await link.query(Self.userQuery(name)))
         }
+    }
+
+    /// A user with the channels and roles documents granted it (``withDocumentGrants(_:)-(User)``), in one statement.
+    private static func userQuery(_ name: String) -> PostgresQuery {
+        """
+        SELECT u.data,
+            ARRAY(SELECT DISTINCT target FROM grants WHERE principal = u.name AND kind = \(Int16(DocumentGrant.Kind.channel.rawValue))),
+            ARRAY(SELECT DISTINCT target FROM grants WHERE principal = u.name AND kind = \(Int16(DocumentGrant.Kind.role.rawValue)))
+        FROM users u WHERE u.name = \(name)
+        """
+    }
+
+    private static func decodeUser(_ result: PostgresQueryResult) throws(GatewayError) -> User? {
+        guard let row = result.rows.first else { return nil }
+        let (data, channels, roles) = try PostgresLink.decode(row, as: (ByteBuffer, [String], [String]).self)
+        var user = try decodeStored(User.self, data, what: "user")
+        user.channelsFromGrants = Set(channels)
+        user.rolesFromGrants = Set(roles)
+        return user
     }
 
     public func putUser(_ user: User) throws(GatewayError) { try store(user, named: user.name, in: "users") }
@@ -82,10 +120,62 @@ extension PostgresGatewayStorage: PrincipalStore {
 
     public func roleNames() throws(GatewayError) -> [String] { try names("SELECT name FROM roles ORDER BY name") }
 
+    /// The channels `user` can read (``User/allChannels(roles:)``), its roles read with their granted channels in one
+    /// statement.
+    public func allChannels(of user: User) throws(GatewayError) -> Set<String> {
+        let names = user.roleNames
+        guard !names.isEmpty else { return user.allChannels(roles: []) }
+        let rows = try withConnection { link throws(GatewayError) in try link.query(Self.rolesQuery(names)) }
+        return user.allChannels(roles: try Self.decodeRoles(rows))
+    }
+
+    /// ``allChannels(of:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
+    public func fetchAllChannels(of user: User) async throws(GatewayError) -> Set<String> {
+        let names = user.roleNames
+        guard openTransaction == nil, !names.isEmpty else { return try allChannels(of: user) }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            user.allChannels(roles: try Self.decodeRoles(try await link.query(Self.rolesQuery(names))))
+        }
+    }
+
+    /// Roles with the channels documents granted `role:NAME` (``withDocumentGrants(_:)-(Role)``), in one statement.
+    private static func rolesQuery(_ names: Set<String>) -> PostgresQuery {
+        """
+        SELECT r.data,
+            ARRAY(SELECT DISTINCT target FROM grants
+                WHERE principal = \(PrincipalCache.rolePrefix) || r.name
+                AND kind = \(Int16(DocumentGrant.Kind.channel.rawValue)))
+        FROM roles r WHERE r.name = ANY(\(Array(names)))
+        """
+    }
+
+    private static func decodeRoles(_ result: PostgresQueryResult) throws(GatewayError) -> [Role] {
+        var roles: [Role] = []
+        for row in result.rows {
+            let (data, channels) = try PostgresLink.decode(row, as: (ByteBuffer, [String]).self)
+            var role = try decodeStored(Role.self, data, what: "role")
+            role.channelsFromGrants = Set(channels)
+            roles.append(role)
+        }
+        return roles
+    }
+
     // MARK: - Sessions
 
     public func session(id: String) throws(GatewayError) -> Session? {
-        try load(Session.self, "SELECT data FROM sessions WHERE id = \(id)", what: "session")
+        try load(Session.self, Self.sessionQuery(id), what: "session")
+    }
+
+    /// ``session(id:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
+    public func fetchSession(id: String) async throws(GatewayError) -> Session? {
+        guard openTransaction == nil else { return try session(id: id) }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            try Self.decodeFirst(Session.self, try await link.query(Self.sessionQuery(id)), what: "session")
+        }
+    }
+
+    private static func sessionQuery(_ id: String) -> PostgresQuery {
+        "SELECT data FROM sessions WHERE id = \(id)"
     }
 
     public func putSession(_ session: Session) throws(GatewayError) {
