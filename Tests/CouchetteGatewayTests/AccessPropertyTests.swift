@@ -108,6 +108,9 @@ struct AccessPropertyTests {
         for step in 0..<steps {
             let action = try await history.randomStep(on: harness, model: &model, using: &random)
             for user in users {
+                // Without HTTP nothing here suspends: a run would hold one of Swift's cooperative threads for a
+                // minute, and two of them every other test's tasks and timers (the notifier's deadline tests failed).
+                await Task.yield()
                 let context = Comment(rawValue: "seed \(seed) step \(step) user \(user) after \(action)")
                 let expectedChannels = model.channels(of: user)
                 let expected = model.readable(by: user)

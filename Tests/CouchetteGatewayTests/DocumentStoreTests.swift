@@ -243,13 +243,13 @@ import Testing
         #expect(try store.read(id: "d", as: .admin)["_attachments"]?["b.txt"]?["stub"] == true)
     }
 
-    @Test func followingAttachmentsTakeTheirBodiesAndAreChecked() throws {
+    @Test func followingAttachmentsTakeTheirBodiesAndAreChecked() async throws {
         let store = try makeStore()
         let digest = AttachmentDigest.sha1(of: Self.hello).description
         let rev = try store.put(
             id: "f", body: ["_attachments": ["a": ["follows": true, "digest": .string(digest), "length": 5]]],
             attachmentBodies: ["a": Self.hello])
-        #expect(try store.attachment(named: "a", documentID: "f", as: .admin).data == Self.hello)
+        #expect(try await store.attachment(named: "a", documentID: "f", as: .admin).data == Self.hello)
         #expect(rev.generation == 1)
         let cases: [(JSONValue, [String: [UInt8]], String)] = [
             (["follows": true], [:], "Missing body"),
@@ -269,7 +269,7 @@ import Testing
         }
     }
 
-    @Test func gzipEncodedAttachmentsAreStoredDecoded() throws {
+    @Test func gzipEncodedAttachmentsAreStoredDecoded() async throws {
         let store = try makeStore()
         // gzip of "hello", made with Python's gzip.compress(b"hello", mtime=0).
         let gzipped: [UInt8] = [
@@ -279,12 +279,12 @@ import Testing
         try store.put(
             id: "z", body: ["_attachments": ["a": ["follows": true, "encoding": "gzip", "length": 5]]],
             attachmentBodies: ["a": gzipped])
-        let content = try store.attachment(named: "a", documentID: "z", as: .admin)
+        let content = try await store.attachment(named: "a", documentID: "z", as: .admin)
         #expect(content.data == Self.hello)
         #expect(content.metadata.encoding == nil && content.metadata.length == 5)
     }
 
-    @Test func putAndDeleteAttachmentWriteRevisionsKeepingTheRest() throws {
+    @Test func putAndDeleteAttachmentWriteRevisionsKeepingTheRest() async throws {
         let store = try makeStore()
         // No document, no revision: an empty document with the attachment is created.
         let first = try store.putAttachment(
@@ -303,11 +303,11 @@ import Testing
         #expect(body["_attachments"]?["dir/a.txt"]?["revpos"] == 1)
         #expect(body["_attachments"]?["b"]?["revpos"] == 3)
         #expect(body["_attachments"]?["b"]?["content_type"] == "text/plain")
-        let content = try store.attachment(named: "dir/a.txt", documentID: "p", as: .admin)
+        let content = try await store.attachment(named: "dir/a.txt", documentID: "p", as: .admin)
         #expect(content.data == Self.hello && content.metadata.contentType == "text/plain")
         // Older revisions keep their attachments.
-        #expect(throws: GatewayError.notFound("missing attachment b")) {
-            try store.attachment(named: "b", documentID: "p", revision: first, as: .admin)
+        await #expect(throws: GatewayError.notFound("missing attachment b")) {
+            try await store.attachment(named: "b", documentID: "p", revision: first, as: .admin)
         }
         let fourth = try store.deleteAttachment(named: "dir/a.txt", documentID: "p", parentRevision: third.description)
         #expect(try store.read(id: "p", as: .admin)["_attachments"]?.objectValue?.keys.sorted() == ["b"])
@@ -321,21 +321,21 @@ import Testing
         #expect(try store.storage.attachment(digest: AttachmentDigest.sha1(of: Self.hello).description) == Self.hello)
     }
 
-    @Test func attachmentReadsAndWritesFollowTheDocumentsChannels() throws {
+    @Test func attachmentReadsAndWritesFollowTheDocumentsChannels() async throws {
         let store = try makeStore()
         let rev = try store.put(id: "s", body: ["channels": ["secret"], "_attachments": ["a": ["data": "aGVsbG8="]]])
         let outsider = Caller.user(User(name: "eve"), channels: ["public"])
         let insider = Caller.user(User(name: "bob"), channels: ["secret"])
-        #expect(throws: GatewayError.forbidden("forbidden")) {
-            try store.attachment(named: "a", documentID: "s", as: outsider)
+        await #expect(throws: GatewayError.forbidden("forbidden")) {
+            try await store.attachment(named: "a", documentID: "s", as: outsider)
         }
-        #expect(throws: GatewayError.forbidden("forbidden")) {
-            try store.attachment(named: "a", documentID: "s", revision: rev, as: outsider)
+        await #expect(throws: GatewayError.forbidden("forbidden")) {
+            try await store.attachment(named: "a", documentID: "s", revision: rev, as: outsider)
         }
         #expect(throws: GatewayError.forbidden("forbidden")) {
             try store.putAttachment(named: "b", documentID: "s", data: [], parentRevision: rev.description, as: outsider)
         }
-        #expect(try store.attachment(named: "a", documentID: "s", as: insider).data == Self.hello)
+        #expect(try await store.attachment(named: "a", documentID: "s", as: insider).data == Self.hello)
         // A redacted revision carries no attachment bodies.
         let redacted = try store.revision(
             id: "s", revision: rev, as: outsider, options: ReadOptions(includeAttachments: true))
@@ -355,7 +355,7 @@ import Testing
         #expect(try store.read(id: "e", as: .admin, options: ReadOptions(includeExpiry: true))["_exp"] == "2027-01-15T08:00:00Z")
     }
 
-    @Test func replicatedRevisionsKeepTheirRevposAndStubsResolveOnTheirOwnBranch() throws {
+    @Test func replicatedRevisionsKeepTheirRevposAndStubsResolveOnTheirOwnBranch() async throws {
         let store = try makeStore()
         try store.putExisting(
             id: "r",
@@ -373,7 +373,7 @@ import Testing
         // Editing the losing branch resolves its stub against that branch, not the winner.
         let next = try store.put(
             id: "r", body: ["_attachments": ["a": ["stub": true, "revpos": 2]]], parentRevision: losing)
-        let content = try store.attachment(named: "a", documentID: "r", revision: next, as: .admin)
+        let content = try await store.attachment(named: "a", documentID: "r", revision: next, as: .admin)
         #expect(content.data == Self.hello)
         // An out-of-range incoming revpos becomes the revision's generation.
         #expect(try store.read(id: "r", revision: try RevisionID(parsing: "3-d"), as: .admin)["_attachments"]?["a"]?["revpos"] == 3)

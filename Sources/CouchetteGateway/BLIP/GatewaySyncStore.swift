@@ -69,8 +69,8 @@ struct GatewaySyncStore: PassiveSyncStore {
     }
 
     /// Any digest the database holds: the session serves only those of revisions it sent the caller.
-    func attachmentContent(digest: String) throws -> [UInt8]? {
-        try target.attachmentBytes(digest: digest)
+    func attachmentContent(digest: String) async throws -> [UInt8]? {
+        try await target.attachmentBytes(digest: digest)
     }
 
     // MARK: - Taking a push
@@ -137,10 +137,11 @@ struct GatewaySyncStore: PassiveSyncStore {
     }
 
     /// An attachment the document has now needs nothing; one stored for another document must be proved.
-    func holding(attachment digest: String, of documentID: String) throws -> AttachmentHolding {
-        let current = ((try? target.revision(id: documentID))?.body["_attachments"]?.objectValue ?? [:]).values
+    func holding(attachment digest: String, of documentID: String) async throws -> AttachmentHolding {
+        let snapshots = try await target.snapshots(ids: [documentID])
+        let current = ((try? target.revision(id: documentID, in: snapshots))?.body["_attachments"]?.objectValue ?? [:]).values
         if current.contains(where: { $0["digest"]?.stringValue == digest }) { return .held }
-        return try target.attachmentBytes(digest: digest).map(AttachmentHolding.heldElsewhere) ?? .absent
+        return try await target.attachmentBytes(digest: digest).map(AttachmentHolding.heldElsewhere) ?? .absent
     }
 
     /// With the message's `noconflicts` — always in a database allowing no conflicts — the write itself refuses a

@@ -92,15 +92,15 @@ public struct AuthorizedDatabase: Sendable {
 
     /// An attachment's bytes and metadata, if the caller may see its revision.
     public func attachment(named name: String, documentID: String, revision: RevisionID? = nil)
-        throws(GatewayError) -> AttachmentContent
+        async throws(GatewayError) -> AttachmentContent
     {
-        try documents.attachment(named: name, documentID: documentID, revision: revision, as: caller)
+        try await documents.attachment(named: name, documentID: documentID, revision: revision, as: caller)
     }
 
     /// An attachment's bytes by digest, for a BLIP `getAttachment`: the connection must have checked that it sent
     /// the caller a revision naming it (its attachment allowance); nil when the database does not hold it.
-    func attachmentBytes(digest: String) throws(GatewayError) -> [UInt8]? {
-        try database.storage.attachment(digest: digest)
+    func attachmentBytes(digest: String) async throws(GatewayError) -> [UInt8]? {
+        try await database.storage.fetchAttachment(digest: digest)
     }
 
     // MARK: - Writing documents

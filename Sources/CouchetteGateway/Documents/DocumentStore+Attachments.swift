@@ -20,13 +20,15 @@ extension DocumentStore {
     ///   403 `forbidden` outside the caller's channels.
     public func attachment(
         named name: String, documentID id: String, revision: RevisionID? = nil, as caller: Caller
-    ) throws(GatewayError) -> AttachmentContent {
-        let (document, node) = try storedRevision(id: id, revision: revision)
+    ) async throws(GatewayError) -> AttachmentContent {
+        let snapshots = try await storage.fetchDocuments(ids: [id], winnerAsText: false)
+        let (document, node) = try storedRevision(id: id, revision: revision, in: snapshots)
         guard caller.canSee(document.visibilityChannels(of: node.id)) else { throw .forbidden("forbidden") }
         guard let entry = node.body?["_attachments"]?[name], let metadata = try? AttachmentMetadata(json: entry) else {
             throw .notFound("missing attachment \(name)")
         }
-        guard let digest = metadata.digest, let data = try storage.attachment(digest: digest.description) else {
+        guard let digest = metadata.digest, let data = try await storage.fetchAttachment(digest: digest.description)
+        else {
             throw .internalError("Attachment \"\(name)\" is missing from storage")
         }
         return AttachmentContent(name: name, metadata: metadata, data: data, revision: node.id)

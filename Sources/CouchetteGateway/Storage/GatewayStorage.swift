@@ -239,6 +239,9 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 
     /// ``statistics`` for `async` callers: a storage across a network holds no thread while it answers.
     func fetchStatistics() async throws(GatewayError) -> StorageStatistics
+
+    /// ``attachment(digest:)`` for `async` callers: a storage across a network holds no thread while it answers.
+    func fetchAttachment(digest: String) async throws(GatewayError) -> [UInt8]?
 }
 
 extension GatewayStorage {
@@ -292,6 +295,11 @@ extension GatewayStorage {
     /// ``statistics``, in place: the storage answers without waiting on a network.
     public func fetchStatistics() async throws(GatewayError) -> StorageStatistics {
         try statistics
+    }
+
+    /// ``attachment(digest:)``, in place: the storage answers without waiting on a network.
+    public func fetchAttachment(digest: String) async throws(GatewayError) -> [UInt8]? {
+        try attachment(digest: digest)
     }
 
     /// Writers announce their commits (``announce(_:to:)``).

@@ -22,7 +22,7 @@ struct AttachmentHandlers: Sendable {
         let revision = try QueryOptions(request).string("rev").map { text throws(GatewayError) in
             try DocumentValidation.parseRevision(text)
         }
-        let content = try target.attachment(named: name, documentID: id, revision: revision)
+        let content = try await target.attachment(named: name, documentID: id, revision: revision)
         var headers = HTTPFields()
         let etag = "\"\(content.metadata.digest?.description ?? "")\""
         headers[.eTag] = etag

@@ -637,12 +637,24 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Attachments
 
     public func attachment(digest: String) throws(GatewayError) -> [UInt8]? {
-        try withConnection { link throws(GatewayError) -> [UInt8]? in
-            guard let row = try link.query("SELECT data FROM attachments WHERE digest = \(digest)").rows.first else {
-                return nil
-            }
-            return try PostgresLink.decode(row, as: ByteBuffer.self).bytes
+        try Self.decodeAttachment(try withConnection { link throws(GatewayError) in try link.query(Self.attachmentQuery(digest)) })
+    }
+
+    /// ``attachment(digest:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
+    public func fetchAttachment(digest: String) async throws(GatewayError) -> [UInt8]? {
+        guard openTransaction == nil else { return try attachment(digest: digest) }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            try Self.decodeAttachment(try await link.query(Self.attachmentQuery(digest)))
         }
+    }
+
+    private static func attachmentQuery(_ digest: String) -> PostgresQuery {
+        "SELECT data FROM attachments WHERE digest = \(digest)"
+    }
+
+    private static func decodeAttachment(_ result: PostgresQueryResult) throws(GatewayError) -> [UInt8]? {
+        guard let row = result.rows.first else { return nil }
+        return try PostgresLink.decode(row, as: ByteBuffer.self).bytes
     }
 
     @discardableResult
