@@ -151,6 +151,28 @@ import Testing
         storage.close()
     }
 
+    @Test("A task cancelled while it waits for a connection (its client gone) leaves the queue at once")
+    func aCancelledTaskLeavesTheQueue() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let storage = try await Self.storageWithItsConnectionHeld(timeout: 60, release: release, ended: ended)
+        let pool = try #require((storage as? PostgresGatewayStorage)?.pool)
+        let task = Task { () throws(GatewayError) -> [String: StoredDocument] in
+            try await storage.fetchDocuments(ids: ["x"], winnerAsText: false)
+        }
+        #expect(try await offCooperativeThreads { pool.waitUntilTasksWait(1, within: .seconds(30)) })
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        let outcome = await task.result
+        #expect(throws: GatewayError.self) { try outcome.get() }
+        #expect(ContinuousClock.now - cancelled < .seconds(30), "the cancelled task waited for its timeout")
+        #expect(pool.waitingCount == 0)
+        release.signal()
+        try await offCooperativeThreads { ended.wait() }
+        #expect(try await storage.fetchDocuments(ids: ["x"], winnerAsText: false).isEmpty)
+        storage.close()
+    }
+
     @Test("Closing the storage ends the waits for a connection at once, a task's and a thread's")
     func closingEndsTheWaits() async throws {
         let release = DispatchSemaphore(value: 0)

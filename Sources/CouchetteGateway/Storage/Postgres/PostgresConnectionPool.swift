@@ -303,25 +303,32 @@ final class PostgresConnectionPool: @unchecked Sendable {
     }
 
     /// A connection for an `async` caller, which waits (holding no thread) in turn for one to be free, for at most
-    /// the timeout.
+    /// the timeout; a cancelled task (its client gone) leaves the queue at once, with a 503.
     private func borrow() async throws(GatewayError) -> PostgresLink {
-        let claim: Claim = await withCheckedContinuation { continuation in
-            condition.lock()
-            let claim = claimLocked()
-            guard case .none = claim else {
-                condition.unlock()
-                continuation.resume(returning: claim)
-                return
-            }
+        let id = condition.withLock {
             nextWaiter += 1
-            let waiter = Waiter(id: nextWaiter, continuation: continuation)
-            waiters.append(waiter)
-            if observers > 0 { condition.broadcast() }
-            let id = waiter.id
-            waiter.timer = Self.eventLoopGroup.next().scheduleTask(in: timeout.timeAmount) { [weak self] in
-                self?.giveUp(id)
+            return nextWaiter
+        }
+        let claim: Claim = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                condition.lock()
+                let claim = claimLocked()
+                // Cancelled before it could wait: the handler found nothing to end, so it does not wait at all.
+                guard case .none = claim, !Task.isCancelled else {
+                    condition.unlock()
+                    continuation.resume(returning: claim)
+                    return
+                }
+                let waiter = Waiter(id: id, continuation: continuation)
+                waiters.append(waiter)
+                if observers > 0 { condition.broadcast() }
+                waiter.timer = Self.eventLoopGroup.next().scheduleTask(in: timeout.timeAmount) { [weak self] in
+                    self?.giveUp(id)
+                }
+                condition.unlock()
             }
-            condition.unlock()
+        } onCancel: { [weak self] in
+            self?.giveUp(id)
         }
         if case .open = claim {
             do {
@@ -350,13 +357,19 @@ final class PostgresConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// Ends the wait of task `waiter`, if it still waits: its timeout passed.
+    /// Ends the wait of task `waiter`, if it still waits: its timeout passed, or it was cancelled.
     private func giveUp(_ waiter: Int) {
-        let continuation: CheckedContinuation<Claim, Never>? = condition.withLock {
+        let ended: Waiter? = condition.withLock {
             guard let index = waiters.firstIndex(where: { $0.id == waiter }) else { return nil }
-            return waiters.remove(at: index).continuation
+            return waiters.remove(at: index)
         }
-        continuation?.resume(returning: .none)
+        ended?.timer?.cancel()
+        ended?.continuation?.resume(returning: .none)
+    }
+
+    /// How many borrowers wait for a connection (for tests).
+    var waitingCount: Int {
+        condition.withLock { waiters.count }
     }
 
     /// A connection that could not be opened is not open: the first waiter may try in its place.
