@@ -150,47 +150,25 @@ extension PostgresOutageTests {
         let client = HTTPTestClient(connections: count + 4)
         defer { client.close() }
         #expect(try await client.send("PUT", port: ports.adminPort, path: "/far-waiting/doc", json: ["v": 1]).status == 201)
-        let database = try #require(await server.registry.database(named: "far-waiting"))
-        let pool = try #require((database.storage as? PostgresGatewayStorage)?.pool)
-        let threads = try #require(database.executor)
-
-        proxy.hold()
-        let requests = Task {
-            await withTaskGroup(of: Int.self) { group in
-                for index in 0..<count {
-                    group.addTask {
-                        let reply: HTTPTestClient.Reply?
-                        switch index % 4 {
-                        case 0: reply = try? await client.send(port: ports.adminPort, path: "/far-waiting/doc")
-                        case 1:
-                            reply = try? await client.send(
-                                "PUT", port: ports.adminPort, path: "/far-waiting/put-\(index)", json: ["v": 2])
-                        case 2:
-                            reply = try? await client.send(
-                                port: ports.adminPort, path: "/far-waiting/_changes?include_docs=true&style=all_docs")
-                        default:
-                            reply = try? await client.send(
-                                "POST", port: ports.adminPort, path: "/far-waiting/_bulk_docs",
-                                json: ["docs": [["_id": .string("bulk-\(index)")]]])
-                        }
-                        return reply?.status ?? 0
-                    }
-                }
-                return await group.reduce(into: [Int]()) { $0.append($1) }
+        let statuses = try await Self.stall(
+            "far-waiting", of: server, through: proxy, requests: count, nearPort: ports.adminPort
+        ) { index in
+            let reply: HTTPTestClient.Reply?
+            switch index % 4 {
+            case 0: reply = try? await client.send(port: ports.adminPort, path: "/far-waiting/doc")
+            case 1:
+                reply = try? await client.send(
+                    "PUT", port: ports.adminPort, path: "/far-waiting/put-\(index)", json: ["v": 2])
+            case 2:
+                reply = try? await client.send(
+                    port: ports.adminPort, path: "/far-waiting/_changes?include_docs=true&style=all_docs")
+            default:
+                reply = try? await client.send(
+                    "POST", port: ports.adminPort, path: "/far-waiting/_bulk_docs",
+                    json: ["docs": [["_id": .string("bulk-\(index)")]]])
             }
+            return reply?.status ?? 0
         }
-        // Two statements held on the two connections; every other request waits for a connection.
-        let waiting = try await offCooperativeThreads {
-            proxy.waitUntilHolding(2)
-            return pool.waitUntilTasksWait(count - 2, within: .seconds(10))
-        }
-        #expect(waiting, "requests waiting for a connection are not tasks suspended in the pool")
-        // A job suspended at an `await` ends its turn on its thread; one blocked on the stalled server never would.
-        let noneRunning = try await offCooperativeThreads { threads.waitUntilNoneRunning(within: .seconds(5)) }
-        #expect(noneRunning, "requests waiting on PostgreSQL hold storage threads")
-        #expect(try await client.send(port: ports.adminPort, path: "/near/doc").status == 404)
-        proxy.release()
-        let statuses = await requests.value
         #expect(statuses.sorted() == Array(repeating: 200, count: 20) + Array(repeating: 201, count: 20), "\(statuses)")
         await server.triggerGracefulShutdown()
         try await running.value
@@ -215,35 +193,16 @@ extension PostgresOutageTests {
         #expect(try await client.send(port: port, path: "/far-users/doc", user: ("ann", "secret")).status == 200)
         let login = try await client.send("POST", port: port, path: "/far-users/_session", json: [:], user: ("ann", "secret"))
         let cookie = try #require(login.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
-        let database = try #require(await server.registry.database(named: "far-users"))
-        let pool = try #require((database.storage as? PostgresGatewayStorage)?.pool)
-        let threads = try #require(database.executor)
-
-        proxy.hold()
-        let requests = Task {
-            await withTaskGroup(of: Int.self) { group in
-                for index in 0..<count {
-                    group.addTask {
-                        let reply =
-                            index % 2 == 0
-                            ? try? await client.send(port: port, path: "/far-users/doc", user: ("ann", "secret"))
-                            : try? await client.send(port: port, path: "/far-users/doc", headers: ["Cookie": cookie])
-                        return reply?.status ?? 0
-                    }
-                }
-                return await group.reduce(into: [Int]()) { $0.append($1) }
-            }
+        let statuses = try await Self.stall(
+            "far-users", of: server, through: proxy, requests: count, nearPort: admin
+        ) { index in
+            let reply =
+                index % 2 == 0
+                ? try? await client.send(port: port, path: "/far-users/doc", user: ("ann", "secret"))
+                : try? await client.send(port: port, path: "/far-users/doc", headers: ["Cookie": cookie])
+            return reply?.status ?? 0
         }
-        let waiting = try await offCooperativeThreads {
-            proxy.waitUntilHolding(2)
-            return pool.waitUntilTasksWait(count - 2, within: .seconds(10))
-        }
-        #expect(waiting, "users' requests waiting for a connection are not tasks suspended in the pool")
-        let noneRunning = try await offCooperativeThreads { threads.waitUntilNoneRunning(within: .seconds(5)) }
-        #expect(noneRunning, "users' requests waiting on PostgreSQL hold storage threads")
-        #expect(try await client.send(port: admin, path: "/near/doc").status == 404)
-        proxy.release()
-        #expect(await requests.value == Array(repeating: 200, count: count))
+        #expect(statuses == Array(repeating: 200, count: count))
         await server.triggerGracefulShutdown()
         try await running.value
     }
@@ -334,6 +293,40 @@ extension PostgresOutageTests {
     /// A gateway with an in-memory database `near`, a PostgreSQL one named `far` reached through a proxy, whose waits
     /// are bounded by `timeout` seconds, and `more`; all let GUEST in. Tests run in parallel and a remote database's
     /// threads are the process's, by name: each test names its stalled database its own way.
+    /// Stalls `database`'s PostgreSQL (`proxy` holds every statement) while `requests` requests (`send(index)`,
+    /// returning a status) wait on it, checks that all but the two holding its connections wait in its pool as
+    /// tasks and that none of its threads runs, that the in-memory database `near` answers meanwhile, then lets
+    /// PostgreSQL answer and returns the statuses in order.
+    private static func stall(
+        _ database: String, of server: GatewayServer, through proxy: ChaosProxy, requests count: Int, nearPort: Int,
+        _ send: @escaping @Sendable (Int) async -> Int
+    ) async throws -> [Int] {
+        let stalled = try #require(await server.registry.database(named: database))
+        let pool = try #require((stalled.storage as? PostgresGatewayStorage)?.pool)
+        let threads = try #require(stalled.executor)
+        proxy.hold()
+        let requests = Task {
+            await withTaskGroup(of: (Int, Int).self) { group in
+                for index in 0..<count { group.addTask { (index, await send(index)) } }
+                return await group.reduce(into: [Int](repeating: 0, count: count)) { $0[$1.0] = $1.1 }
+            }
+        }
+        // Two statements held on the two connections; every other request waits for a connection.
+        let waiting = try await offCooperativeThreads {
+            proxy.waitUntilHolding(2)
+            return pool.waitUntilTasksWait(count - 2, within: .seconds(10))
+        }
+        #expect(waiting, "requests waiting for a connection are not tasks suspended in the pool")
+        // A job suspended at an `await` ends its turn on its thread; one blocked on the stalled server never would.
+        let noneRunning = try await offCooperativeThreads { threads.waitUntilNoneRunning(within: .seconds(5)) }
+        #expect(noneRunning, "requests waiting on PostgreSQL hold storage threads")
+        let client = HTTPTestClient()
+        defer { client.close() }
+        #expect(try await client.send(port: nearPort, path: "/near/doc").status == 404)
+        proxy.release()
+        return await requests.value
+    }
+
     private func startGateway(
         timeout: Double, far name: String = "far", connections: Int? = nil, more: [DatabaseConfig] = []
     ) async throws
