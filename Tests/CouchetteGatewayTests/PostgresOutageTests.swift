@@ -116,11 +116,11 @@ extension PostgresOutageTests {
         let answered = DoneFlag()
         let stuck = Task {
             await withTaskGroup(of: Void.self) { group in
-                // A `_local` document is read in place, blocking its thread (documents, feeds and `_all_docs` await
-                // PostgreSQL holding none).
+                // An admin's read of a role is made in place, blocking its thread (the requests a sync client makes
+                // await PostgreSQL holding none).
                 for index in 0..<stuckCount {
                     group.addTask {
-                        _ = try? await client.send(port: ports.adminPort, path: "/far-threads/_local/stuck-\(index)")
+                        _ = try? await client.send(port: ports.adminPort, path: "/far-threads/_role/stuck-\(index)")
                     }
                 }
                 await group.waitForAll()
@@ -140,7 +140,7 @@ extension PostgresOutageTests {
         try await running.value
     }
 
-    @Test("Reads, feeds and writes waiting on a stalled PostgreSQL hold no thread: 40 GETs, _changes, PUTs and _bulk_docs wait on a database of 2 connections while none of its threads runs")
+    @Test("Reads, feeds and writes waiting on a stalled PostgreSQL hold no thread: 40 GETs, _changes, PUTs, _bulk_docs and checkpoints wait on a database of 2 connections while none of its threads runs")
     func waitingRequestsHoldNoThread() async throws {
         // A timeout well past the test's own waits: the held statements must not time out before the release.
         let (proxy, server, running, ports) = try await startGateway(
@@ -154,8 +154,11 @@ extension PostgresOutageTests {
             "far-waiting", of: server, through: proxy, requests: count, nearPort: ports.adminPort
         ) { index in
             let reply: HTTPTestClient.Reply?
-            switch index % 4 {
+            switch index % 5 {
             case 0: reply = try? await client.send(port: ports.adminPort, path: "/far-waiting/doc")
+            case 4:
+                reply = try? await client.send(
+                    "PUT", port: ports.adminPort, path: "/far-waiting/_local/checkpoint-\(index)", json: ["seq": 1])
             case 1:
                 reply = try? await client.send(
                     "PUT", port: ports.adminPort, path: "/far-waiting/put-\(index)", json: ["v": 2])
@@ -169,7 +172,7 @@ extension PostgresOutageTests {
             }
             return reply?.status ?? 0
         }
-        #expect(statuses.sorted() == Array(repeating: 200, count: 20) + Array(repeating: 201, count: 20), "\(statuses)")
+        #expect(statuses.sorted() == Array(repeating: 200, count: 16) + Array(repeating: 201, count: 24), "\(statuses)")
         await server.triggerGracefulShutdown()
         try await running.value
     }
@@ -225,11 +228,11 @@ extension PostgresOutageTests {
             Task { try await client.send(port: ports.adminPort, path: "/far-blocked/doc").status }
         }
         try await offCooperativeThreads { proxy.waitUntilHolding(2) }
-        // More requests that wait for a connection blocking their thread (a `_local` document is read in place)
+        // More requests that wait for a connection blocking their thread (an admin's read of a role is made in place)
         // than the database has threads.
         let blockingCount = threads.limit + 2
         let locals = (0..<blockingCount).map { index in
-            Task { try await client.send(port: ports.adminPort, path: "/far-blocked/_local/d\(index)").status }
+            Task { try await client.send(port: ports.adminPort, path: "/far-blocked/_role/d\(index)").status }
         }
         #expect(try await offCooperativeThreads { pool.waitUntilTasksWait(blockingCount, within: .seconds(30)) })
         let released = ContinuousClock.now
@@ -266,10 +269,10 @@ extension PostgresOutageTests {
         let answered = DoneFlag()
         let requests = Task {
             await withTaskGroup(of: Void.self) { group in
-                // A `_local` document is read in place, blocking its thread.
+                // An admin's read of a role is made in place, blocking its thread.
                 for index in 0..<stalled {
                     group.addTask {
-                        _ = try? await client.send(port: ports.adminPort, path: "/late/_local/stuck-\(index)")
+                        _ = try? await client.send(port: ports.adminPort, path: "/late/_role/stuck-\(index)")
                     }
                 }
                 await group.waitForAll()

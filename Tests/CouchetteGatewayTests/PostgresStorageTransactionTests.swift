@@ -164,7 +164,9 @@ import Testing
         let cancelled = ContinuousClock.now
         task.cancel()
         let outcome = await task.result
-        #expect(throws: GatewayError.self) { try outcome.get() }
+        #expect(throws: GatewayError.serviceUnavailable("The request was cancelled while it waited for a PostgreSQL connection")) {
+            try outcome.get()
+        }
         #expect(ContinuousClock.now - cancelled < .seconds(30), "the cancelled task waited for its timeout")
         #expect(pool.waitingCount == 0)
         release.signal()

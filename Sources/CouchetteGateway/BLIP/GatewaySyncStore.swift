@@ -34,9 +34,15 @@ struct GatewaySyncStore: PassiveSyncStore {
     /// The local document holding a client's checkpoint, as Sync Gateway names it.
     static func checkpointID(_ client: String) -> String { "checkpoint/" + client }
 
-    func checkpoint(client: String) throws -> (revision: String, body: [String: JSONValue])? {
+    func checkpoint(client: String) async throws -> (revision: String, body: [String: JSONValue])? {
+        let read: Result<JSONValue, GatewayError>
+        do throws(GatewayError) {
+            read = .success(try await target.localDocument(id: Self.checkpointID(client)))
+        } catch {
+            read = .failure(error)
+        }
         let stored: JSONValue
-        switch Result(catching: { () throws(GatewayError) in try target.localDocument(id: Self.checkpointID(client)) }) {
+        switch read {
         case .success(let value): stored = value
         case .failure(let error) where error.statusCode == 404: return nil
         case .failure(let error): throw error
@@ -49,12 +55,18 @@ struct GatewaySyncStore: PassiveSyncStore {
         return (revision, members)
     }
 
-    func saveCheckpoint(_ body: [String: JSONValue], client: String, replacing revision: String?) throws -> String {
+    func saveCheckpoint(_ body: [String: JSONValue], client: String, replacing revision: String?) async throws
+        -> String
+    {
         var members = body
         members["_rev"] = revision.map(JSONValue.string)
-        switch Result(catching: { () throws(GatewayError) in
-            try target.putLocalDocument(id: Self.checkpointID(client), body: .object(members))
-        }) {
+        let saved: Result<String, GatewayError>
+        do throws(GatewayError) {
+            saved = .success(try await target.putLocalDocument(id: Self.checkpointID(client), body: .object(members)))
+        } catch {
+            saved = .failure(error)
+        }
+        switch saved {
         case .success(let revision): return revision
         case .failure(let error) where error.statusCode == 404 || error.statusCode == 409:
             throw GatewayError.conflict("Document update conflict")
@@ -138,7 +150,7 @@ struct GatewaySyncStore: PassiveSyncStore {
 
     /// An attachment the document has now needs nothing; one stored for another document must be proved.
     func holding(attachment digest: String, of documentID: String) async throws -> AttachmentHolding {
-        let snapshots = try await target.snapshots(ids: [documentID])
+        let snapshots = (try? await target.snapshots(ids: [documentID])) ?? [:]
         let current = ((try? target.revision(id: documentID, in: snapshots))?.body["_attachments"]?.objectValue ?? [:]).values
         if current.contains(where: { $0["digest"]?.stringValue == digest }) { return .held }
         return try await target.attachmentBytes(digest: digest).map(AttachmentHolding.heldElsewhere) ?? .absent

@@ -172,18 +172,18 @@ public struct AuthorizedDatabase: Sendable {
     // MARK: - Local documents
 
     /// A `_local` document's body (replication checkpoints; not replicated, not filtered by channels).
-    public func localDocument(id: String) throws(GatewayError) -> JSONValue {
-        try LocalDocumentStore(storage: database.storage).get(id: id)
+    public func localDocument(id: String) async throws(GatewayError) -> JSONValue {
+        try await LocalDocumentStore(storage: database.storage).get(id: id)
     }
 
     /// Saves a `_local` document; returns its new revision.
-    public func putLocalDocument(id: String, body: JSONValue) throws(GatewayError) -> String {
-        try LocalDocumentStore(storage: database.storage).put(id: id, body: body)
+    public func putLocalDocument(id: String, body: JSONValue) async throws(GatewayError) -> String {
+        try await LocalDocumentStore(storage: database.storage).put(id: id, body: body)
     }
 
     /// Deletes a `_local` document at `revision`.
-    public func deleteLocalDocument(id: String, revision: String?) throws(GatewayError) {
-        try LocalDocumentStore(storage: database.storage).delete(id: id, revision: revision)
+    public func deleteLocalDocument(id: String, revision: String?) async throws(GatewayError) {
+        try await LocalDocumentStore(storage: database.storage).delete(id: id, revision: revision)
     }
 
     // MARK: - Sync function preview (admin)

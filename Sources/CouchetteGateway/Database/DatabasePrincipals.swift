@@ -44,6 +44,11 @@ public struct DatabasePrincipals: Sendable {
         try database.storage.allChannels(of: user)
     }
 
+    /// ``allChannels(of:)``, awaited: a storage across a network holds no thread while it answers.
+    public func fetchAllChannels(of user: User) async throws(GatewayError) -> Set<String> {
+        try await database.storage.fetchAllChannels(of: user)
+    }
+
     /// The admin API's JSON for a user (``User/jsonValue(roles:)``): no password, `all_channels` and `roles`
     /// computed.
     ///

@@ -84,7 +84,7 @@ public struct BulkDocsWriter: Sendable {
         }
         var results = await store(prepared, ids: resultIDs)
         for body in bodies where isLocal(body) {
-            results.append(writeLocal(body, id: body["_id"]?.stringValue ?? ""))
+            results.append(await writeLocal(body, id: body["_id"]?.stringValue ?? ""))
         }
         return results
     }
@@ -178,10 +178,10 @@ public struct BulkDocsWriter: Sendable {
         }
     }
 
-    private func writeLocal(_ body: JSONValue, id: String) -> JSONValue {
+    private func writeLocal(_ body: JSONValue, id: String) async -> JSONValue {
         do {
             let local = LocalDocumentStore(storage: documents.storage)
-            let revision = try local.put(id: String(id.dropFirst(LocalDocumentStore.prefix.count)), body: body)
+            let revision = try await local.put(id: String(id.dropFirst(LocalDocumentStore.prefix.count)), body: body)
             return ["id": .string(id), "rev": .string(revision)]
         } catch {
             return Self.failure(id: id, error: error)

@@ -7,10 +7,12 @@ import CouchetteCore
 ///
 /// ```swift
 /// let local = LocalDocumentStore(storage: storage)
-/// let rev = try local.put(id: "checkpoint", body: ["lastSequence": 12])       // "0-1"
-/// try local.put(id: "checkpoint", body: ["_rev": "0-1", "lastSequence": 20])  // "0-2"
-/// try local.get(id: "checkpoint")  // {"_id":"_local/checkpoint","_rev":"0-2","lastSequence":20}
+/// let rev = try await local.put(id: "checkpoint", body: ["lastSequence": 12])       // "0-1"
+/// try await local.put(id: "checkpoint", body: ["_rev": "0-1", "lastSequence": 20])  // "0-2"
+/// try await local.get(id: "checkpoint")  // {"_id":"_local/checkpoint","_rev":"0-2","lastSequence":20}
 /// ```
+///
+/// A storage across a network holds no thread while it answers.
 public struct LocalDocumentStore: Sendable {
     /// The ID prefix of local documents in URLs and `_bulk_docs`.
     public static let prefix = "_local/"
@@ -26,8 +28,8 @@ public struct LocalDocumentStore: Sendable {
     /// A local document with `_id` (`_local/<id>`) and `_rev`.
     ///
     /// - Throws: 404 `missing` when absent.
-    public func get(id: String) throws(GatewayError) -> JSONValue {
-        guard let (revision, body) = try storage.localDocument(id: id) else { throw .notFound("missing") }
+    public func get(id: String) async throws(GatewayError) -> JSONValue {
+        guard let (revision, body) = try await storage.fetchLocalDocument(id: id) else { throw .notFound("missing") }
         var members = body.objectValue ?? [:]
         members["_id"] = .string(Self.prefix + id)
         members["_rev"] = .string(revision)
@@ -42,20 +44,20 @@ public struct LocalDocumentStore: Sendable {
     /// - Throws: 400 for a non-object body or bad ID, 404 "No previous revision to replace" for a `_rev` on an
     ///   absent document, 409 "Document update conflict" for a mismatch.
     @discardableResult
-    public func put(id: String, body: JSONValue, revision: String? = nil) throws(GatewayError) -> String {
+    public func put(id: String, body: JSONValue, revision: String? = nil) async throws(GatewayError) -> String {
         guard !id.isEmpty, id.utf8.count <= 250 else { throw .badRequest("Invalid doc ID") }
         guard case .object(let members) = body else { throw .badRequest("Document body must be a JSON object") }
         let expected = revision ?? members["_rev"]?.stringValue
         if members["_deleted"] == true {
-            try delete(id: id, revision: expected)
+            try await delete(id: id, revision: expected)
             return Self.deletedRevision
         }
-        if expected != nil, try storage.localDocument(id: id) == nil {
+        if expected != nil, try await storage.fetchLocalDocument(id: id) == nil {
             throw .notFound("No previous revision to replace")
         }
         let stored = members.filter { !$0.key.hasPrefix("_") }
         do {
-            return try storage.putLocalDocument(id: id, body: .object(stored), expectedRevision: expected)
+            return try await storage.submitLocalDocument(id: id, body: .object(stored), expectedRevision: expected)
         } catch where error.statusCode == 409 {
             throw .conflict("Document update conflict")
         }
@@ -67,8 +69,8 @@ public struct LocalDocumentStore: Sendable {
     /// Deletes a local document; `revision` must match the stored one.
     ///
     /// - Throws: 404 when absent, 409 on a mismatch.
-    public func delete(id: String, revision: String?) throws(GatewayError) {
+    public func delete(id: String, revision: String?) async throws(GatewayError) {
         guard let revision else { throw .conflict("Document update conflict") }
-        try storage.deleteLocalDocument(id: id, expectedRevision: revision)
+        try await storage.submitLocalDocumentDeletion(id: id, expectedRevision: revision)
     }
 }

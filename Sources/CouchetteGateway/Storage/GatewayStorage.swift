@@ -242,6 +242,18 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
 
     /// ``attachment(digest:)`` for `async` callers: a storage across a network holds no thread while it answers.
     func fetchAttachment(digest: String) async throws(GatewayError) -> [UInt8]?
+
+    /// ``localDocument(id:)`` for `async` callers: a storage across a network holds no thread while it answers.
+    func fetchLocalDocument(id: String) async throws(GatewayError) -> (revision: String, body: JSONValue)?
+
+    /// ``putLocalDocument(id:body:expectedRevision:)`` for `async` callers: a storage across a network holds no
+    /// thread while it answers.
+    func submitLocalDocument(id: String, body: JSONValue, expectedRevision: String?) async throws(GatewayError)
+        -> String
+
+    /// ``deleteLocalDocument(id:expectedRevision:)`` for `async` callers: a storage across a network holds no thread
+    /// while it answers.
+    func submitLocalDocumentDeletion(id: String, expectedRevision: String?) async throws(GatewayError)
 }
 
 extension GatewayStorage {
@@ -300,6 +312,23 @@ extension GatewayStorage {
     /// ``attachment(digest:)``, in place: the storage answers without waiting on a network.
     public func fetchAttachment(digest: String) async throws(GatewayError) -> [UInt8]? {
         try attachment(digest: digest)
+    }
+
+    /// ``localDocument(id:)``, in place: the storage answers without waiting on a network.
+    public func fetchLocalDocument(id: String) async throws(GatewayError) -> (revision: String, body: JSONValue)? {
+        try localDocument(id: id)
+    }
+
+    /// ``putLocalDocument(id:body:expectedRevision:)``, in place: the storage answers without waiting on a network.
+    public func submitLocalDocument(id: String, body: JSONValue, expectedRevision: String?) async throws(GatewayError)
+        -> String
+    {
+        try putLocalDocument(id: id, body: body, expectedRevision: expectedRevision)
+    }
+
+    /// ``deleteLocalDocument(id:expectedRevision:)``, in place: the storage answers without waiting on a network.
+    public func submitLocalDocumentDeletion(id: String, expectedRevision: String?) async throws(GatewayError) {
+        try deleteLocalDocument(id: id, expectedRevision: expectedRevision)
     }
 
     /// Writers announce their commits (``announce(_:to:)``).

@@ -10,7 +10,7 @@ struct LocalDocumentHandlers: Sendable {
     /// `GET /{db}/_local/{id}`.
     @Sendable func get(_ request: Request, context: GatewayRequestContext) async throws -> Response {
         let target = try await environment.resolver.resolve(request, context: context)
-        let body = try target.localDocument(id: try Self.localID(from: context))
+        let body = try await target.localDocument(id: try Self.localID(from: context))
         return environment.renderer.response(json: body)
     }
 
@@ -19,7 +19,7 @@ struct LocalDocumentHandlers: Sendable {
         let target = try await environment.resolver.resolve(request, context: context)
         let id = try Self.localID(from: context)
         let body = try await environment.body.json(of: request)
-        let revision = try target.putLocalDocument(id: id, body: body)
+        let revision = try await target.putLocalDocument(id: id, body: body)
         return environment.renderer.response(
             json: ["ok": true, "id": .string(LocalDocumentStore.prefix + id), "rev": .string(revision)],
             status: .created)
@@ -30,7 +30,7 @@ struct LocalDocumentHandlers: Sendable {
         let target = try await environment.resolver.resolve(request, context: context)
         let id = try Self.localID(from: context)
         let revision = QueryOptions(request).string("rev") ?? DocumentHandlers.ifMatch(request)
-        try target.deleteLocalDocument(id: id, revision: revision)
+        try await target.deleteLocalDocument(id: id, revision: revision)
         return environment.renderer.response(json: [
             "ok": true, "id": .string(LocalDocumentStore.prefix + id), "rev": .string(LocalDocumentStore.deletedRevision),
         ])

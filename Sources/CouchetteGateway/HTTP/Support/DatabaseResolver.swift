@@ -78,7 +78,7 @@ struct DatabaseResolver: Sendable {
 
     /// A user's caller value, with the channels they can read.
     func caller(for user: User, in database: GatewayDatabase) async throws(GatewayError) -> Caller {
-        .user(user, channels: try await database.storage.fetchAllChannels(of: user))
+        .user(user, channels: try await database.principals.fetchAllChannels(of: user))
     }
 
     // MARK: - Path and headers

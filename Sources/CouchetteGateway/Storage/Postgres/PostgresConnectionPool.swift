@@ -232,6 +232,8 @@ final class PostgresConnectionPool: @unchecked Sendable {
         case none
         /// Nothing ever: the pool is closed.
         case closed
+        /// Nothing: the waiting task was cancelled (its client gone).
+        case cancelled
     }
 
     /// A borrower waiting for a connection: a task (resumed when served) or a thread (woken to find what it was
@@ -313,22 +315,27 @@ final class PostgresConnectionPool: @unchecked Sendable {
             await withCheckedContinuation { continuation in
                 condition.lock()
                 let claim = claimLocked()
-                // Cancelled before it could wait: the handler found nothing to end, so it does not wait at all.
-                guard case .none = claim, !Task.isCancelled else {
+                guard case .none = claim else {
                     condition.unlock()
                     continuation.resume(returning: claim)
+                    return
+                }
+                // Cancelled before it could wait: the handler found nothing to end, so it does not wait at all.
+                guard !Task.isCancelled else {
+                    condition.unlock()
+                    continuation.resume(returning: .cancelled)
                     return
                 }
                 let waiter = Waiter(id: id, continuation: continuation)
                 waiters.append(waiter)
                 if observers > 0 { condition.broadcast() }
                 waiter.timer = Self.eventLoopGroup.next().scheduleTask(in: timeout.timeAmount) { [weak self] in
-                    self?.giveUp(id)
+                    self?.giveUp(id, with: .none)
                 }
                 condition.unlock()
             }
         } onCancel: { [weak self] in
-            self?.giveUp(id)
+            self?.giveUp(id, with: .cancelled)
         }
         if case .open = claim {
             do {
@@ -346,6 +353,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
         switch claim {
         case .closed: throw .serviceUnavailable("The database is closed")
         case .none: throw .serviceUnavailable("PostgreSQL gave no connection within \(timeout): every one is busy")
+        case .cancelled: throw .serviceUnavailable("The request was cancelled while it waited for a PostgreSQL connection")
         case .connection(let connection): return link(connection)
         case .open:
             do {
@@ -357,14 +365,15 @@ final class PostgresConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// Ends the wait of task `waiter`, if it still waits: its timeout passed, or it was cancelled.
-    private func giveUp(_ waiter: Int) {
+    /// Ends the wait of task `waiter` with `claim` (``Claim/none`` or ``Claim/cancelled``), if it still waits: its
+    /// timeout passed, or it was cancelled.
+    private func giveUp(_ waiter: Int, with claim: Claim) {
         let ended: Waiter? = condition.withLock {
             guard let index = waiters.firstIndex(where: { $0.id == waiter }) else { return nil }
             return waiters.remove(at: index)
         }
         ended?.timer?.cancel()
-        ended?.continuation?.resume(returning: .none)
+        ended?.continuation?.resume(returning: claim)
     }
 
     /// How many borrowers wait for a connection (for tests).

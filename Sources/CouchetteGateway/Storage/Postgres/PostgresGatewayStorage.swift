@@ -591,47 +591,103 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     // MARK: - Local documents
 
     public func localDocument(id: String) throws(GatewayError) -> (revision: String, body: JSONValue)? {
-        try withConnection { link throws(GatewayError) in
-            guard let row = try link.query("SELECT rev, body FROM local_documents WHERE id = \(id)").rows.first else {
-                return nil
-            }
-            let (rev, body) = try PostgresLink.decode(row, as: (String, ByteBuffer).self)
-            do { return (rev, try JSONValue(parsing: body.bytes)) } catch {
-                throw .internalError("A stored local document is corrupt: \(id)")
-            }
+        try Self.decodeLocalDocument(
+            try withConnection { link throws(GatewayError) in try link.query(Self.localDocumentQuery(id)) }, id: id)
+    }
+
+    /// ``localDocument(id:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
+    public func fetchLocalDocument(id: String) async throws(GatewayError) -> (revision: String, body: JSONValue)? {
+        guard openTransaction == nil else { return try localDocument(id: id) }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            try Self.decodeLocalDocument(try await link.query(Self.localDocumentQuery(id)), id: id)
+        }
+    }
+
+    private static func localDocumentQuery(_ id: String) -> PostgresQuery {
+        "SELECT rev, body FROM local_documents WHERE id = \(id)"
+    }
+
+    private static func decodeLocalDocument(_ result: PostgresQueryResult, id: String) throws(GatewayError)
+        -> (revision: String, body: JSONValue)?
+    {
+        guard let row = result.rows.first else { return nil }
+        let (rev, body) = try PostgresLink.decode(row, as: (String, ByteBuffer).self)
+        do { return (rev, try JSONValue(parsing: body.bytes)) } catch {
+            throw .internalError("A stored local document is corrupt: \(id)")
         }
     }
 
     public func putLocalDocument(id: String, body: JSONValue, expectedRevision: String?) throws(GatewayError)
         -> String
     {
-        let number = expectedRevision.flatMap { Int($0.split(separator: "-").last ?? "") } ?? 0
-        let revision = "0-\(number + 1)"
-        let data = body.serialized().byteBuffer
-        // One statement either way, so two nodes saving the same checkpoint cannot both succeed.
-        let changed = try withConnection { link throws(GatewayError) in
-            if let expectedRevision {
-                return try link.rowsChanged(
-                    by: """
-                        UPDATE local_documents SET rev = \(revision), body = \(data)
-                        WHERE id = \(id) AND rev = \(expectedRevision)
-                        """)
-            }
-            return try link.rowsChanged(
-                by: "INSERT INTO local_documents (id, rev, body) VALUES (\(id), \(revision), \(data)) ON CONFLICT DO NOTHING")
+        let (query, revision) = Self.localDocumentWrite(id: id, body: body, expectedRevision: expectedRevision)
+        let changed = try withConnection { link throws(GatewayError) in try link.rowsChanged(by: query) }
+        guard changed == 1 else { throw .conflict("Document update conflict") }
+        return revision
+    }
+
+    /// ``putLocalDocument(id:body:expectedRevision:)``, holding no thread while it waits for a connection or for
+    /// PostgreSQL's answer.
+    public func submitLocalDocument(id: String, body: JSONValue, expectedRevision: String?) async throws(GatewayError)
+        -> String
+    {
+        guard openTransaction == nil else {
+            return try putLocalDocument(id: id, body: body, expectedRevision: expectedRevision)
+        }
+        let (query, revision) = Self.localDocumentWrite(id: id, body: body, expectedRevision: expectedRevision)
+        let changed = try await pool.withConnection { link async throws(GatewayError) in
+            try await link.query(query).metadata.rows ?? 0
         }
         guard changed == 1 else { throw .conflict("Document update conflict") }
         return revision
     }
 
+    /// The one statement storing a local document, either way, so two nodes saving the same checkpoint cannot both
+    /// succeed; and the revision it stores.
+    private static func localDocumentWrite(id: String, body: JSONValue, expectedRevision: String?)
+        -> (PostgresQuery, String)
+    {
+        let number = expectedRevision.flatMap { Int($0.split(separator: "-").last ?? "") } ?? 0
+        let revision = "0-\(number + 1)"
+        let data = body.serialized().byteBuffer
+        if let expectedRevision {
+            return (
+                """
+                UPDATE local_documents SET rev = \(revision), body = \(data)
+                WHERE id = \(id) AND rev = \(expectedRevision)
+                """, revision
+            )
+        }
+        return (
+            "INSERT INTO local_documents (id, rev, body) VALUES (\(id), \(revision), \(data)) ON CONFLICT DO NOTHING",
+            revision
+        )
+    }
+
     public func deleteLocalDocument(id: String, expectedRevision: String?) throws(GatewayError) {
         let deleted = try withConnection { link throws(GatewayError) in
-            try link.rowsChanged(
-                by: "DELETE FROM local_documents WHERE id = \(id) AND (\(expectedRevision)::text IS NULL OR rev = \(expectedRevision))")
+            try link.rowsChanged(by: Self.localDocumentDeletion(id: id, expectedRevision: expectedRevision))
         }
         guard deleted == 0 else { return }
         guard try localDocument(id: id) != nil else { throw .notFound("missing") }
         throw .conflict("Document update conflict")
+    }
+
+    /// ``deleteLocalDocument(id:expectedRevision:)``, holding no thread while it waits for a connection or for
+    /// PostgreSQL's answers.
+    public func submitLocalDocumentDeletion(id: String, expectedRevision: String?) async throws(GatewayError) {
+        guard openTransaction == nil else { return try deleteLocalDocument(id: id, expectedRevision: expectedRevision) }
+        let deleted = try await pool.withConnection { link async throws(GatewayError) in
+            try await link.query(Self.localDocumentDeletion(id: id, expectedRevision: expectedRevision)).metadata.rows
+                ?? 0
+        }
+        guard deleted == 0 else { return }
+        guard try await fetchLocalDocument(id: id) != nil else { throw .notFound("missing") }
+        throw .conflict("Document update conflict")
+    }
+
+    private static func localDocumentDeletion(id: String, expectedRevision: String?) -> PostgresQuery {
+        "DELETE FROM local_documents WHERE id = \(id) AND (\(expectedRevision)::text IS NULL OR rev = \(expectedRevision))"
     }
 
     // MARK: - Attachments
