@@ -177,12 +177,12 @@ extension PostgresOutageTests {
         try await running.value
     }
 
-    @Test("Users' requests waiting on a stalled PostgreSQL hold no thread: their user, roles and session are awaited like their documents")
+    @Test("Users' requests waiting on a stalled PostgreSQL hold no thread: their user, roles and session are awaited like their documents, and so is a feed's record of the channels it serves")
     func usersRequestsHoldNoThread() async throws {
         let (proxy, server, running, ports) = try await startGateway(
             timeout: 60, far: "far-users", connections: 2)
         defer { proxy.stop() }
-        let count = 20
+        let count = 21
         let client = HTTPTestClient(connections: count + 4)
         defer { client.close() }
         let (admin, port) = (ports.adminPort, ports.publicPort)
@@ -199,10 +199,14 @@ extension PostgresOutageTests {
         let statuses = try await Self.stall(
             "far-users", of: server, through: proxy, requests: count, nearPort: admin
         ) { index in
-            let reply =
-                index % 2 == 0
-                ? try? await client.send(port: port, path: "/far-users/doc", user: ("ann", "secret"))
-                : try? await client.send(port: port, path: "/far-users/doc", headers: ["Cookie": cookie])
+            let reply: HTTPTestClient.Reply? =
+                switch index % 3 {
+                case 0: try? await client.send(port: port, path: "/far-users/doc", user: ("ann", "secret"))
+                case 1: try? await client.send(port: port, path: "/far-users/doc", headers: ["Cookie": cookie])
+                default:
+                    // A feed noting the channels it serves, for revocations (as Couchbase Lite 3's pulls do).
+                    try? await client.send(port: port, path: "/far-users/_changes?revocations=true", headers: ["Cookie": cookie])
+                }
             return reply?.status ?? 0
         }
         #expect(statuses == Array(repeating: 200, count: count))

@@ -273,7 +273,7 @@ public struct ChangesFeed: Sendable {
             reader = reader.reading(as: access.caller)
             reloading = .always
             if options.revocations, let user = access.caller.user, let readable = access.caller.readableChannels {
-                let revoked = try reader.database.storage.noteServedChannels(readable, of: user.name, at: end)
+                let revoked = try await reader.database.storage.submitServedChannels(readable, of: user.name, at: end)
                 let since = first ? options.since.normalPosition : position
                 let rows = try await reader.revocationRows(revoked, since: since, at: end)
                 let pending = Set(pendingRevocations.compactMap { $0.json["id"]?.stringValue })

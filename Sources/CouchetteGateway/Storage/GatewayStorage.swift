@@ -254,6 +254,11 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// ``deleteLocalDocument(id:expectedRevision:)`` for `async` callers: a storage across a network holds no thread
     /// while it answers.
     func submitLocalDocumentDeletion(id: String, expectedRevision: String?) async throws(GatewayError)
+
+    /// ``noteServedChannels(_:of:at:)`` for `async` callers: a storage across a network holds no thread while it
+    /// answers.
+    func submitServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
+        async throws(GatewayError) -> [String: RevokedChannel]
 }
 
 extension GatewayStorage {
@@ -329,6 +334,13 @@ extension GatewayStorage {
     /// ``deleteLocalDocument(id:expectedRevision:)``, in place: the storage answers without waiting on a network.
     public func submitLocalDocumentDeletion(id: String, expectedRevision: String?) async throws(GatewayError) {
         try deleteLocalDocument(id: id, expectedRevision: expectedRevision)
+    }
+
+    /// ``noteServedChannels(_:of:at:)``, in place: the storage answers without waiting on a network.
+    public func submitServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
+        async throws(GatewayError) -> [String: RevokedChannel]
+    {
+        try noteServedChannels(channels, of: user, at: sequence)
     }
 
     /// Writers announce their commits (``announce(_:to:)``).

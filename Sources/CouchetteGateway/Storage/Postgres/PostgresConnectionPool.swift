@@ -174,6 +174,35 @@ final class PostgresConnectionPool: @unchecked Sendable {
         }
     }
 
+    /// Runs `body`'s statements in a new transaction, committed when it returns and rolled back when it throws,
+    /// holding no thread while it waits for a connection or for PostgreSQL's answers. No view of the storage joins
+    /// it (``transaction(retries:_:)-(_,(PostgresLink,Transaction)throws(GatewayError)->T)`` hands one on).
+    ///
+    /// - Parameter retries: How many times a transaction that PostgreSQL aborted for a deadlock or a serialization
+    ///   failure runs again from the start.
+    func transaction<T>(
+        retries: Int = 3, _ body: (PostgresLink) async throws(GatewayError) -> T
+    ) async throws(GatewayError) -> T {
+        var attempt = 0
+        while true {
+            let connection = try await borrow()
+            do throws(GatewayError) {
+                try await connection.query("BEGIN")
+                let result = try await body(connection)
+                try await connection.query("COMMIT")
+                noteCommit()
+                giveBack(connection)
+                return result
+            } catch {
+                let transient = connection.lastFailureWasTransient
+                _ = try? await connection.query("ROLLBACK")
+                giveBack(connection)
+                attempt += 1
+                guard transient, attempt <= retries else { throw error }
+            }
+        }
+    }
+
     /// Runs `body` in a new transaction, committed when it returns and rolled back when it throws. `body` gets the
     /// transaction as a value, to hand on to whatever must join it.
     ///

@@ -257,47 +257,103 @@ extension PostgresGatewayStorage: PrincipalStore {
         // As SQLite's: writes follow what changed plus one row per call. The user's served_users row is locked first,
         // so two nodes' feeds of one user take turns.
         try inTransaction { link throws(GatewayError) in
-            try link.query(
-                "INSERT INTO served_users (username, last_served) VALUES (\(user), 0) ON CONFLICT DO NOTHING")
-            let lastRow = try link.query(
-                "SELECT last_served FROM served_users WHERE username = \(user) FOR UPDATE").rows.first
-            let lastServed = UInt64(try lastRow.map { row throws(GatewayError) in try PostgresLink.decode(row, as: Int64.self) } ?? 0)
-            var served: Set<String> = []
-            var revoked: [String: RevokedChannel] = [:]
-            for row in try link.query(
-                "SELECT channel, served_through, revoked FROM served_channels WHERE username = \(user)"
-            ).rows {
-                let (channel, servedThrough, revokedAt) = try PostgresLink.decode(row, as: (String, Int64?, Int64?).self)
-                if let revokedAt {
-                    if !channels.contains(channel) {
-                        revoked[channel] = RevokedChannel(
-                            revokedAt: UInt64(revokedAt), servedThrough: UInt64(servedThrough ?? 0))
-                    }
-                } else {
-                    served.insert(channel)
-                }
-            }
-            let lost = Array(served.subtracting(channels))
-            if !lost.isEmpty {
-                // Lost since the last feed, which served them through its own end.
-                try link.query(
-                    """
-                    UPDATE served_channels SET revoked = \(Int64(sequence)), served_through = \(Int64(lastServed))
-                    WHERE username = \(user) AND channel = ANY(\(lost))
-                    """)
-                for channel in lost { revoked[channel] = RevokedChannel(revokedAt: sequence, servedThrough: lastServed) }
-            }
-            let gained = Array(channels.subtracting(served))
-            if !gained.isEmpty {
-                try link.query(
-                    """
-                    INSERT INTO served_channels (username, channel, served_through, revoked)
-                    SELECT \(user), channel, NULL, NULL FROM unnest(\(gained)::text[]) AS g(channel)
-                    ON CONFLICT (username, channel) DO UPDATE SET served_through = NULL, revoked = NULL
-                    """)
-            }
-            try link.query("UPDATE served_users SET last_served = \(Int64(sequence)) WHERE username = \(user)")
-            return revoked
+            var served = ServedChannelsUpdate(user: user, channels: channels, at: sequence)
+            try link.query(served.userRow)
+            try served.locked(try link.query(served.lockUserRow))
+            let writes = try served.read(try link.query(served.servedRows))
+            for write in writes { try link.query(write) }
+            return served.revoked
         }
+    }
+
+    /// ``noteServedChannels(_:of:at:)``, holding no thread while it waits for a connection or for PostgreSQL's
+    /// answers.
+    public func submitServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
+        async throws(GatewayError) -> [String: RevokedChannel]
+    {
+        try await inTransaction { link async throws(GatewayError) in
+            var served = ServedChannelsUpdate(user: user, channels: channels, at: sequence)
+            try await link.query(served.userRow)
+            try served.locked(try await link.query(served.lockUserRow))
+            let writes = try served.read(try await link.query(served.servedRows))
+            for write in writes { try await link.query(write) }
+            return served.revoked
+        }
+    }
+}
+
+// MARK: - ServedChannelsUpdate
+
+/// The statements of ``PostgresGatewayStorage/noteServedChannels(_:of:at:)`` and what they decide, for its
+/// synchronous and `async` forms: the user's row (made if missing, then locked), the channels served so far, and
+/// the writes for those lost and gained.
+struct ServedChannelsUpdate {
+    let user: String
+    let channels: Set<String>
+    let sequence: UInt64
+    /// The last sequence served to the user, from the locked row.
+    private(set) var lastServed: UInt64 = 0
+    /// Every revoked channel the user does not read now, with its revocation.
+    private(set) var revoked: [String: RevokedChannel] = [:]
+
+    init(user: String, channels: Set<String>, at sequence: UInt64) {
+        self.user = user
+        self.channels = channels
+        self.sequence = sequence
+    }
+
+    var userRow: PostgresQuery {
+        "INSERT INTO served_users (username, last_served) VALUES (\(user), 0) ON CONFLICT DO NOTHING"
+    }
+
+    var lockUserRow: PostgresQuery {
+        "SELECT last_served FROM served_users WHERE username = \(user) FOR UPDATE"
+    }
+
+    var servedRows: PostgresQuery {
+        "SELECT channel, served_through, revoked FROM served_channels WHERE username = \(user)"
+    }
+
+    /// Takes the locked row's last served sequence.
+    mutating func locked(_ result: PostgresQueryResult) throws(GatewayError) {
+        lastServed = UInt64(
+            try result.rows.first.map { row throws(GatewayError) in try PostgresLink.decode(row, as: Int64.self) } ?? 0)
+    }
+
+    /// Takes the channels served so far; returns the writes that record what the user reads now.
+    mutating func read(_ result: PostgresQueryResult) throws(GatewayError) -> [PostgresQuery] {
+        var served: Set<String> = []
+        for row in result.rows {
+            let (channel, servedThrough, revokedAt) = try PostgresLink.decode(row, as: (String, Int64?, Int64?).self)
+            if let revokedAt {
+                if !channels.contains(channel) {
+                    revoked[channel] = RevokedChannel(revokedAt: UInt64(revokedAt), servedThrough: UInt64(servedThrough ?? 0))
+                }
+            } else {
+                served.insert(channel)
+            }
+        }
+        var writes: [PostgresQuery] = []
+        let lost = Array(served.subtracting(channels))
+        if !lost.isEmpty {
+            // Lost since the last feed, which served them through its own end.
+            writes.append(
+                """
+                UPDATE served_channels SET revoked = \(Int64(sequence)), served_through = \(Int64(lastServed))
+                WHERE username = \(user) AND channel = ANY(\(lost))
+                """)
+            for channel in lost { revoked[channel] = RevokedChannel(revokedAt: sequence, servedThrough: lastServed) }
+        }
+        let gained = Array(channels.subtracting(served))
+        if !gained.isEmpty {
+            writes.append(
+                """
+                INSERT INTO served_channels (username, channel, served_through, revoked)
+                SELECT \(user), channel, NULL, NULL FROM unnest(\(gained)::text[]) AS g(channel)
+                ON CONFLICT (username, channel) DO UPDATE SET served_through = NULL, revoked = NULL
+                """)
+        }
+        writes.append("UPDATE served_users SET last_served = \(Int64(sequence)) WHERE username = \(user)")
+        return writes
     }
 }

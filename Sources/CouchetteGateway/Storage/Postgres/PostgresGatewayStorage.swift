@@ -94,6 +94,12 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try pool.transaction { link, _ throws(GatewayError) in try body(link) }
     }
 
+    /// ``inTransaction(_:)-(_)``, holding no thread while it waits for a connection or for PostgreSQL's answers.
+    func inTransaction<T>(_ body: (PostgresLink) async throws(GatewayError) -> T) async throws(GatewayError) -> T {
+        if let openTransaction { return try await body(try openTransaction.connection) }
+        return try await pool.transaction(body)
+    }
+
     /// Calls `handler` with every commit of any node, this one's included, at the stable sequence (read after a
     /// `NOTIFY`, and with the settings' version every `pollInterval`), until the storage closes.
     public func observeCommits(pollInterval: Duration, _ handler: @escaping @Sendable (StorageCommit) -> Void) {
