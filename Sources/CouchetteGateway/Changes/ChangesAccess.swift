@@ -52,7 +52,7 @@ struct ChangesAccess: Sendable {
         guard let stored = try await storage.fetchUser(named: user.name) else { return .missing }
         if stored.disabled { return .disabled }
         let channels = try await storage.fetchAllChannels(of: stored)
-        let grants = withGrantSequences ? try storage.channelGrantSequences(of: stored) : [:]
+        let grants = withGrantSequences ? try await storage.fetchChannelGrantSequences(of: stored) : [:]
         return .current(ChangesAccess(caller: .user(stored, channels: channels), grantSequences: grants))
     }
 

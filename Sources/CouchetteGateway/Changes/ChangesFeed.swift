@@ -285,7 +285,7 @@ public struct ChangesFeed: Sendable {
             } else if var added = ChangesBackfill.newlyVisible(before: previous, now: reader.selection, at: position),
                 let user = access.caller.user
             {
-                let grants = try reader.database.storage.channelGrantSequences(of: user)
+                let grants = try await reader.database.storage.fetchChannelGrantSequences(of: user)
                 added.noteLatestGrant(in: ChangesAccess(caller: access.caller, grantSequences: grants))
                 backfill = added
             }

@@ -34,27 +34,12 @@ extension GatewayStorage {
 
     /// ``channelGrantSequences(of:)`` computed from the stored grants (storages that cache call this on a miss).
     func computeChannelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64] {
-        var sequences: [String: UInt64] = [PrincipalName.publicChannel: 1]
-        func grant(_ channel: String, at sequence: UInt64) {
-            sequences[channel] = min(sequences[channel] ?? .max, max(sequence, 1))
-        }
-        for channel in user.adminChannels { grant(channel, at: user.sequence) }
-        for (channel, sequence) in try documentChannelGrants(to: user.name) { grant(channel, at: sequence) }
-        var roles: [String: UInt64] = [:]
-        for role in user.adminRoles { roles[role] = max(user.sequence, 1) }
-        for (role, sequence) in try documentRoleGrants(to: user.name) {
-            roles[role] = min(roles[role] ?? .max, max(sequence, 1))
-        }
-        for (name, roleSequence) in roles {
+        var grants = PrincipalGrants(
+            channels: try documentChannelGrants(to: user.name), roles: try documentRoleGrants(to: user.name))
+        for name in grants.roleNames(of: user) {
             guard let role = try role(named: name) else { continue }
-            // The role record's sequence bounds when the role existed: grants made to `role:NAME` before the role
-            // was created only took effect then.
-            let held = max(roleSequence, role.sequence)
-            for channel in role.adminChannels { grant(channel, at: held) }
-            for (channel, sequence) in try documentChannelGrants(to: "role:\(name)") {
-                grant(channel, at: max(held, sequence))
-            }
+            grants.add(role: role, channels: try documentChannelGrants(to: PrincipalCache.rolePrincipal(name)))
         }
-        return sequences
+        return grants.sequences(of: user)
     }
 }

@@ -259,6 +259,10 @@ public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// answers.
     func submitServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
         async throws(GatewayError) -> [String: RevokedChannel]
+
+    /// ``channelGrantSequences(of:)`` for `async` callers: a storage across a network holds no thread while it
+    /// answers.
+    func fetchChannelGrantSequences(of user: User) async throws(GatewayError) -> [String: UInt64]
 }
 
 extension GatewayStorage {
@@ -334,6 +338,11 @@ extension GatewayStorage {
     /// ``deleteLocalDocument(id:expectedRevision:)``, in place: the storage answers without waiting on a network.
     public func submitLocalDocumentDeletion(id: String, expectedRevision: String?) async throws(GatewayError) {
         try deleteLocalDocument(id: id, expectedRevision: expectedRevision)
+    }
+
+    /// ``channelGrantSequences(of:)``, in place: the storage answers without waiting on a network.
+    public func fetchChannelGrantSequences(of user: User) async throws(GatewayError) -> [String: UInt64] {
+        try channelGrantSequences(of: user)
     }
 
     /// ``noteServedChannels(_:of:at:)``, in place: the storage answers without waiting on a network.

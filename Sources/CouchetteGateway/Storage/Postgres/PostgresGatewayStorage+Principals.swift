@@ -251,6 +251,67 @@ extension PostgresGatewayStorage: PrincipalStore {
         }
     }
 
+    /// The grants behind ``channelGrantSequences(of:)`` in two statements: the user's, then its roles' with theirs.
+    public func channelGrantSequences(of user: User) throws(GatewayError) -> [String: UInt64] {
+        try withConnection { link throws(GatewayError) in
+            var grants = try Self.decodeGrants(try link.query(Self.grantsQuery(to: user.name)))
+            let names = grants.roleNames(of: user)
+            if !names.isEmpty { try Self.addRoles(try link.query(Self.roleGrantsQuery(names)), to: &grants) }
+            return grants.sequences(of: user)
+        }
+    }
+
+    /// ``channelGrantSequences(of:)``, holding no thread while it waits for a connection or for PostgreSQL's
+    /// answers.
+    public func fetchChannelGrantSequences(of user: User) async throws(GatewayError) -> [String: UInt64] {
+        guard openTransaction == nil else { return try channelGrantSequences(of: user) }
+        return try await pool.withConnection { link async throws(GatewayError) in
+            var grants = try Self.decodeGrants(try await link.query(Self.grantsQuery(to: user.name)))
+            let names = grants.roleNames(of: user)
+            if !names.isEmpty { try Self.addRoles(try await link.query(Self.roleGrantsQuery(names)), to: &grants) }
+            return grants.sequences(of: user)
+        }
+    }
+
+    private static func grantsQuery(to principal: String) -> PostgresQuery {
+        "SELECT kind, target, min(sequence) FROM grants WHERE principal = \(principal) GROUP BY kind, target"
+    }
+
+    private static func decodeGrants(_ result: PostgresQueryResult) throws(GatewayError) -> PrincipalGrants {
+        var grants = PrincipalGrants(channels: [:], roles: [:])
+        for row in result.rows {
+            let (kind, target, sequence) = try PostgresLink.decode(row, as: (Int16, String, Int64).self)
+            if Int(kind) == DocumentGrant.Kind.role.rawValue {
+                grants.roles[target] = UInt64(sequence)
+            } else {
+                grants.channels[target] = UInt64(sequence)
+            }
+        }
+        return grants
+    }
+
+    /// Roles with the channels documents granted them, each at its earliest grant (two arrays in target order).
+    private static func roleGrantsQuery(_ names: Set<String>) -> PostgresQuery {
+        """
+        SELECT r.data,
+            ARRAY(SELECT target FROM grants WHERE principal = \(PrincipalCache.rolePrefix) || r.name
+                AND kind = \(Int16(DocumentGrant.Kind.channel.rawValue)) GROUP BY target ORDER BY target),
+            ARRAY(SELECT min(sequence) FROM grants WHERE principal = \(PrincipalCache.rolePrefix) || r.name
+                AND kind = \(Int16(DocumentGrant.Kind.channel.rawValue)) GROUP BY target ORDER BY target)
+        FROM roles r WHERE r.name = ANY(\(Array(names)))
+        """
+    }
+
+    private static func addRoles(_ result: PostgresQueryResult, to grants: inout PrincipalGrants) throws(GatewayError) {
+        for row in result.rows {
+            let (data, targets, sequences) = try PostgresLink.decode(row, as: (ByteBuffer, [String], [Int64]).self)
+            let role = try decodeStored(Role.self, data, what: "role")
+            grants.add(
+                role: role,
+                channels: Dictionary(zip(targets, sequences.map { UInt64($0) }), uniquingKeysWith: { min($0, $1) }))
+        }
+    }
+
     public func noteServedChannels(_ channels: Set<String>, of user: String, at sequence: UInt64)
         throws(GatewayError) -> [String: RevokedChannel]
     {
