@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Implementations: ``SQLiteGatewayStorage`` (`walrus:` in memory, `walrus:DIR`, `sqlite:PATH`) for one gateway
 /// process, and ``PostgresGatewayStorage`` (`postgres://…`), which several gateway nodes serve at once. Every call is
-/// thread-safe. The calls are synchronous, and the busiest have `async` twins (`fetch…`, ``submit(_:)``) through which
-/// a storage across a network holds no thread while it answers; a storage in the process answers them in place. The
-/// same storage keeps the database's users, roles and sessions (``PrincipalStore``).
+/// thread-safe. The calls are synchronous; those requests make also have `async` twins (`fetch…`, `submit…`),
+/// through which a storage across a network holds no thread while it answers (a storage in the process answers them
+/// in place). The same storage keeps the database's users, roles and sessions (``PrincipalStore``).
 /// Opened by ``StorageLocation/openStorage(databaseName:)``.
 public protocol GatewayStorage: PrincipalStore, AnyObject {
     /// The last sequence given out.

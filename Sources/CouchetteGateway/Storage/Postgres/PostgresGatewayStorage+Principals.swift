@@ -281,10 +281,10 @@ extension PostgresGatewayStorage: PrincipalStore {
         var grants = PrincipalGrants(channels: [:], roles: [:])
         for row in result.rows {
             let (kind, target, sequence) = try PostgresLink.decode(row, as: (Int16, String, Int64).self)
-            if Int(kind) == DocumentGrant.Kind.role.rawValue {
-                grants.roles[target] = UInt64(sequence)
-            } else {
-                grants.channels[target] = UInt64(sequence)
+            switch DocumentGrant.Kind(rawValue: Int(kind)) {
+            case .role?: grants.roles[target] = UInt64(sequence)
+            case .channel?: grants.channels[target] = UInt64(sequence)
+            case nil: continue
             }
         }
         return grants

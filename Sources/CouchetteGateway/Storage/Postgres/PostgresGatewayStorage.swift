@@ -94,7 +94,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try pool.transaction { link, _ throws(GatewayError) in try body(link) }
     }
 
-    /// ``inTransaction(_:)-(_)``, holding no thread while it waits for a connection or for PostgreSQL's answers.
+    /// `inTransaction` for an `async` body, holding no thread while it waits for a connection or for PostgreSQL's
+    /// answers; a view bound to a transaction runs it on that transaction's connection.
     func inTransaction<T>(_ body: (PostgresLink) async throws(GatewayError) -> T) async throws(GatewayError) -> T {
         if let openTransaction { return try await body(try openTransaction.connection) }
         return try await pool.transaction(body)
