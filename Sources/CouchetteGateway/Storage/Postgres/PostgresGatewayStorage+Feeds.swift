@@ -41,7 +41,7 @@ extension PostgresGatewayStorage {
         // A transaction's own reads are its own: no other read's answer is theirs.
         guard openTransaction == nil else { return try changes(since: since, limit: limit) }
         return try await sharedRead(channels: nil, since: since, limit: limit) { () async throws(GatewayError) in
-            try await pool.withConnection { link async throws(GatewayError) in
+            try await withConnection { link async throws(GatewayError) in
                 var read = StableRead(since: since, limit: limit)
                 while !read.isOver, let through = read.next(stable: try await stableSequence(link)) {
                     guard through > since else { continue }
@@ -60,7 +60,7 @@ extension PostgresGatewayStorage {
         guard !channels.isEmpty else { return [] }
         guard openTransaction == nil else { return try changes(inChannels: channels, since: since, limit: limit) }
         return try await sharedRead(channels: channels, since: since, limit: limit) { () async throws(GatewayError) in
-            try await pool.withConnection { link async throws(GatewayError) in
+            try await withConnection { link async throws(GatewayError) in
                 var read = StableRead(since: since, limit: limit)
                 while !read.isOver, let through = read.next(stable: try await stableSequence(link)) {
                     guard through > since else { continue }

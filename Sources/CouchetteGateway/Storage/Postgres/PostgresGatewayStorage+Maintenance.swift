@@ -78,8 +78,7 @@ extension PostgresGatewayStorage {
 
     /// ``statistics``, holding no thread while it waits for a connection or for PostgreSQL's answers.
     public func fetchStatistics() async throws(GatewayError) -> StorageStatistics {
-        guard openTransaction == nil else { return try statistics }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             try Self.statistics(
                 totals: try await link.query(Self.totalsQuery), size: try await link.query(Self.sizeQuery(schema)))
         }

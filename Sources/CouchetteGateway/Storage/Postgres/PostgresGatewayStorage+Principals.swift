@@ -64,8 +64,7 @@ extension PostgresGatewayStorage: PrincipalStore {
 
     /// ``user(named:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchUser(named name: String) async throws(GatewayError) -> User? {
-        guard openTransaction == nil else { return try user(named: name) }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             try Self.decodeUser(try await link.query(Self.userQuery(name)))
         }
     }
@@ -105,10 +104,10 @@ extension PostgresGatewayStorage: PrincipalStore {
 
     // MARK: - Roles
 
+    /// The role with the channels documents granted it, in the one statement a user's roles are read with.
     public func role(named name: String) throws(GatewayError) -> Role? {
-        try load(Role.self, "SELECT data FROM roles WHERE name = \(name)", what: "role").map { role throws(GatewayError) in
-            try withDocumentGrants(role)
-        }
+        try Self.decodeRoles(try withConnection { link throws(GatewayError) in try link.query(Self.rolesQuery([name])) })
+            .first
     }
 
     public func putRole(_ role: Role) throws(GatewayError) { try store(role, named: role.name, in: "roles") }
@@ -132,8 +131,8 @@ extension PostgresGatewayStorage: PrincipalStore {
     /// ``allChannels(of:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchAllChannels(of user: User) async throws(GatewayError) -> Set<String> {
         let names = user.roleNames
-        guard openTransaction == nil, !names.isEmpty else { return try allChannels(of: user) }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        guard !names.isEmpty else { return user.allChannels(roles: []) }
+        return try await withConnection { link async throws(GatewayError) in
             user.allChannels(roles: try Self.decodeRoles(try await link.query(Self.rolesQuery(names))))
         }
     }
@@ -168,8 +167,7 @@ extension PostgresGatewayStorage: PrincipalStore {
 
     /// ``session(id:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchSession(id: String) async throws(GatewayError) -> Session? {
-        guard openTransaction == nil else { return try session(id: id) }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             try Self.decodeFirst(Session.self, try await link.query(Self.sessionQuery(id)), what: "session")
         }
     }
@@ -264,8 +262,7 @@ extension PostgresGatewayStorage: PrincipalStore {
     /// ``channelGrantSequences(of:)``, holding no thread while it waits for a connection or for PostgreSQL's
     /// answers.
     public func fetchChannelGrantSequences(of user: User) async throws(GatewayError) -> [String: UInt64] {
-        guard openTransaction == nil else { return try channelGrantSequences(of: user) }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             var grants = try Self.decodeGrants(try await link.query(Self.grantsQuery(to: user.name)))
             let names = grants.roleNames(of: user)
             if !names.isEmpty { try Self.addRoles(try await link.query(Self.roleGrantsQuery(names)), to: &grants) }

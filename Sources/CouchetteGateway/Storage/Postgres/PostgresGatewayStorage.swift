@@ -88,6 +88,13 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         return try pool.withConnection(body)
     }
 
+    /// Runs `body` with a connection, holding no thread while it waits for one or for PostgreSQL's answers: the
+    /// view's transaction's, or one borrowed for the call. Every `async` read goes through it.
+    func withConnection<T>(_ body: (PostgresLink) async throws(GatewayError) -> T) async throws(GatewayError) -> T {
+        if let openTransaction { return try await body(try openTransaction.connection) }
+        return try await pool.withConnection(body)
+    }
+
     /// Runs `body` in the view's transaction, or in a transaction of its own (``PostgresConnectionPool/transaction(retries:_:)``).
     func inTransaction<T>(_ body: (PostgresLink) throws(GatewayError) -> T) throws(GatewayError) -> T {
         if let openTransaction { return try body(try openTransaction.connection) }
@@ -166,8 +173,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     /// ``lastSequence``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchLastSequence() async throws(GatewayError) -> UInt64 {
-        guard openTransaction == nil else { return try lastSequence }
-        return try await pool.withConnection { link async throws(GatewayError) in try await stableSequence(link) }
+        return try await withConnection { link async throws(GatewayError) in try await stableSequence(link) }
     }
 
     /// The stable sequence, never lower than one read before: a rise counts as a commit (``PostgresConnectionPool/noteCommit()``)
@@ -213,9 +219,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// ``documents(ids:winnerAsText:)`` holding no thread while it waits for a connection or for PostgreSQL's
     /// answer.
     public func fetchDocuments(ids: [String], winnerAsText: Bool) async throws(GatewayError) -> [String: StoredDocument] {
-        guard openTransaction == nil else { return try documents(ids: ids, winnerAsText: winnerAsText) }
         guard !ids.isEmpty else { return [:] }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             try Self.decodeDocuments(try await link.query(Self.documentsQuery(ids)), winnerAsText: winnerAsText)
         }
     }
@@ -230,9 +235,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     /// ``leafRevisions(ids:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchLeafRevisions(ids: [String]) async throws(GatewayError) -> [String: [RevisionID]] {
-        guard openTransaction == nil else { return try leafRevisions(ids: ids) }
         guard !ids.isEmpty else { return [:] }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             try Self.decodeLeaves(try await link.query(Self.metadataQuery(ids)))
         }
     }
@@ -387,7 +391,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
         while true {
             var transient = false
             do throws(GatewayError) {
-                let stored = try await pool.withConnection { link async throws(GatewayError) in
+                let stored = try await withConnection { link async throws(GatewayError) in
                     defer { transient = link.lastFailureWasTransient }
                     return try await writer.store(writes, link)
                 }
@@ -524,10 +528,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
             if let channels { Self.liveDocumentsQuery(inChannels: channels, in: range, limit: limit) } else {
                 Self.liveDocumentsQuery(in: range, limit: limit)
             }
-        guard openTransaction == nil else {
-            return try withConnection { link throws(GatewayError) in try link.strings(query) }
-        }
-        return try await pool.withConnection { link async throws(GatewayError) in try await link.strings(query) }
+        return try await withConnection { link async throws(GatewayError) in try await link.strings(query) }
     }
 
     /// The operators and the order are the statement's text (constants, never input): with the bounds' NULL tests
@@ -604,8 +605,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     /// ``localDocument(id:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchLocalDocument(id: String) async throws(GatewayError) -> (revision: String, body: JSONValue)? {
-        guard openTransaction == nil else { return try localDocument(id: id) }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             try Self.decodeLocalDocument(try await link.query(Self.localDocumentQuery(id)), id: id)
         }
     }
@@ -638,11 +638,8 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     public func submitLocalDocument(id: String, body: JSONValue, expectedRevision: String?) async throws(GatewayError)
         -> String
     {
-        guard openTransaction == nil else {
-            return try putLocalDocument(id: id, body: body, expectedRevision: expectedRevision)
-        }
         let (query, revision) = Self.localDocumentWrite(id: id, body: body, expectedRevision: expectedRevision)
-        let changed = try await pool.withConnection { link async throws(GatewayError) in
+        let changed = try await withConnection { link async throws(GatewayError) in
             try await link.query(query).metadata.rows ?? 0
         }
         guard changed == 1 else { throw .conflict("Document update conflict") }
@@ -683,8 +680,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
     /// ``deleteLocalDocument(id:expectedRevision:)``, holding no thread while it waits for a connection or for
     /// PostgreSQL's answers.
     public func submitLocalDocumentDeletion(id: String, expectedRevision: String?) async throws(GatewayError) {
-        guard openTransaction == nil else { return try deleteLocalDocument(id: id, expectedRevision: expectedRevision) }
-        let deleted = try await pool.withConnection { link async throws(GatewayError) in
+        let deleted = try await withConnection { link async throws(GatewayError) in
             try await link.query(Self.localDocumentDeletion(id: id, expectedRevision: expectedRevision)).metadata.rows
                 ?? 0
         }
@@ -705,8 +701,7 @@ public final class PostgresGatewayStorage: GatewayStorage, @unchecked Sendable {
 
     /// ``attachment(digest:)``, holding no thread while it waits for a connection or for PostgreSQL's answer.
     public func fetchAttachment(digest: String) async throws(GatewayError) -> [UInt8]? {
-        guard openTransaction == nil else { return try attachment(digest: digest) }
-        return try await pool.withConnection { link async throws(GatewayError) in
+        return try await withConnection { link async throws(GatewayError) in
             try Self.decodeAttachment(try await link.query(Self.attachmentQuery(digest)))
         }
     }
